@@ -1,0 +1,31 @@
+# gputrace: `make` builds everything into build/, `make test` runs every test.
+CC       ?= gcc
+CUDA     ?= /usr/local/cuda
+NVCC     ?= $(CUDA)/bin/nvcc
+PYTHON   ?= python3
+PREFIX   ?= /usr/local
+BUILD    := build
+
+WARN     := -Wall -Wextra -Werror
+CFLAGS_BASE := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE
+CUDA_INC := -I$(CUDA)/include -I$(CUDA)/extras/CUPTI/include
+
+.PHONY: all test install clean
+all:
+
+include tests/fakecuda/fakecuda.mk
+include preload/preload.mk
+include analyzer/analyzer.mk
+include tests/tests.mk
+
+test: all tests-build
+	$(PYTHON) tests/run_tests.py
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/gputrace
+	install -m 0755 $(BUILD)/gputrace $(DESTDIR)$(PREFIX)/bin/gputrace
+	install -m 0755 $(BUILD)/libgputrace.so $(DESTDIR)$(PREFIX)/lib/libgputrace.so
+	install -m 0644 schema/gputrace.sql $(DESTDIR)$(PREFIX)/share/gputrace/gputrace.sql
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,462 @@
+/* gt_cmd_info.c: `gputrace info`: what a trace holds, at a glance. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gt_cmds.h"
+#include "gt_fmt.h"
+#include "gt_trace.h"
+
+#define GT_WIDTH 80
+#define GT_TOP_KERNELS 5
+#define GT_MAX_KINDS 16
+
+void gt_cmd_info_usage(FILE *out)
+{
+    fprintf(out, "usage: gputrace info [--format text|json] TRACE.db...\n"
+                 "\n"
+                 "Summarizes each trace: the command, pid, host and duration, whether the\n"
+                 "process finished, counts of API calls, kernel launches, copies (bytes\n"
+                 "by direction), memsets, syncs, allocations, stacks and threads, dropped\n"
+                 "events, and the most launched kernels. Traces are opened read-only and\n"
+                 "never modified.\n"
+                 "\n"
+                 "options:\n"
+                 "  --format text  an 80-column report (default)\n"
+                 "  --format json  one JSON object per trace, one per line\n"
+                 "  -h, --help     show this help\n"
+                 "\n"
+                 "Trace file names come from GPUTRACE_OUTPUT at record time (default\n"
+                 "gputrace-%%n-%%p.db). Dropped events mean a thread's ring of\n"
+                 "GPUTRACE_BUFFER_EVENTS slots filled faster than it was written out;\n"
+                 "dropped stacks mean the stack table was full.\n"
+                 "\n"
+                 "exit status: 0; 2 if any file is missing or not a readable gputrace\n"
+                 "trace (the others are still reported); 1 if a query failed.\n");
+}
+
+struct gt_kind {
+    char *name;
+    int64_t count, bytes;
+};
+
+struct gt_info {
+    char *cmdline, *host, *tracer_version, *gpu_timing, *cuda_version;
+    int64_t pid, ppid, start_ns, end_ns, start_unix_ns, stack_depth;
+    int64_t duration_ns;
+    int duration_partial; /* end_ns missing: duration runs to the last call */
+    int complete;
+    int64_t dropped_events, dropped_stacks;
+    int64_t calls, failed, threads, launches, memcpys, memcpy_bytes, memsets, memset_bytes, syncs,
+        allocs, alloc_bytes, frees, stacks;
+    struct gt_kind copy_kinds[GT_MAX_KINDS], sync_kinds[GT_MAX_KINDS], top[GT_TOP_KERNELS];
+    int ncopy, nsync, ntop;
+};
+
+static void gt_info_free(struct gt_info *in)
+{
+    free(in->cmdline);
+    free(in->host);
+    free(in->tracer_version);
+    free(in->gpu_timing);
+    free(in->cuda_version);
+    for (int i = 0; i < in->ncopy; i++)
+        free(in->copy_kinds[i].name);
+    for (int i = 0; i < in->nsync; i++)
+        free(in->sync_kinds[i].name);
+    for (int i = 0; i < in->ntop; i++)
+        free(in->top[i].name);
+}
+
+/* Rows of (name, count[, bytes]) into `kinds`. Returns the row count or -1. */
+static int gt_kinds(struct gt_trace *t, const char *sql, struct gt_kind *kinds, int max)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        gt_trace_sql_error(t, "query failed");
+        return -1;
+    }
+    int n = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < max) {
+        const unsigned char *name = sqlite3_column_text(st, 0);
+        kinds[n].name = strdup(name ? (const char *)name : "(unknown)");
+        kinds[n].count = sqlite3_column_int64(st, 1);
+        kinds[n].bytes = sqlite3_column_count(st) > 2 ? sqlite3_column_int64(st, 2) : 0;
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        gt_trace_sql_error(t, "query failed");
+        return -1;
+    }
+    return n;
+}
+
+static int gt_info_collect(struct gt_trace *t, struct gt_info *in)
+{
+    memset(in, 0, sizeof(*in));
+    in->cmdline = gt_trace_meta(t, "cmdline");
+    in->host = gt_trace_meta(t, "host");
+    in->tracer_version = gt_trace_meta(t, "tracer_version");
+    in->gpu_timing = gt_trace_meta(t, "gpu_timing");
+    in->cuda_version = gt_trace_meta(t, "cuda_runtime_version");
+    in->pid = gt_trace_meta_int(t, "pid", -1);
+    in->ppid = gt_trace_meta_int(t, "ppid", -1);
+    in->start_ns = gt_trace_meta_int(t, "start_ns", -1);
+    in->end_ns = gt_trace_meta_int(t, "end_ns", -1);
+    in->start_unix_ns = gt_trace_meta_int(t, "start_time_unix_ns", -1);
+    in->stack_depth = gt_trace_meta_int(t, "stack_depth", -1);
+    in->complete = gt_trace_meta_int(t, "complete", 0) == 1;
+    in->dropped_events = gt_trace_meta_int(t, "dropped_events", 0);
+    in->dropped_stacks = gt_trace_meta_int(t, "dropped_stacks", 0);
+
+    const struct {
+        int64_t *out;
+        const char *sql;
+    } q[] = {
+        {&in->calls, "SELECT count(*) FROM calls"},
+        {&in->failed, "SELECT count(*) FROM calls WHERE result != 0"},
+        {&in->threads, "SELECT count(DISTINCT tid) FROM calls"},
+        {&in->launches, "SELECT count(*) FROM kernels"},
+        {&in->memcpys, "SELECT count(*) FROM memcpys"},
+        {&in->memcpy_bytes, "SELECT total(bytes) FROM memcpys"},
+        {&in->memsets, "SELECT count(*) FROM memsets"},
+        {&in->memset_bytes, "SELECT total(bytes) FROM memsets"},
+        {&in->syncs, "SELECT count(*) FROM syncs"},
+        {&in->allocs, "SELECT count(*) FROM allocations"},
+        {&in->alloc_bytes, "SELECT total(bytes) FROM allocations"},
+        {&in->frees, "SELECT count(*) FROM api_calls WHERE category = 'free'"},
+        {&in->stacks, "SELECT count(DISTINCT stack_id) FROM stacks"},
+    };
+    for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++)
+        if (gt_trace_int(t, q[i].sql, q[i].out) < 0)
+            return -1;
+
+    /* A process that died never wrote end_ns; its last committed call is
+     * the best lower bound we have. */
+    if (in->start_ns >= 0 && in->end_ns < 0) {
+        int64_t last;
+        if (gt_trace_int(t, "SELECT max(end_ns) FROM calls", &last) < 0)
+            return -1;
+        if (last > 0)
+            in->end_ns = last;
+        in->duration_partial = 1;
+    }
+    in->duration_ns = (in->start_ns >= 0 && in->end_ns >= in->start_ns) ? in->end_ns - in->start_ns : -1;
+
+    in->ncopy = gt_kinds(t,
+                         "SELECT kind, count(*), total(bytes) FROM memcpys GROUP BY kind ORDER BY "
+                         "CASE kind WHEN 'HtoD' THEN 0 WHEN 'DtoH' THEN 1 WHEN 'DtoD' THEN 2 "
+                         "WHEN 'HtoH' THEN 3 WHEN 'PtoP' THEN 4 ELSE 5 END, kind",
+                         in->copy_kinds, GT_MAX_KINDS);
+    in->nsync = gt_kinds(t, "SELECT kind, count(*) FROM syncs GROUP BY kind ORDER BY count(*) DESC, kind",
+                         in->sync_kinds, GT_MAX_KINDS);
+    in->ntop = gt_kinds(t,
+                        "SELECT name, count(*) AS n FROM kernels GROUP BY name "
+                        "ORDER BY n DESC, name LIMIT 5",
+                        in->top, GT_TOP_KERNELS);
+    if (in->ncopy < 0 || in->nsync < 0 || in->ntop < 0) {
+        in->ncopy = in->nsync = in->ntop = 0; /* nothing to free past a failure */
+        return -1;
+    }
+    return 0;
+}
+
+/* "label:" padded so values line up; "GPU times:" is the widest label. */
+static void gt_label(const char *label)
+{
+    printf("%-10s ", label);
+}
+
+/* The command line can be long; wrapped under its label rather than cut,
+ * since it is how the user tells traces apart. */
+static void gt_print_wrapped(const char *s, int indent)
+{
+    int room = GT_WIDTH - indent;
+    size_t len = strlen(s);
+    for (size_t off = 0;;) {
+        size_t n = len - off;
+        if ((int)n > room) {
+            n = room;
+            /* Break at the last space in the chunk when there is one. */
+            for (size_t k = n; k > (size_t)room / 2; k--)
+                if (s[off + k] == ' ') {
+                    n = k;
+                    break;
+                }
+        }
+        char chunk[GT_WIDTH + 1];
+        memcpy(chunk, s + off, n);
+        chunk[n] = 0;
+        gt_put_text(stdout, chunk, 0);
+        putchar('\n');
+        off += n;
+        while (s[off] == ' ')
+            off++;
+        if (!s[off])
+            break;
+        printf("%*s", indent, "");
+    }
+}
+
+static void gt_cuda_version(const char *v, char *buf, size_t len)
+{
+    /* CUDA encodes versions as 1000*major + 10*minor. */
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*v && !*end && n >= 1000)
+        snprintf(buf, len, "%ld.%ld", n / 1000, n % 1000 / 10);
+    else
+        snprintf(buf, len, "%s", v);
+}
+
+static void gt_row(const char *name, int64_t count, const char *extra)
+{
+    printf("%-16s %10lld", name, (long long)count);
+    if (extra && *extra)
+        printf("   %s", extra);
+    putchar('\n');
+}
+
+static void gt_info_text(struct gt_trace *t, const struct gt_info *in)
+{
+    char b1[64], b2[64];
+    gt_label("trace:");
+    gt_put_text(stdout, t->path, GT_WIDTH - 11);
+    putchar('\n');
+    gt_label("command:");
+    gt_print_wrapped(in->cmdline && *in->cmdline ? in->cmdline : "(unknown)", 11);
+    gt_label("process:");
+    printf("pid %lld", (long long)in->pid);
+    if (in->ppid >= 0)
+        printf(" (parent %lld)", (long long)in->ppid);
+    if (in->host) {
+        printf(" on ");
+        gt_put_text(stdout, in->host, 40);
+    }
+    putchar('\n');
+    if (in->start_unix_ns > 0) {
+        time_t secs = (time_t)(in->start_unix_ns / 1000000000LL);
+        struct tm tm;
+        if (localtime_r(&secs, &tm) && strftime(b1, sizeof(b1), "%Y-%m-%d %H:%M:%S %Z", &tm)) {
+            gt_label("started:");
+            printf("%s\n", b1);
+        }
+    }
+    gt_label("duration:");
+    if (in->duration_ns < 0)
+        printf("unknown\n");
+    else
+        printf("%s%s%s\n", in->duration_partial ? "at least " : "",
+               gt_fmt_duration(in->duration_ns, b1, sizeof(b1)),
+               in->duration_partial ? " (to the last recorded call)" : "");
+    gt_label("status:");
+    if (in->complete)
+        printf("complete\n");
+    else
+        printf("incomplete\nprocess did not finish: trace holds what was committed before it stopped\n");
+    if (t->wal_skipped)
+        printf("%11swrite-ahead log not read: later events may be missing\n", "");
+    /* The shim writes 'none' when it did not time kernels on the GPU. */
+    if (!in->gpu_timing || !*in->gpu_timing || strcmp(in->gpu_timing, "none") == 0)
+        printf("GPU times: not recorded (host-side only)\n");
+    else if (strcmp(in->gpu_timing, "cupti") == 0)
+        printf("GPU times: recorded with CUPTI\n");
+    else {
+        printf("GPU times: ");
+        gt_put_text(stdout, in->gpu_timing, GT_WIDTH - 11);
+        putchar('\n');
+    }
+    gt_label("stacks:");
+    if (in->stack_depth == 0)
+        printf("off\n");
+    else if (in->stack_depth > 0)
+        printf("up to %lld frames per call\n", (long long)in->stack_depth);
+    else
+        printf("unknown depth\n");
+    gt_label("recorder:");
+    printf("gputrace ");
+    gt_put_text(stdout, in->tracer_version ? in->tracer_version : "?", 20);
+    printf(", schema %d", t->schema_version);
+    if (in->cuda_version) {
+        gt_cuda_version(in->cuda_version, b1, sizeof(b1));
+        printf(", CUDA runtime ");
+        gt_put_text(stdout, b1, 16);
+    }
+    putchar('\n');
+
+    putchar('\n');
+    snprintf(b1, sizeof(b1), "%lld failed, %lld thread%s", (long long)in->failed, (long long)in->threads,
+             in->threads == 1 ? "" : "s");
+    gt_row("API calls", in->calls, b1);
+    gt_row("kernel launches", in->launches, NULL);
+    gt_row("memcpys", in->memcpys, in->memcpys ? gt_fmt_bytes(in->memcpy_bytes, b1, sizeof(b1)) : NULL);
+    for (int i = 0; i < in->ncopy; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "  %.13s", in->copy_kinds[i].name);
+        gt_row(name, in->copy_kinds[i].count, gt_fmt_bytes(in->copy_kinds[i].bytes, b1, sizeof(b1)));
+    }
+    gt_row("memsets", in->memsets, in->memsets ? gt_fmt_bytes(in->memset_bytes, b1, sizeof(b1)) : NULL);
+    gt_row("syncs", in->syncs, NULL);
+    for (int i = 0; i < in->nsync; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "  %.13s", in->sync_kinds[i].name);
+        gt_row(name, in->sync_kinds[i].count, NULL);
+    }
+    snprintf(b2, sizeof(b2), "%s, %lld free%s", gt_fmt_bytes(in->alloc_bytes, b1, sizeof(b1)),
+             (long long)in->frees, in->frees == 1 ? "" : "s");
+    gt_row("allocations", in->allocs, b2);
+    gt_row("unique stacks", in->stacks, NULL);
+    gt_row("dropped events", in->dropped_events, NULL);
+    gt_row("dropped stacks", in->dropped_stacks, NULL);
+    if (in->dropped_events > 0)
+        printf("warning: %lld events were lost to full per-thread buffers; counts above\n"
+               "         are low. Record again with a larger GPUTRACE_BUFFER_EVENTS.\n",
+               (long long)in->dropped_events);
+    if (in->dropped_stacks > 0)
+        printf("warning: %lld calls have no stack because the stack table was full.\n",
+               (long long)in->dropped_stacks);
+
+    if (in->ntop > 0) {
+        printf("\ntop kernels by launches:\n");
+        printf("%10s %6s  %s\n", "launches", "%", "kernel");
+        for (int i = 0; i < in->ntop; i++) {
+            double pct = in->launches ? 100.0 * in->top[i].count / in->launches : 0;
+            printf("%10lld %6.1f  ", (long long)in->top[i].count, pct);
+            gt_put_text(stdout, in->top[i].name, GT_WIDTH - 19);
+            putchar('\n');
+        }
+    }
+}
+
+static void gt_json_kinds(const char *key, const struct gt_kind *k, int n, int with_bytes)
+{
+    printf(",\"%s\":{", key);
+    for (int i = 0; i < n; i++) {
+        printf("%s", i ? "," : "");
+        gt_put_json_string(stdout, k[i].name);
+        if (with_bytes)
+            printf(":{\"count\":%lld,\"bytes\":%lld}", (long long)k[i].count, (long long)k[i].bytes);
+        else
+            printf(":%lld", (long long)k[i].count);
+    }
+    printf("}");
+}
+
+static void gt_json_int(const char *key, int64_t v, int null_if_negative)
+{
+    if (null_if_negative && v < 0)
+        printf(",\"%s\":null", key);
+    else
+        printf(",\"%s\":%lld", key, (long long)v);
+}
+
+static void gt_info_json(struct gt_trace *t, const struct gt_info *in)
+{
+    printf("{\"path\":");
+    gt_put_json_string(stdout, t->path);
+    printf(",\"schema_version\":%d,\"tracer_version\":", t->schema_version);
+    gt_put_json_string(stdout, in->tracer_version);
+    printf(",\"cmdline\":");
+    gt_put_json_string(stdout, in->cmdline);
+    printf(",\"host\":");
+    gt_put_json_string(stdout, in->host);
+    gt_json_int("pid", in->pid, 1);
+    gt_json_int("ppid", in->ppid, 1);
+    gt_json_int("start_time_unix_ns", in->start_unix_ns, 1);
+    gt_json_int("duration_ns", in->duration_ns, 1);
+    printf(",\"duration_partial\":%s,\"complete\":%s,\"wal_skipped\":%s", in->duration_partial ? "true" : "false",
+           in->complete ? "true" : "false", t->wal_skipped ? "true" : "false");
+    printf(",\"gpu_timing\":");
+    gt_put_json_string(stdout, in->gpu_timing);
+    printf(",\"cuda_runtime_version\":");
+    gt_put_json_string(stdout, in->cuda_version);
+    gt_json_int("stack_depth", in->stack_depth, 1);
+    gt_json_int("api_calls", in->calls, 0);
+    gt_json_int("failed_calls", in->failed, 0);
+    gt_json_int("threads", in->threads, 0);
+    gt_json_int("kernel_launches", in->launches, 0);
+    gt_json_int("memcpys", in->memcpys, 0);
+    gt_json_int("memcpy_bytes", in->memcpy_bytes, 0);
+    gt_json_kinds("memcpys_by_kind", in->copy_kinds, in->ncopy, 1);
+    gt_json_int("memsets", in->memsets, 0);
+    gt_json_int("memset_bytes", in->memset_bytes, 0);
+    gt_json_int("syncs", in->syncs, 0);
+    gt_json_kinds("syncs_by_kind", in->sync_kinds, in->nsync, 0);
+    gt_json_int("allocations", in->allocs, 0);
+    gt_json_int("allocation_bytes", in->alloc_bytes, 0);
+    gt_json_int("frees", in->frees, 0);
+    gt_json_int("unique_stacks", in->stacks, 0);
+    gt_json_int("dropped_events", in->dropped_events, 0);
+    gt_json_int("dropped_stacks", in->dropped_stacks, 0);
+    printf(",\"top_kernels\":[");
+    for (int i = 0; i < in->ntop; i++) {
+        printf("%s{\"name\":", i ? "," : "");
+        gt_put_json_string(stdout, in->top[i].name);
+        printf(",\"launches\":%lld}", (long long)in->top[i].count);
+    }
+    printf("]}\n");
+}
+
+int gt_cmd_info(int argc, char **argv)
+{
+    int json = 0, i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-' || a[1] == 0)
+            break;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            gt_cmd_info_usage(stdout);
+            return GT_EXIT_OK;
+        }
+        const char *fmt = NULL;
+        if (strcmp(a, "--format") == 0) {
+            if (i + 1 >= argc)
+                return gt_usage_error("info", "option '--format' needs text or json");
+            fmt = argv[++i];
+        } else if (strncmp(a, "--format=", 9) == 0) {
+            fmt = a + 9;
+        } else {
+            return gt_usage_error("info", "unknown option '%s'", a);
+        }
+        if (strcmp(fmt, "json") == 0)
+            json = 1;
+        else if (strcmp(fmt, "text") == 0)
+            json = 0;
+        else
+            return gt_usage_error("info", "unknown format '%s' (use text or json)", fmt);
+    }
+    if (i >= argc)
+        return gt_usage_error("info", "no trace file given");
+
+    int status = GT_EXIT_OK, shown = 0;
+    for (; i < argc; i++) {
+        struct gt_trace t;
+        int rc = gt_trace_open(&t, argv[i]);
+        if (rc) {
+            status = GT_EXIT_USAGE;
+            continue;
+        }
+        struct gt_info in;
+        if (gt_info_collect(&t, &in) < 0) {
+            if (status == GT_EXIT_OK)
+                status = GT_EXIT_FAIL;
+        } else {
+            if (!json && shown++)
+                putchar('\n');
+            if (json)
+                gt_info_json(&t, &in);
+            else
+                gt_info_text(&t, &in);
+            fflush(stdout);
+        }
+        gt_info_free(&in);
+        gt_trace_close(&t);
+    }
+    return status;
+}

@@ -1,0 +1,20 @@
+/* gt_fmt.h: number, size and text formatting shared by report commands. */
+#ifndef GT_FMT_H
+#define GT_FMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* "512 B", "1.5 KiB", "40.0 MiB"... (binary units). */
+const char *gt_fmt_bytes(int64_t bytes, char *buf, size_t len);
+/* "850 ns", "12.3 us", "4.56 ms", "1.234 s", "2 min 3.4 s", "1 h 02 min". */
+const char *gt_fmt_duration(int64_t ns, char *buf, size_t len);
+/* Writes `s` for a terminal: control characters become '?', and it is cut
+ * to `width` columns with "..." (width <= 0: no limit). Bytes of multibyte
+ * UTF-8 count one column per character. */
+void gt_put_text(FILE *out, const char *s, int width);
+/* Writes `s` as a JSON string literal (with quotes); NULL writes null. */
+void gt_put_json_string(FILE *out, const char *s);
+
+#endif

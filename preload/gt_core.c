@@ -1,0 +1,175 @@
+/* gt_core.c: the session: started by the first recorded CUDA call (a
+ * process that never calls CUDA gets no file), ended at exit, restarted
+ * in a fork child that uses CUDA. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gt_config.h"
+#include "gt_core.h"
+#include "gt_cupti.h"
+#include "gt_names.h"
+#include "gt_ranges.h"
+#include "gt_ring.h"
+#include "gt_stacks.h"
+#include "gt_writer.h"
+
+GT_TLS int gt_tls_busy;
+_Atomic int gt_state = GT_STATE_IDLE;
+
+static pthread_mutex_t gt_session_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void gt_warn(const char *fmt, ...)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof(line), "gputrace: ");
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+    if (len > sizeof(line) - 2)
+        len = sizeof(line) - 2;
+    line[len++] = '\n';
+    /* write(2), not stdio: the program's stderr buffer stays the program's. */
+    ssize_t w = write(STDERR_FILENO, line, len);
+    (void)w;
+}
+
+static const char *gt_getenv(const char *name)
+{
+    return getenv(name);
+}
+
+static void gt_session_start_locked(void)
+{
+    struct gt_config cfg;
+    char warnings[2048];
+    int nwarn = gt_config_load(&cfg, gt_getenv, warnings, sizeof(warnings));
+    for (int i = 0, off = 0; i < nwarn; i++) {
+        gt_warn("%s", warnings + off);
+        off += (int)strlen(warnings + off) + 1;
+    }
+    char host[256] = "";
+    if (gethostname(host, sizeof(host)) != 0)
+        host[0] = 0;
+    host[sizeof(host) - 1] = 0;
+    struct gt_path_vars vars = {(long)getpid(), program_invocation_short_name, host, gt_rank_from_env(gt_getenv)};
+    char path[1024], err[1024];
+    if (gt_expand_output(cfg.output, &vars, path, sizeof(path), err, sizeof(err)) < 0) {
+        gt_warn("GPUTRACE_OUTPUT: %s; using %s", err, GT_DEFAULT_OUTPUT);
+        gt_expand_output(GT_DEFAULT_OUTPUT, &vars, path, sizeof(path), err, sizeof(err));
+    }
+    gt_stacks_init(cfg.stack_depth);
+    gt_ring_configure(cfg.buffer_events, 24ull << 20);
+    if (gt_writer_open(path, &cfg, err, sizeof(err)) < 0) {
+        gt_warn("%s; not tracing this process", err);
+        atomic_store(&gt_state, GT_STATE_DISABLED);
+        return;
+    }
+    char why[512];
+    if (gt_cupti_start(cfg.gpu_timing ? "cupti" : "off", why, sizeof(why))) {
+        gt_writer_set_gpu_timing("cupti", gt_cupti_library());
+    } else {
+        gt_writer_set_gpu_timing("none", why);
+        /* Asked for and missing is worth a line; turned off is not. */
+        if (cfg.gpu_timing)
+            gt_warn("GPU times not recorded: %s; tracing host side only", why);
+    }
+    if (gt_writer_start() < 0) {
+        gt_warn("cannot start the writer thread; not tracing this process");
+        gt_writer_stop(0);
+        atomic_store(&gt_state, GT_STATE_DISABLED);
+        return;
+    }
+    atomic_store(&gt_state, GT_STATE_ACTIVE);
+}
+
+void gt_session_start(void)
+{
+    pthread_mutex_lock(&gt_session_lock);
+    if (atomic_load(&gt_state) == GT_STATE_IDLE)
+        gt_session_start_locked();
+    pthread_mutex_unlock(&gt_session_lock);
+}
+
+void gt_call_end(struct gt_call *c, int result, int category)
+{
+    if (category != GT_CAT_NONE) {
+        if (atomic_load_explicit(&gt_state, memory_order_relaxed) == GT_STATE_ACTIVE) {
+            c->ev.result = result;
+            c->ev.stack_id = gt_stack_capture();
+            gt_ring_push(&c->ev);
+        }
+    }
+    gt_tls_busy = 0;
+    errno = c->saved_errno;
+}
+
+static GT_TLS uint32_t gt_tls_tid;
+static GT_TLS uint64_t gt_tls_corr_seq;
+
+/* Unique per process without a shared counter: thread id, then a count. */
+uint64_t gt_next_corr(void)
+{
+    if (!gt_tls_tid)
+        gt_tls_tid = (uint32_t)gettid();
+    return ((uint64_t)gt_tls_tid << 40) | (++gt_tls_corr_seq & ((1ull << 40) - 1));
+}
+
+static void gt_atexit(void)
+{
+    int was_busy = gt_tls_busy;
+    gt_tls_busy = 1;
+    pthread_mutex_lock(&gt_session_lock);
+    if (atomic_load(&gt_state) == GT_STATE_ACTIVE) {
+        atomic_store(&gt_state, GT_STATE_FINISHED);
+        gt_cupti_stop();
+        gt_writer_stop(1);
+    }
+    pthread_mutex_unlock(&gt_session_lock);
+    gt_tls_busy = was_busy;
+}
+
+/* fork: hold every tracer lock across it so the child inherits them free
+ * and the tables they guard whole. */
+static void gt_fork_prepare(void)
+{
+    pthread_mutex_lock(&gt_session_lock);
+    gt_names_fork_lock();
+    gt_ranges_fork_lock();
+}
+
+static void gt_fork_parent(void)
+{
+    gt_ranges_fork_unlock();
+    gt_names_fork_unlock();
+    pthread_mutex_unlock(&gt_session_lock);
+}
+
+static void gt_fork_child(void)
+{
+    gt_ranges_fork_unlock();
+    gt_names_fork_unlock();
+    pthread_mutex_unlock(&gt_session_lock);
+    gt_core_after_fork_child();
+}
+
+void gt_core_after_fork_child(void)
+{
+    gt_writer_after_fork_child();
+    gt_cupti_after_fork_child();
+    gt_ring_after_fork_child();
+    /* A child that uses CUDA gets its own trace, named by its own pid. */
+    if (atomic_load(&gt_state) == GT_STATE_ACTIVE)
+        atomic_store(&gt_state, GT_STATE_IDLE);
+}
+
+__attribute__((constructor)) static void gt_init(void)
+{
+    pthread_atfork(gt_fork_prepare, gt_fork_parent, gt_fork_child);
+    atexit(gt_atexit);
+}

@@ -1,0 +1,74 @@
+/* gt_event.h: the fixed-size record one intercepted call leaves in its
+ * thread's ring. Raw values only; names and stacks are ids resolved later. */
+#ifndef GT_EVENT_H
+#define GT_EVENT_H
+
+#include <stdint.h>
+
+enum gt_category {
+    GT_CAT_NONE = 0,   /* observed for bookkeeping, never recorded */
+    GT_CAT_LAUNCH,
+    GT_CAT_MEMCPY,
+    GT_CAT_MEMSET,
+    GT_CAT_SYNC,
+    GT_CAT_ALLOC,
+    GT_CAT_FREE,
+    GT_CAT_STREAM,
+    GT_CAT_EVENT,
+    GT_CAT_OTHER,
+    GT_CAT_COUNT
+};
+
+enum gt_copy_kind { GT_COPY_HTOD, GT_COPY_DTOH, GT_COPY_DTOD, GT_COPY_HTOH, GT_COPY_PTOP };
+
+enum gt_host_mem { GT_HM_PAGEABLE, GT_HM_PINNED, GT_HM_MANAGED, GT_HM_NONE, GT_HM_UNKNOWN };
+
+enum gt_sync_kind {
+    GT_SYNC_DEVICE, GT_SYNC_CONTEXT, GT_SYNC_STREAM, GT_SYNC_EVENT, GT_SYNC_STREAM_WAIT_EVENT
+};
+
+enum gt_alloc_kind { GT_AK_DEVICE, GT_AK_PINNED, GT_AK_MANAGED, GT_AK_REGISTERED, GT_AK_ASYNC };
+
+/* Stream handle values with a meaning of their own (cuda.h). */
+#define GT_STREAM_LEGACY     1ULL
+#define GT_STREAM_PER_THREAD 2ULL
+
+struct gt_event {
+    uint64_t start_ns, end_ns;
+    uint64_t stream;
+    uint64_t corr;       /* our external correlation id for CUPTI; 0: none */
+    uint32_t api;        /* index into the hook table */
+    int32_t result;
+    uint32_t stack_id;   /* 0: none */
+    uint32_t tid;
+    uint8_t has_stream;
+    uint8_t pad[3];
+    union {
+        struct {
+            uint32_t name_id;
+            uint32_t device;
+            uint32_t grid[3], block[3];
+            uint32_t shared_mem;
+        } launch;
+        struct {
+            uint64_t bytes;
+            uint32_t device;
+            uint8_t kind, host_mem, async;
+        } copy;
+        struct {
+            uint64_t bytes;
+            uint32_t device;
+            uint8_t async;
+        } memset;
+        struct {
+            uint64_t target;
+            uint8_t kind;
+        } sync;
+        struct {
+            uint64_t ptr, bytes;
+            uint8_t kind;
+        } alloc;
+    } u;
+};
+
+#endif

@@ -1,0 +1,26 @@
+/* gt_names.h: kernel names, interned once per kernel handle. */
+#ifndef GT_NAMES_H
+#define GT_NAMES_H
+
+#include <stdint.h>
+
+enum gt_name_src {
+    GT_NAME_HOSTFUN,    /* host-side stub address (cudaLaunchKernel) */
+    GT_NAME_RT_KERNEL,  /* cudaKernel_t (__cudaLaunchKernel) */
+    GT_NAME_DRV_FUNC    /* CUfunction or CUkernel (cuLaunchKernel) */
+};
+
+/* Name id for a kernel handle, 0 when it cannot be named. Lock-free after
+ * the first launch of each kernel. */
+uint32_t gt_names_lookup(const void *handle, int src);
+/* Ties a handle to a name seen at registration. */
+void gt_names_register(const void *handle, const char *name);
+/* Ties a handle to the name of another, already known handle. */
+void gt_names_alias(const void *handle, const void *known);
+/* The mangled name for an id; NULL if none. */
+const char *gt_names_get(uint32_t id);
+
+void gt_names_fork_lock(void);
+void gt_names_fork_unlock(void);
+
+#endif

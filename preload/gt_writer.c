@@ -1,0 +1,794 @@
+/* gt_writer.c: rings -> SQLite, on the tracer's own thread.
+ *
+ * Everything slow happens here and only here: SQL, symbolization of each
+ * new frame, demangling of each new kernel name. Transactions are large and
+ * committed at least every GT_COMMIT_NS so a crash loses little. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+#include <cupti.h>
+
+#include "gt_core.h"
+#include "gt_cupti.h"
+#include "gt_hooks.h"
+#include "gt_names.h"
+#include "gt_ring.h"
+#include "gt_stacks.h"
+#include "gt_symbols.h"
+#include "gt_writer.h"
+#include "gt_schema_sql.h"
+
+#define GT_POLL_NS   10000000ull   /* how often the rings are drained */
+#define GT_COMMIT_NS 250000000ull  /* longest time an event stays uncommitted */
+#define GT_VERSION   "0.1.0"
+
+enum { ST_CALL, ST_LAUNCH, ST_COPY, ST_MEMSET, ST_SYNC, ST_ALLOC, ST_THREAD, ST_STRING, ST_MODULE, ST_FRAME,
+       ST_STACK, ST_META, ST_GPU, ST_EXT, ST_OVERHEAD, ST_COUNT };
+
+static const char *const gt_sql[ST_COUNT] = {
+    [ST_CALL] = "INSERT INTO calls(id,tid,api_id,start_ns,end_ns,result,stream,stack_id,corr) "
+                "VALUES(?,?,?,?,?,?,?,?,?)",
+    [ST_LAUNCH] = "INSERT INTO launch_args VALUES(?,?,?,?,?,?,?,?,?,?)",
+    [ST_COPY] = "INSERT INTO copy_args VALUES(?,?,?,?,?,?)",
+    [ST_MEMSET] = "INSERT INTO memset_args VALUES(?,?,?,?)",
+    [ST_SYNC] = "INSERT INTO sync_args VALUES(?,?,?)",
+    [ST_ALLOC] = "INSERT INTO alloc_args VALUES(?,?,?,?)",
+    [ST_THREAD] = "INSERT OR IGNORE INTO threads VALUES(?,?)",
+    [ST_STRING] = "INSERT INTO strings VALUES(?,?,?)",
+    [ST_MODULE] = "INSERT INTO modules VALUES(?,?)",
+    [ST_FRAME] = "INSERT INTO frames VALUES(?,?,?,?,?)",
+    [ST_STACK] = "INSERT INTO stacks VALUES(?,?,?)",
+    [ST_META] = "INSERT OR REPLACE INTO meta VALUES(?,?)",
+    [ST_GPU] = "INSERT INTO gpu_ops(kind,correlation_id,device,context,stream,start_ns,end_ns,name_id,bytes,"
+               "copy_kind,src_kind,dst_kind,sync_type) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_EXT] = "INSERT OR REPLACE INTO ext_corr VALUES(?,?)",
+    [ST_OVERHEAD] = "INSERT INTO cupti_overhead VALUES(?,?,?)",
+};
+
+/* CUPTI's enumerations, as the schema spells them. */
+static const char *gt_cupti_copy_kind(unsigned k)
+{
+    static const char *const n[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                    "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+    return k < sizeof(n) / sizeof(n[0]) ? n[k] : "unknown";
+}
+
+static const char *gt_cupti_mem_kind(unsigned k)
+{
+    static const char *const n[] = {"unknown", "pageable", "pinned", "device", "array",
+                                    "managed", "device_static", "managed_static"};
+    return k < sizeof(n) / sizeof(n[0]) ? n[k] : "unknown";
+}
+
+static const char *gt_cupti_sync_type(unsigned k)
+{
+    static const char *const n[] = {"unknown", "event_synchronize", "stream_wait_event", "stream_synchronize",
+                                    "context_synchronize"};
+    return k < sizeof(n) / sizeof(n[0]) ? n[k] : "unknown";
+}
+
+static const char *const gt_category_names[GT_CAT_COUNT] = {
+    [GT_CAT_NONE] = "none", [GT_CAT_LAUNCH] = "launch", [GT_CAT_MEMCPY] = "memcpy", [GT_CAT_MEMSET] = "memset",
+    [GT_CAT_SYNC] = "sync", [GT_CAT_ALLOC] = "alloc", [GT_CAT_FREE] = "free", [GT_CAT_STREAM] = "stream",
+    [GT_CAT_EVENT] = "event", [GT_CAT_OTHER] = "other",
+};
+static const char *const gt_copy_names[] = {"HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
+static const char *const gt_hm_names[] = {"pageable", "pinned", "managed", "none", "unknown"};
+static const char *const gt_sync_names[] = {"device", "context", "stream", "event", "stream_wait_event"};
+static const char *const gt_alloc_names[] = {"device", "pinned", "managed", "registered", "async"};
+
+/* Writer-private maps from raw ips and module paths to their row ids. */
+struct gt_frame_slot {
+    uintptr_t ip;
+    int64_t id;
+};
+
+struct gt_writer {
+    sqlite3 *db;
+    sqlite3_stmt *st[ST_COUNT];
+    char path[PATH_MAX];
+    int in_txn;
+    int failed;            /* a write failed: stop recording, keep what is committed */
+    uint64_t last_commit_ns;
+    int64_t next_call_id;
+    uint64_t events_written;
+    uint8_t *stack_done;   /* bitmap: stack ids already in the file */
+    uint8_t *name_done;    /* bitmap: string ids already in the file */
+    struct gt_frame_slot *frames;
+    size_t frame_cap, frame_count;
+    char **modules;
+    size_t module_count, module_cap;
+    struct gt_gpu_name *gpu_names; /* kernel names from CUPTI, interned here */
+    size_t gpu_name_count, gpu_name_cap;
+    uint32_t *tids;        /* threads already in the file */
+    size_t tid_count, tid_cap;
+    pthread_t thread;
+    int thread_started;
+    pthread_mutex_t wake_lock;
+    pthread_cond_t wake;
+    atomic_int stop;
+};
+
+struct gt_gpu_name {
+    char *name;
+    int64_t id;
+};
+
+/* Ids for names first seen in CUPTI records, clear of the shim's own. */
+#define GT_GPU_NAME_BASE (1 << 24)
+
+static struct gt_writer *gt_w;
+
+/* ---- small helpers ---- */
+
+static int gt_begin_txn(struct gt_writer *w);
+
+static int gt_exec(sqlite3 *db, const char *sql)
+{
+    return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+static int gt_step(struct gt_writer *w, int which)
+{
+    sqlite3_stmt *s = w->st[which];
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    if (rc != SQLITE_DONE && !w->failed) {
+        w->failed = 1;
+        gt_warn("cannot write %s: %s; recording stops, the trace keeps what was committed", w->path,
+                sqlite3_errstr(rc));
+    }
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static void gt_meta(struct gt_writer *w, const char *key, const char *value)
+{
+    sqlite3_bind_text(w->st[ST_META], 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(w->st[ST_META], 2, value, -1, SQLITE_TRANSIENT);
+    gt_step(w, ST_META);
+}
+
+static void gt_meta_u64(struct gt_writer *w, const char *key, uint64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+    gt_meta(w, key, buf);
+}
+
+static int gt_bit_test_set(uint8_t *bits, uint32_t i)
+{
+    uint8_t m = (uint8_t)(1u << (i & 7));
+    if (bits[i >> 3] & m)
+        return 1;
+    bits[i >> 3] |= m;
+    return 0;
+}
+
+static void gt_read_text_file(const char *path, char *buf, size_t len, int nul_to_space)
+{
+    buf[0] = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == 0))
+        buf[--n] = 0;
+    if (nul_to_space)
+        for (ssize_t i = 0; i < n; i++)
+            if (buf[i] == 0)
+                buf[i] = ' ';
+}
+
+/* ---- stacks, frames, modules, names, threads ---- */
+
+static int64_t gt_module_id(struct gt_writer *w, const char *path)
+{
+    for (size_t i = 0; i < w->module_count; i++)
+        if (strcmp(w->modules[i], path) == 0)
+            return (int64_t)i + 1;
+    if (w->module_count == w->module_cap) {
+        size_t cap = w->module_cap ? w->module_cap * 2 : 64;
+        char **m = realloc(w->modules, cap * sizeof(*m));
+        if (!m)
+            return 0;
+        w->modules = m;
+        w->module_cap = cap;
+    }
+    char *copy = strdup(path);
+    if (!copy)
+        return 0;
+    w->modules[w->module_count++] = copy;
+    int64_t id = (int64_t)w->module_count;
+    sqlite3_bind_int64(w->st[ST_MODULE], 1, id);
+    sqlite3_bind_text(w->st[ST_MODULE], 2, path, -1, SQLITE_STATIC);
+    gt_step(w, ST_MODULE);
+    return id;
+}
+
+static int gt_frames_grow(struct gt_writer *w)
+{
+    size_t cap = w->frame_cap ? w->frame_cap * 2 : 4096;
+    struct gt_frame_slot *n = calloc(cap, sizeof(*n));
+    if (!n)
+        return -1;
+    for (size_t i = 0; i < w->frame_cap; i++) {
+        if (!w->frames[i].ip)
+            continue;
+        size_t j = (w->frames[i].ip * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
+        while (n[j].ip)
+            j = (j + 1) & (cap - 1);
+        n[j] = w->frames[i];
+    }
+    free(w->frames);
+    w->frames = n;
+    w->frame_cap = cap;
+    return 0;
+}
+
+/* The row id of a frame, symbolized the first time its ip is seen. */
+static int64_t gt_frame_id(struct gt_writer *w, uintptr_t ip)
+{
+    if (w->frame_count * 2 >= w->frame_cap && gt_frames_grow(w) < 0)
+        return 0;
+    size_t j = (ip * 0x9E3779B97F4A7C15ull >> 20) & (w->frame_cap - 1);
+    while (w->frames[j].ip) {
+        if (w->frames[j].ip == ip)
+            return w->frames[j].id;
+        j = (j + 1) & (w->frame_cap - 1);
+    }
+    int64_t id = (int64_t)++w->frame_count;
+    w->frames[j].ip = ip;
+    w->frames[j].id = id;
+
+    char module[PATH_MAX], func[1024];
+    uint64_t offset = 0;
+    /* ip is a return address: ip - 1 lies inside the calling instruction. */
+    int known = gt_symbolize(ip - 1, module, sizeof(module), &offset, func, sizeof(func)) == 0;
+    sqlite3_stmt *s = w->st[ST_FRAME];
+    sqlite3_bind_int64(s, 1, id);
+    sqlite3_bind_int64(s, 2, (int64_t)ip);
+    if (known) {
+        sqlite3_bind_int64(s, 3, gt_module_id(w, module));
+        sqlite3_bind_int64(s, 4, (int64_t)offset + 1);
+        if (func[0])
+            sqlite3_bind_text(s, 5, func, -1, SQLITE_TRANSIENT);
+    }
+    gt_step(w, ST_FRAME);
+    return id;
+}
+
+static void gt_emit_stack(struct gt_writer *w, uint32_t stack_id)
+{
+    if (!stack_id || gt_bit_test_set(w->stack_done, stack_id))
+        return;
+    const uintptr_t *ips;
+    uint32_t n = gt_stack_frames(stack_id, &ips);
+    for (uint32_t d = 0; d < n; d++) {
+        int64_t fid = gt_frame_id(w, ips[d]);
+        sqlite3_bind_int64(w->st[ST_STACK], 1, stack_id);
+        sqlite3_bind_int64(w->st[ST_STACK], 2, d);
+        sqlite3_bind_int64(w->st[ST_STACK], 3, fid);
+        gt_step(w, ST_STACK);
+    }
+}
+
+static void gt_emit_name(struct gt_writer *w, uint32_t name_id)
+{
+    if (!name_id || gt_bit_test_set(w->name_done, name_id))
+        return;
+    const char *name = gt_names_get(name_id);
+    if (!name)
+        return;
+    char demangled[4096];
+    gt_demangle(name, demangled, sizeof(demangled));
+    sqlite3_bind_int64(w->st[ST_STRING], 1, name_id);
+    sqlite3_bind_text(w->st[ST_STRING], 2, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(w->st[ST_STRING], 3, demangled, -1, SQLITE_TRANSIENT);
+    gt_step(w, ST_STRING);
+}
+
+static void gt_emit_thread(struct gt_writer *w, uint32_t tid)
+{
+    for (size_t i = 0; i < w->tid_count; i++)
+        if (w->tids[i] == tid)
+            return;
+    if (w->tid_count == w->tid_cap) {
+        size_t cap = w->tid_cap ? w->tid_cap * 2 : 64;
+        uint32_t *t = realloc(w->tids, cap * sizeof(*t));
+        if (!t)
+            return;
+        w->tids = t;
+        w->tid_cap = cap;
+    }
+    w->tids[w->tid_count++] = tid;
+    char path[64], name[64];
+    snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+    gt_read_text_file(path, name, sizeof(name), 0);
+    sqlite3_bind_int64(w->st[ST_THREAD], 1, tid);
+    if (name[0])
+        sqlite3_bind_text(w->st[ST_THREAD], 2, name, -1, SQLITE_TRANSIENT);
+    gt_step(w, ST_THREAD);
+}
+
+/* ---- events ---- */
+
+static void gt_write_event(const struct gt_event *e, void *arg)
+{
+    struct gt_writer *w = arg;
+    if (gt_begin_txn(w) < 0)
+        return;
+    gt_emit_thread(w, e->tid);
+    gt_emit_stack(w, e->stack_id);
+    int64_t id = ++w->next_call_id;
+    sqlite3_stmt *s = w->st[ST_CALL];
+    sqlite3_bind_int64(s, 1, id);
+    sqlite3_bind_int64(s, 2, e->tid);
+    sqlite3_bind_int64(s, 3, e->api);
+    sqlite3_bind_int64(s, 4, (int64_t)e->start_ns);
+    sqlite3_bind_int64(s, 5, (int64_t)e->end_ns);
+    sqlite3_bind_int64(s, 6, e->result);
+    if (e->has_stream)
+        sqlite3_bind_int64(s, 7, (int64_t)e->stream);
+    if (e->stack_id)
+        sqlite3_bind_int64(s, 8, e->stack_id);
+    if (e->corr)
+        sqlite3_bind_int64(s, 9, (int64_t)e->corr);
+    gt_step(w, ST_CALL);
+    w->events_written++;
+
+    int cat = e->api < GT_API_COUNT ? gt_hooks[e->api].category : GT_CAT_NONE;
+    switch (cat) {
+    case GT_CAT_LAUNCH:
+        gt_emit_name(w, e->u.launch.name_id);
+        s = w->st[ST_LAUNCH];
+        sqlite3_bind_int64(s, 1, id);
+        if (e->u.launch.name_id)
+            sqlite3_bind_int64(s, 2, e->u.launch.name_id);
+        sqlite3_bind_int64(s, 3, e->u.launch.device);
+        for (int i = 0; i < 3; i++) {
+            sqlite3_bind_int64(s, 4 + i, e->u.launch.grid[i]);
+            sqlite3_bind_int64(s, 7 + i, e->u.launch.block[i]);
+        }
+        sqlite3_bind_int64(s, 10, e->u.launch.shared_mem);
+        gt_step(w, ST_LAUNCH);
+        break;
+    case GT_CAT_MEMCPY:
+        s = w->st[ST_COPY];
+        sqlite3_bind_int64(s, 1, id);
+        sqlite3_bind_text(s, 2, gt_copy_names[e->u.copy.kind % 5], -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 3, (int64_t)e->u.copy.bytes);
+        sqlite3_bind_text(s, 4, gt_hm_names[e->u.copy.host_mem % 5], -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 5, e->u.copy.async);
+        sqlite3_bind_int64(s, 6, e->u.copy.device);
+        gt_step(w, ST_COPY);
+        break;
+    case GT_CAT_MEMSET:
+        s = w->st[ST_MEMSET];
+        sqlite3_bind_int64(s, 1, id);
+        sqlite3_bind_int64(s, 2, (int64_t)e->u.memset.bytes);
+        sqlite3_bind_int64(s, 3, e->u.memset.async);
+        sqlite3_bind_int64(s, 4, e->u.memset.device);
+        gt_step(w, ST_MEMSET);
+        break;
+    case GT_CAT_SYNC:
+        s = w->st[ST_SYNC];
+        sqlite3_bind_int64(s, 1, id);
+        sqlite3_bind_text(s, 2, gt_sync_names[e->u.sync.kind % 5], -1, SQLITE_STATIC);
+        if (e->u.sync.kind != GT_SYNC_DEVICE && e->u.sync.kind != GT_SYNC_CONTEXT)
+            sqlite3_bind_int64(s, 3, (int64_t)e->u.sync.target);
+        gt_step(w, ST_SYNC);
+        break;
+    case GT_CAT_ALLOC:
+    case GT_CAT_FREE:
+        s = w->st[ST_ALLOC];
+        sqlite3_bind_int64(s, 1, id);
+        sqlite3_bind_text(s, 2, gt_alloc_names[e->u.alloc.kind % 5], -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 3, (int64_t)e->u.alloc.ptr);
+        sqlite3_bind_int64(s, 4, (int64_t)e->u.alloc.bytes);
+        gt_step(w, ST_ALLOC);
+        break;
+    default:
+        break;
+    }
+}
+
+static int gt_begin_txn(struct gt_writer *w)
+{
+    if (w->failed)
+        return -1;
+    if (!w->in_txn) {
+        if (gt_exec(w->db, "BEGIN") != SQLITE_OK) {
+            w->failed = 1;
+            gt_warn("cannot write %s: %s; recording stops", w->path, sqlite3_errmsg(w->db));
+            return -1;
+        }
+        w->in_txn = 1;
+    }
+    return 0;
+}
+
+static int64_t gt_gpu_name_id(struct gt_writer *w, const char *name)
+{
+    if (!name)
+        return 0;
+    for (size_t i = 0; i < w->gpu_name_count; i++)
+        if (strcmp(w->gpu_names[i].name, name) == 0)
+            return w->gpu_names[i].id;
+    if (w->gpu_name_count == w->gpu_name_cap) {
+        size_t cap = w->gpu_name_cap ? w->gpu_name_cap * 2 : 64;
+        struct gt_gpu_name *n = realloc(w->gpu_names, cap * sizeof(*n));
+        if (!n)
+            return 0;
+        w->gpu_names = n;
+        w->gpu_name_cap = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy)
+        return 0;
+    int64_t id = GT_GPU_NAME_BASE + (int64_t)w->gpu_name_count;
+    w->gpu_names[w->gpu_name_count].name = copy;
+    w->gpu_names[w->gpu_name_count++].id = id;
+    char demangled[4096];
+    gt_demangle(name, demangled, sizeof(demangled));
+    sqlite3_bind_int64(w->st[ST_STRING], 1, id);
+    sqlite3_bind_text(w->st[ST_STRING], 2, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(w->st[ST_STRING], 3, demangled, -1, SQLITE_TRANSIENT);
+    gt_step(w, ST_STRING);
+    return id;
+}
+
+static void gt_bind_gpu_common(sqlite3_stmt *s, const char *kind, uint32_t corr, uint32_t dev, uint32_t ctx,
+                               uint32_t stream, uint64_t start, uint64_t end)
+{
+    sqlite3_bind_text(s, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, corr);
+    sqlite3_bind_int64(s, 3, dev);
+    sqlite3_bind_int64(s, 4, ctx);
+    sqlite3_bind_int64(s, 5, stream);
+    sqlite3_bind_int64(s, 6, (int64_t)start);
+    sqlite3_bind_int64(s, 7, (int64_t)end);
+}
+
+static void gt_write_gpu_record(const void *record, void *arg)
+{
+    struct gt_writer *w = arg;
+    const CUpti_Activity *r = record;
+    if (gt_begin_txn(w) < 0)
+        return;
+    sqlite3_stmt *s = w->st[ST_GPU];
+    switch (r->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        const CUpti_ActivityKernel10 *k = record;
+        gt_bind_gpu_common(s, "kernel", k->correlationId, k->deviceId, k->contextId, k->streamId, k->start,
+                           k->end);
+        int64_t name = gt_gpu_name_id(w, k->name);
+        if (name)
+            sqlite3_bind_int64(s, 8, name);
+        gt_step(w, ST_GPU);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const CUpti_ActivityMemcpy6 *m = record;
+        gt_bind_gpu_common(s, "memcpy", m->correlationId, m->deviceId, m->contextId, m->streamId, m->start,
+                           m->end);
+        sqlite3_bind_int64(s, 9, (int64_t)m->bytes);
+        sqlite3_bind_text(s, 10, gt_cupti_copy_kind(m->copyKind), -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 11, gt_cupti_mem_kind(m->srcKind), -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 12, gt_cupti_mem_kind(m->dstKind), -1, SQLITE_STATIC);
+        gt_step(w, ST_GPU);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const CUpti_ActivityMemset4 *m = record;
+        gt_bind_gpu_common(s, "memset", m->correlationId, m->deviceId, m->contextId, m->streamId, m->start,
+                           m->end);
+        sqlite3_bind_int64(s, 9, (int64_t)m->bytes);
+        gt_step(w, ST_GPU);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+        const CUpti_ActivitySynchronization2 *y = record;
+        gt_bind_gpu_common(s, "sync", y->correlationId, 0, y->contextId, y->streamId, y->start, y->end);
+        sqlite3_bind_null(s, 3);
+        sqlite3_bind_text(s, 13, gt_cupti_sync_type(y->type), -1, SQLITE_STATIC);
+        gt_step(w, ST_GPU);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+        const CUpti_ActivityExternalCorrelation *x = record;
+        if (x->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2)
+            break; /* someone else's (the PyTorch profiler's, say) */
+        sqlite3_bind_int64(w->st[ST_EXT], 1, x->correlationId);
+        sqlite3_bind_int64(w->st[ST_EXT], 2, (int64_t)x->externalId);
+        gt_step(w, ST_EXT);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+        const CUpti_ActivityOverhead3 *o = record;
+        /* DRIVER_COMPILER is 1; the CUPTI kinds count up in steps of 1 << 16. */
+        static const char *const kinds[] = {"driver_compiler", "cupti_buffer_flush", "cupti_instrumentation",
+                                            "cupti_resource", "runtime_triggered_module_loading",
+                                            "lazy_function_loading", "command_buffer_full",
+                                            "activity_buffer_request", "uvm_activity_init"};
+        unsigned v = (unsigned)o->overheadKind;
+        unsigned k = v == 0 ? 99 : v == 1 ? 0 : (v & 0xffff) == 0 ? v >> 16 : 99;
+        const char *kind = k < sizeof(kinds) / sizeof(kinds[0]) ? kinds[k] : "unknown";
+        sqlite3_bind_text(w->st[ST_OVERHEAD], 1, kind, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(w->st[ST_OVERHEAD], 2, (int64_t)o->start);
+        sqlite3_bind_int64(w->st[ST_OVERHEAD], 3, (int64_t)o->end);
+        gt_step(w, ST_OVERHEAD);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static void gt_write_counters(struct gt_writer *w)
+{
+    gt_meta_u64(w, "cupti_dropped_records", gt_cupti_dropped());
+    gt_meta_u64(w, "dropped_events", gt_ring_dropped());
+    gt_meta_u64(w, "dropped_stacks", gt_stacks_dropped());
+    gt_meta_u64(w, "events_written", w->events_written);
+    gt_meta_u64(w, "end_ns", gt_now_ns());
+}
+
+static void gt_commit(struct gt_writer *w)
+{
+    if (!w->in_txn)
+        return;
+    if (!w->failed)
+        gt_write_counters(w);
+    int rc = gt_exec(w->db, w->failed ? "ROLLBACK" : "COMMIT");
+    if (rc != SQLITE_OK && !w->failed) {
+        w->failed = 1;
+        gt_warn("cannot write %s: %s; recording stops, the trace keeps what was committed", w->path,
+                sqlite3_errmsg(w->db));
+        gt_exec(w->db, "ROLLBACK");
+    }
+    w->in_txn = 0;
+    w->last_commit_ns = gt_now_ns();
+}
+
+static void gt_drain(struct gt_writer *w)
+{
+    gt_ring_drain_all(gt_write_event, w);
+    gt_cupti_drain(gt_write_gpu_record, w);
+    if (w->in_txn && gt_now_ns() - w->last_commit_ns >= GT_COMMIT_NS)
+        gt_commit(w);
+}
+
+static void *gt_writer_main(void *arg)
+{
+    struct gt_writer *w = arg;
+    gt_tls_busy = 1; /* the tracer's own thread: never recorded */
+    while (!atomic_load(&w->stop)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += (long)GT_POLL_NS;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&w->wake_lock);
+        if (!atomic_load(&w->stop))
+            pthread_cond_timedwait(&w->wake, &w->wake_lock, &ts);
+        pthread_mutex_unlock(&w->wake_lock);
+        gt_drain(w);
+    }
+    return NULL;
+}
+
+/* ---- open, start, stop ---- */
+
+/* Clears the way for a new trace at `path`: stale WAL files from an
+ * earlier run under the same name would be replayed into the new one. */
+static int gt_create_file(const char *path, char *err, size_t err_len)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (S_ISLNK(st.st_mode)) {
+            snprintf(err, err_len, "%s is a symbolic link; refusing to write through it", path);
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            snprintf(err, err_len, "%s exists and is not a regular file", path);
+            return -1;
+        }
+        if (unlink(path) != 0) {
+            snprintf(err, err_len, "cannot replace %s: %s", path, strerror(errno));
+            return -1;
+        }
+    }
+    char side[PATH_MAX + 8];
+    snprintf(side, sizeof(side), "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof(side), "%s-shm", path);
+    unlink(side);
+    int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, err_len, "cannot create %s: %s", path, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg)
+{
+    char buf[8192];
+    gt_meta(w, "tracer", "gputrace");
+    gt_meta(w, "tracer_version", GT_VERSION);
+    gt_meta(w, "schema_version", "1");
+    gt_meta_u64(w, "pid", (uint64_t)getpid());
+    gt_meta_u64(w, "ppid", (uint64_t)getppid());
+    gt_read_text_file("/proc/self/cmdline", buf, sizeof(buf), 1);
+    gt_meta(w, "cmdline", buf);
+    if (gethostname(buf, sizeof(buf)) != 0)
+        buf[0] = 0;
+    buf[sizeof(buf) - 1] = 0;
+    gt_meta(w, "host", buf);
+    gt_meta_u64(w, "start_ns", gt_now_ns());
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    gt_meta_u64(w, "start_time_unix_ns", (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
+    gt_meta(w, "clock", "CLOCK_MONOTONIC");
+    gt_meta_u64(w, "stack_depth", (uint64_t)cfg->stack_depth);
+    gt_meta_u64(w, "buffer_events", cfg->buffer_events);
+    gt_meta(w, "output_pattern", cfg->output);
+    gt_meta(w, "gpu_timing", "none");
+    gt_meta(w, "complete", "0");
+}
+
+static void gt_writer_free(struct gt_writer *w)
+{
+    for (int i = 0; i < ST_COUNT; i++)
+        sqlite3_finalize(w->st[i]);
+    if (w->db)
+        sqlite3_close(w->db);
+    for (size_t i = 0; i < w->module_count; i++)
+        free(w->modules[i]);
+    free(w->modules);
+    free(w->frames);
+    free(w->tids);
+    for (size_t i = 0; i < w->gpu_name_count; i++)
+        free(w->gpu_names[i].name);
+    free(w->gpu_names);
+    free(w->stack_done);
+    free(w->name_done);
+    pthread_mutex_destroy(&w->wake_lock);
+    pthread_cond_destroy(&w->wake);
+    free(w);
+}
+
+int gt_writer_open(const char *path, const struct gt_config *cfg, char *err, size_t err_len)
+{
+    if (gt_create_file(path, err, err_len) < 0)
+        return -1;
+    struct gt_writer *w = calloc(1, sizeof(*w));
+    if (!w) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    pthread_mutex_init(&w->wake_lock, NULL);
+    pthread_cond_init(&w->wake, NULL);
+    snprintf(w->path, sizeof(w->path), "%s", path);
+    w->stack_done = calloc(1, (1u << 17) / 8 + 1);
+    w->name_done = calloc(1, 8192 / 8 + 1);
+    int rc = sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_FULLMUTEX,
+                             NULL);
+    char *schema = NULL;
+    if (rc == SQLITE_OK && w->stack_done && w->name_done) {
+        schema = malloc(gt_schema_sql_len + 1);
+        if (schema) {
+            memcpy(schema, gt_schema_sql, gt_schema_sql_len);
+            schema[gt_schema_sql_len] = 0;
+            rc = gt_exec(w->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; BEGIN");
+            if (rc == SQLITE_OK)
+                rc = gt_exec(w->db, schema);
+        } else {
+            rc = SQLITE_NOMEM;
+        }
+    }
+    free(schema);
+    for (int i = 0; rc == SQLITE_OK && i < ST_COUNT; i++)
+        rc = sqlite3_prepare_v3(w->db, gt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i], NULL);
+    if (rc == SQLITE_OK) {
+        gt_write_process_meta(w, cfg);
+        sqlite3_stmt *s = NULL;
+        rc = sqlite3_prepare_v2(w->db, "INSERT INTO api_names VALUES(?,?,?)", -1, &s, NULL);
+        for (uint32_t i = 0; rc == SQLITE_OK && i < GT_API_COUNT; i++) {
+            sqlite3_bind_int64(s, 1, i);
+            sqlite3_bind_text(s, 2, gt_hooks[i].name, -1, SQLITE_STATIC);
+            sqlite3_bind_text(s, 3, gt_category_names[gt_hooks[i].category], -1, SQLITE_STATIC);
+            rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+            sqlite3_reset(s);
+        }
+        sqlite3_finalize(s);
+    }
+    if (rc == SQLITE_OK && !w->failed)
+        rc = gt_exec(w->db, "COMMIT");
+    if (rc != SQLITE_OK || w->failed) {
+        snprintf(err, err_len, "cannot create trace %s: %s", path,
+                 w->db ? sqlite3_errmsg(w->db) : sqlite3_errstr(rc));
+        gt_writer_free(w);
+        unlink(path);
+        return -1;
+    }
+    w->last_commit_ns = gt_now_ns();
+    gt_w = w;
+    return 0;
+}
+
+void gt_writer_set_gpu_timing(const char *mode, const char *detail)
+{
+    struct gt_writer *w = gt_w;
+    if (!w)
+        return;
+    gt_meta(w, "gpu_timing", mode);
+    gt_meta(w, "gpu_timing_detail", detail);
+}
+
+int gt_writer_start(void)
+{
+    struct gt_writer *w = gt_w;
+    if (!w)
+        return -1;
+    /* The program's signals are the program's: keep them off our thread. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&w->thread, NULL, gt_writer_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return -1;
+    w->thread_started = 1;
+    return 0;
+}
+
+void gt_writer_stop(int complete)
+{
+    struct gt_writer *w = gt_w;
+    if (!w)
+        return;
+    gt_w = NULL;
+    if (w->thread_started) {
+        pthread_mutex_lock(&w->wake_lock);
+        atomic_store(&w->stop, 1);
+        pthread_cond_signal(&w->wake);
+        pthread_mutex_unlock(&w->wake_lock);
+        pthread_join(w->thread, NULL);
+    }
+    gt_ring_drain_all(gt_write_event, w);
+    gt_cupti_drain(gt_write_gpu_record, w);
+    if (gt_begin_txn(w) == 0) {
+        gt_meta(w, "complete", complete ? "1" : "0");
+        gt_commit(w);
+        /* One self-contained file: fold the WAL back in. */
+        gt_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE");
+    }
+    gt_writer_free(w);
+}
+
+void gt_writer_after_fork_child(void)
+{
+    /* The parent's connection and thread belong to the parent. */
+    gt_w = NULL;
+}

@@ -1,0 +1,23 @@
+/* gt_writer.h: the background thread that moves events from the rings into
+ * the SQLite trace, and the trace file's life. */
+#ifndef GT_WRITER_H
+#define GT_WRITER_H
+
+#include <stddef.h>
+#include "gt_config.h"
+
+/* Creates the trace at `path` (never through a symlink, mode 0600) with the
+ * schema and the process facts. Returns 0, or -1 with a reason in err. */
+int gt_writer_open(const char *path, const struct gt_config *cfg, char *err, size_t err_len);
+/* Records whether GPU times are captured: mode 'cupti' (detail: the library)
+ * or 'none' (detail: why not). Before gt_writer_start. */
+void gt_writer_set_gpu_timing(const char *mode, const char *detail);
+/* Starts the writer thread. Returns 0 or -1. */
+int gt_writer_start(void);
+/* Drains everything, finalizes and closes the trace; `complete` says the
+ * process is ending normally. Safe to call once. */
+void gt_writer_stop(int complete);
+/* In a fork child: forgets the parent's trace without touching it. */
+void gt_writer_after_fork_child(void);
+
+#endif

@@ -1,0 +1,27 @@
+# The preload shim: build/libgputrace.so (and sanitizer builds for the tests).
+PRELOAD_SRC := $(wildcard preload/*.c)
+PRELOAD_HDR := $(wildcard preload/*.h) preload/gt_hooks.def $(BUILD)/gen/gt_schema_sql.h
+PRELOAD_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden $(CUDA_INC) -I$(BUILD)/gen -Ipreload
+PRELOAD_LIBS := -lsqlite3 -lunwind -ldl -lpthread
+
+$(BUILD)/gen/gt_schema_sql.h: schema/gputrace.sql
+	@mkdir -p $(dir $@)
+	cd schema && xxd -i gputrace.sql | sed 's/gputrace_sql/gt_schema_sql/g; s/^unsigned/static const unsigned/' > ../$@.tmp
+	mv $@.tmp $@
+
+$(BUILD)/libgputrace.so: $(PRELOAD_SRC) $(PRELOAD_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(PRELOAD_CFLAGS) -shared -o $@ $(PRELOAD_SRC) $(PRELOAD_LIBS)
+
+# The same shim under ASan+UBSan and under TSan, preloaded by the tests
+# behind their sanitizer runtimes.
+$(BUILD)/asan/libgputrace.so: $(PRELOAD_SRC) $(PRELOAD_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(PRELOAD_CFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	    -shared -o $@ $(PRELOAD_SRC) $(PRELOAD_LIBS)
+
+$(BUILD)/tsan/libgputrace.so: $(PRELOAD_SRC) $(PRELOAD_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(PRELOAD_CFLAGS) -O1 -fsanitize=thread -shared -o $@ $(PRELOAD_SRC) $(PRELOAD_LIBS)
+
+all: $(BUILD)/libgputrace.so

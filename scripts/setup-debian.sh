@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian machine lacks to build and test gputrace.
+# CUDA 13 (headers, nvcc) is expected at /usr/local/cuda (or CUDA=...).
+set -euo pipefail
+need=()
+for pkg in gcc make libunwind-dev libsqlite3-dev sqlite3 xxd python3; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
+fi
+cuda="${CUDA:-/usr/local/cuda}"
+if [ ! -f "$cuda/include/cuda.h" ] || [ ! -x "$cuda/bin/nvcc" ]; then
+    echo "setup: CUDA toolkit not found at $cuda (set CUDA=/path/to/cuda)" >&2
+    exit 1
+fi
+echo "setup: ready"

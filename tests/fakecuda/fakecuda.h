@@ -1,0 +1,88 @@
+/* fakecuda.h: control interface of the simulated GPU, for tests.
+ *
+ * Programs run on the simulated GPU through NVIDIA's own API (cuda.h,
+ * cuda_runtime.h); this header only adds what a test needs to set ground
+ * truth from inside a C program. Everything here can also be set from the
+ * environment (see tests/fakecuda/README.md).
+ */
+#ifndef FAKECUDA_H
+#define FAKECUDA_H
+
+#include <stdint.h>
+#include <cuda.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- driver side: libcuda.so.1 ---- */
+
+/* The timeline's clock: CLOCK_MONOTONIC in nanoseconds. */
+uint64_t fakecuda_now_ns(void);
+
+/* Sets the GPU duration of every kernel whose function identifier is `name`
+ * (the mangled name, or the plain name before its parameter list). */
+void fakecuda_set_kernel_ns(const char *name, uint64_t ns);
+
+/* A kernel named `name` in the current context, ready for cuLaunchKernel,
+ * running `ns` nanoseconds on the GPU (0: the default duration). */
+CUfunction fakecuda_driver_kernel(const char *name, uint64_t ns);
+
+/* ---- runtime side: libcudart.so.13 ---- */
+
+/* A host-side kernel handle for cudaLaunchKernel / cudaLaunchKernelExC,
+ * as if a .cu file had registered a kernel named `name`. */
+const void *fakecuda_runtime_kernel(const char *name, uint64_t ns);
+
+/* ---- for the simulated CUPTI (internal, driver side) ---- */
+
+enum fakecuda_activity_kind {
+    FAKECUDA_ACT_KERNEL = 1,
+    FAKECUDA_ACT_MEMCPY = 2,
+    FAKECUDA_ACT_MEMSET = 3,
+    FAKECUDA_ACT_SYNC = 4,
+};
+
+/* Memory kinds, numbered as CUpti_ActivityMemoryKind. */
+enum fakecuda_mem_kind {
+    FAKECUDA_MEM_UNKNOWN = 0,
+    FAKECUDA_MEM_PAGEABLE = 1,
+    FAKECUDA_MEM_PINNED = 2,
+    FAKECUDA_MEM_DEVICE = 3,
+    FAKECUDA_MEM_MANAGED = 5,
+};
+
+struct fakecuda_activity {
+    int kind;                  /* enum fakecuda_activity_kind */
+    uint32_t correlation_id;   /* of the driver API call that submitted it */
+    uint32_t device;
+    uint32_t context_id;
+    uint32_t stream_id;        /* stable small id per stream; legacy default stream is 7 */
+    uint64_t start_ns, end_ns; /* on the fakecuda_now_ns clock */
+    /* kernel */
+    const char *name;          /* mangled identifier; valid for the process lifetime */
+    uint32_t grid[3], block[3];
+    uint32_t shared_mem;
+    /* memcpy / memset */
+    uint64_t bytes;
+    int copy_kind;             /* CUpti_ActivityMemcpyKind numbering: 1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP, 11 HtoH */
+    int src_kind, dst_kind;    /* enum fakecuda_mem_kind */
+    int memset_value;
+    /* sync */
+    int sync_type;             /* CUpti_ActivitySynchronizationType numbering */
+};
+
+/* Called on the GPU's schedule (possibly on another thread, any order across
+ * streams) once each piece of work has been given its times. */
+typedef void (*fakecuda_activity_cb)(const struct fakecuda_activity *a, void *arg);
+void fakecuda_activity_subscribe(fakecuda_activity_cb cb, void *arg);
+
+/* Called on the calling thread at the start of every driver API call that
+ * submits or waits on GPU work, with the correlation id its records carry. */
+typedef void (*fakecuda_api_cb)(uint32_t correlation_id, const char *api_name, void *arg);
+void fakecuda_api_subscribe(fakecuda_api_cb cb, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,104 @@
+"""Helpers for the gputrace integration tests: run a program on the
+simulated GPU with the shim preloaded, find its trace, query it."""
+import glob
+import os
+import sqlite3
+import subprocess
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+BUILD = os.path.join(ROOT, "build")
+FAKECUDA = os.path.join(BUILD, "fakecuda")
+PROGS = os.path.join(BUILD, "tests", "progs")
+SHIM = os.path.join(BUILD, "libgputrace.so")
+GPUTRACE = os.path.join(BUILD, "gputrace")
+
+# Sanitizer builds of the shim go behind their runtimes in LD_PRELOAD.
+SANITIZED = {
+    "asan": (os.path.join(BUILD, "asan", "libgputrace.so"), "libasan.so"),
+    "tsan": (os.path.join(BUILD, "tsan", "libgputrace.so"), "libtsan.so"),
+}
+
+
+def prog(name):
+    return os.path.join(PROGS, name)
+
+
+def sanitizer_runtime(kind):
+    out = subprocess.run(["gcc", "-print-file-name=%s" % SANITIZED[kind][1]], capture_output=True, text=True)
+    return os.path.realpath(out.stdout.strip())
+
+
+class Run:
+    """One traced run: its process result and the trace files it left."""
+
+    def __init__(self, proc, outdir):
+        self.proc = proc
+        self.outdir = outdir
+        self.traces = sorted(glob.glob(os.path.join(outdir, "*.db")))
+
+    @property
+    def trace(self):
+        assert len(self.traces) == 1, "expected one trace, found %r (stderr: %s)" % (self.traces, self.proc.stderr)
+        return self.traces[0]
+
+    def q(self, sql, *args):
+        return query(self.trace, sql, *args)
+
+    def q1(self, sql, *args):
+        rows = self.q(sql, *args)
+        assert len(rows) == 1 and len(rows[0]) == 1, rows
+        return rows[0][0]
+
+
+def base_env(extra=None):
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith("GPUTRACE_") or k.startswith("FAKECUDA_"):
+            del env[k]
+    env["LD_LIBRARY_PATH"] = FAKECUDA
+    env["FAKECUDA_LAUNCH_NS"] = "0"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run_traced(argv, env=None, output=None, sanitizer=None, timeout=120, outdir=None, preload=True):
+    """Runs argv with the shim preloaded; traces go to a fresh directory."""
+    outdir = outdir or tempfile.mkdtemp(prefix="gputrace-test-")
+    e = base_env(env)
+    if preload:
+        if sanitizer:
+            shim, rt = SANITIZED[sanitizer][0], sanitizer_runtime(sanitizer)
+            e["LD_PRELOAD"] = "%s %s" % (rt, shim)
+            e.setdefault("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=0:exitcode=99")
+            e.setdefault("UBSAN_OPTIONS", "halt_on_error=1:exitcode=99:print_stacktrace=1")
+            e.setdefault("TSAN_OPTIONS", "exitcode=99:halt_on_error=0")
+        else:
+            e["LD_PRELOAD"] = SHIM
+    if "GPUTRACE_OUTPUT" not in e:
+        e["GPUTRACE_OUTPUT"] = output or os.path.join(outdir, "trace-%p.db")
+    proc = subprocess.run(argv, env=e, capture_output=True, text=True, timeout=timeout)
+    return Run(proc, outdir)
+
+
+def run_plain(argv, env=None, timeout=120):
+    return subprocess.run(argv, env=base_env(env), capture_output=True, text=True, timeout=timeout)
+
+
+def query(db, sql, *args):
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    try:
+        return con.execute(sql, args).fetchall()
+    finally:
+        con.close()
+
+
+def stack_functions(db, stack_id, limit=8):
+    rows = query(db, "SELECT function FROM stack_frames WHERE stack_id = ? ORDER BY depth LIMIT ?", stack_id, limit)
+    return [r[0] for r in rows]
+
+
+def assert_eq(a, b, what=""):
+    assert a == b, "%s: expected %r, got %r" % (what, b, a)

@@ -1,0 +1,242 @@
+"""Synthetic gputrace traces with known content, built from schema/gputrace.sql.
+
+Tests describe calls with the small constructors below and hand them to
+make_trace(); ids, thread ids and timestamps are filled in so a test only
+states what it checks. Example:
+
+    from make_trace import make_trace, launch, memcpy, sync
+    make_trace("/tmp/t.db", calls=[launch("vecAdd"), memcpy("HtoD", 4096),
+                                   sync("device")])
+"""
+import os
+import sqlite3
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCHEMA = os.path.join(ROOT, "schema", "gputrace.sql")
+
+START_NS = 1_000_000_000     # CLOCK_MONOTONIC at process start
+STEP_NS = 1_000              # gap between consecutive synthetic calls
+CALL_NS = 500                # duration of each synthetic call
+
+
+def call(api, category="other", tid=None, result=0, stream=None, stack=None, **extra):
+    """A generic call. `stack` is a list of (module, function) pairs,
+    innermost first; equal lists share one stack id."""
+    c = {"api": api, "category": category, "tid": tid, "result": result,
+         "stream": stream, "stack": stack}
+    c.update(extra)
+    return c
+
+
+def launch(kernel, api="cudaLaunchKernel", demangled=None, grid=(1, 1, 1), block=(128, 1, 1),
+           shared_mem=0, device=0, **kw):
+    return call(api, "launch", launch=dict(kernel=kernel, demangled=demangled, grid=grid,
+                                           block=block, shared_mem=shared_mem, device=device), **kw)
+
+
+def memcpy(kind, nbytes, api=None, host_mem="pageable", is_async=False, device=0, **kw):
+    api = api or ("cudaMemcpyAsync" if is_async else "cudaMemcpy")
+    return call(api, "memcpy", copy=dict(kind=kind, bytes=nbytes, host_mem=host_mem,
+                                         is_async=is_async, device=device), **kw)
+
+
+def memset(nbytes, api=None, is_async=False, device=0, **kw):
+    api = api or ("cudaMemsetAsync" if is_async else "cudaMemset")
+    return call(api, "memset", set=dict(bytes=nbytes, is_async=is_async, device=device), **kw)
+
+
+def sync(kind, api=None, target=None, **kw):
+    api = api or {"device": "cudaDeviceSynchronize", "stream": "cudaStreamSynchronize",
+                  "event": "cudaEventSynchronize", "context": "cuCtxSynchronize",
+                  "stream_wait_event": "cudaStreamWaitEvent"}.get(kind, "cudaDeviceSynchronize")
+    return call(api, "sync", sync=dict(kind=kind, target=target), **kw)
+
+
+def alloc(nbytes, kind="device", api=None, ptr=None, **kw):
+    api = api or {"device": "cudaMalloc", "pinned": "cudaMallocHost", "managed": "cudaMallocManaged",
+                  "async": "cudaMallocAsync", "registered": "cudaHostRegister"}.get(kind, "cudaMalloc")
+    return call(api, "alloc", alloc=dict(kind=kind, bytes=nbytes, ptr=ptr), **kw)
+
+
+def free(api="cudaFree", **kw):
+    return call(api, "free", **kw)
+
+
+def default_meta(pid=4242):
+    return {
+        "tracer": "gputrace", "tracer_version": "0.1.0", "pid": str(pid), "ppid": "4241",
+        "cmdline": "./vector_add --n 1024", "host": "testhost",
+        "start_ns": str(START_NS), "start_time_unix_ns": "1700000000000000000",
+        "dropped_events": "0", "dropped_stacks": "0", "stack_depth": "32",
+    }
+
+
+def make_trace(path, calls=(), meta=None, complete=True, user_version=None, threads=None,
+               default_tid=1000):
+    """Writes a trace to `path` (replaced if present) and returns it.
+
+    meta: overrides merged onto default_meta(); a value of None removes the
+    key. complete: sets complete='1' and end_ns after the last call; False
+    leaves both out, as a process that died would. user_version: overrides
+    the schema's PRAGMA user_version. threads: {tid: name} for the threads
+    table (defaults to every tid seen, unnamed)."""
+    if os.path.exists(path):
+        os.unlink(path)
+    db = sqlite3.connect(path)
+    with open(SCHEMA) as f:
+        db.executescript(f.read())
+    m = default_meta()
+    end_ns = START_NS + STEP_NS * (len(calls) + 1)
+    if complete:
+        m.update({"complete": "1", "end_ns": str(end_ns)})
+    for k, v in (meta or {}).items():
+        if v is None:
+            m.pop(k, None)
+        else:
+            m[k] = v
+    db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", m.items())
+
+    api_ids, name_ids, stack_ids, frame_ids, module_ids = {}, {}, {}, {}, {}
+    tids = set()
+
+    def intern(table, cache, key, insert):
+        if key not in cache:
+            cache[key] = len(cache) + 1
+            insert(cache[key])
+        return cache[key]
+
+    def stack_id(frames):
+        key = tuple(frames)
+
+        def add(sid):
+            for depth, (module, function) in enumerate(key):
+                mid = intern("modules", module_ids, module,
+                             lambda i: db.execute("INSERT INTO modules VALUES (?, ?)", (i, module)))
+                fid = intern("frames", frame_ids, (module, function),
+                             lambda i: db.execute("INSERT INTO frames VALUES (?, ?, ?, ?, ?)",
+                                                  (i, 0x400000 + i * 16, mid, i * 16, function)))
+                db.execute("INSERT INTO stacks VALUES (?, ?, ?)", (sid, depth, fid))
+        return intern("stacks", stack_ids, key, add)
+
+    for i, c in enumerate(calls):
+        cid = i + 1
+        tid = c["tid"] if c["tid"] is not None else default_tid
+        tids.add(tid)
+        aid = intern("api_names", api_ids, c["api"],
+                     lambda n: db.execute("INSERT INTO api_names VALUES (?, ?, ?)",
+                                          (n, c["api"], c["category"])))
+        start = c.get("start_ns", START_NS + STEP_NS * cid)
+        end = c.get("end_ns", start + CALL_NS)
+        sid = stack_id(c["stack"]) if c["stack"] else None
+        db.execute("INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   (cid, tid, aid, start, end, c["result"], c["stream"], sid))
+        if "launch" in c:
+            a = c["launch"]
+            nid = intern("strings", name_ids, a["kernel"],
+                         lambda n: db.execute("INSERT INTO strings VALUES (?, ?, ?)",
+                                              (n, a["kernel"], a["demangled"])))
+            db.execute("INSERT INTO launch_args VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (cid, nid, a["device"], *a["grid"], *a["block"], a["shared_mem"]))
+        if "copy" in c:
+            a = c["copy"]
+            db.execute("INSERT INTO copy_args VALUES (?, ?, ?, ?, ?, ?)",
+                       (cid, a["kind"], a["bytes"], a["host_mem"], int(a["is_async"]), a["device"]))
+        if "set" in c:
+            a = c["set"]
+            db.execute("INSERT INTO memset_args VALUES (?, ?, ?, ?)",
+                       (cid, a["bytes"], int(a["is_async"]), a["device"]))
+        if "sync" in c:
+            a = c["sync"]
+            db.execute("INSERT INTO sync_args VALUES (?, ?, ?)", (cid, a["kind"], a["target"]))
+        if "alloc" in c:
+            a = c["alloc"]
+            db.execute("INSERT INTO alloc_args VALUES (?, ?, ?, ?)",
+                       (cid, a["kind"], a["ptr"] if a["ptr"] is not None else 0x7f0000000000 + cid * 4096,
+                        a["bytes"]))
+    for tid, name in (threads if threads is not None else {t: None for t in sorted(tids)}).items():
+        db.execute("INSERT INTO threads VALUES (?, ?)", (tid, name))
+    if user_version is not None:
+        db.execute("PRAGMA user_version = %d" % int(user_version))
+    db.commit()
+    db.close()
+    return path
+
+
+# The reference trace most CLI tests read: every count below is what
+# `gputrace info` must report for it.
+EXAMPLE_COUNTS = {
+    "api_calls": 17, "failed_calls": 1, "threads": 2, "kernel_launches": 6,
+    "memcpys": 4, "memcpy_bytes": 3 * 1048576 + 4096, "memsets": 1, "syncs": 3,
+    "allocations": 2, "frees": 1, "unique_stacks": 2,
+    "memcpys_by_kind": {"HtoD": (2, 2 * 1048576), "DtoH": (1, 1048576), "DtoD": (1, 4096)},
+    "syncs_by_kind": {"device": 2, "stream": 1},
+    "top_kernels": [("vecAdd(float*, float*, float*, int)", 4), ("reduce", 2)],
+}
+
+
+def make_example_trace(path, **kw):
+    s1 = [("/app/vector_add", "main"), ("/lib/libc.so.6", "__libc_start_main")]
+    s2 = [("/app/vector_add", "step"), ("/app/vector_add", "main")]
+    vec = "_Z6vecAddPfS_S_i"
+    vec_d = "vecAdd(float*, float*, float*, int)"
+    calls = [
+        alloc(1048576, stack=s1), alloc(2 * 1048576, kind="pinned"),
+        memcpy("HtoD", 1048576, stack=s1), memcpy("HtoD", 1048576, is_async=True, stream=7),
+        launch(vec, demangled=vec_d, stack=s2), launch(vec, demangled=vec_d, stack=s2),
+        launch(vec, demangled=vec_d, tid=1001), launch(vec, demangled=vec_d, tid=1001),
+        launch("reduce"), launch("reduce", result=98),
+        memset(512), memcpy("DtoD", 4096), memcpy("DtoH", 1048576),
+        sync("device"), sync("device"), sync("stream", target=7), free(),
+    ]
+    return make_trace(path, calls=calls, **kw)
+
+
+if __name__ == "__main__":
+    import sys
+    make_example_trace(sys.argv[1] if len(sys.argv) > 1 else "example.db")
+
+
+def make_crashed_trace(path, calls=(), **kw):
+    """A trace as a process that died mid-run leaves it: WAL mode, the
+    last transactions only in PATH-wal, no end_ns, complete missing.
+    Built in a child that exits without closing, so SQLite cannot fold the
+    log back into the main file."""
+    for side in (path + "-wal", path + "-shm"):
+        if os.path.exists(side):
+            os.unlink(side)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _make_trace_wal(path, calls, **kw)
+            os._exit(0)
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "make_crashed_trace failed"
+    return path
+
+
+def _make_trace_wal(path, calls, **kw):
+    # Build normally into a scratch file, then replay it into `path` in WAL
+    # mode and leave without a checkpoint.
+    scratch = path + ".scratch"
+    make_trace(scratch, calls=calls, complete=False, **kw)
+    src = sqlite3.connect(scratch)
+    dump = list(src.iterdump())
+    uv = src.execute("PRAGMA user_version").fetchone()[0]
+    src.close()
+    os.unlink(scratch)
+    if os.path.exists(path):
+        os.unlink(path)
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA wal_autocheckpoint=0")
+    db.execute("BEGIN")
+    for stmt in dump:
+        if stmt not in ("BEGIN TRANSACTION;", "COMMIT;"):
+            db.execute(stmt)
+    db.execute("PRAGMA user_version = %d" % uv)
+    db.execute("COMMIT")
+    # no close: the caller os._exit()s

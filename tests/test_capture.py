@@ -1,0 +1,322 @@
+"""Capture pipeline: real programs on the simulated GPU, traced, checked
+against the work they are known to do."""
+import os
+import stat
+import subprocess
+import tempfile
+
+from gtlib import (SHIM, assert_eq, base_env, prog, query, run_plain, run_traced, stack_functions)
+
+MB = 1 << 20
+
+
+def _kernels(run):
+    return run.q("SELECT name, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem, stream "
+                 "FROM kernels ORDER BY api_call_id")
+
+
+def _check_rt_basic(run, ptsz):
+    p = run.proc
+    assert p.returncode == 0, p.stderr
+    assert_eq(p.stdout, "rt_basic: round trip ok\n", "program output")
+    assert_eq(p.stderr, "", "tracer must not write to stderr")
+    suffix = "_ptsz" if ptsz else ""
+    ks = _kernels(run)
+    assert_eq(len(ks), 4, "kernel count")
+    step = [k for k in ks if k[0] == "step_kernel"]
+    big = [k for k in ks if k[0] == "big_kernel"]
+    assert_eq(len(step), 3, "step_kernel launches")
+    assert_eq(len(big), 1, "big_kernel launches")
+    for k in step:
+        assert_eq(k[1:8], (4, 2, 1, 128, 1, 1, 256), "step_kernel config")
+    assert_eq(big[0][1:8], (1, 1, 1, 32, 1, 1, 0), "big_kernel config")
+    # a NULL stream: the legacy default stream (0), or the thread's own (2)
+    assert_eq(big[0][8], 2 if ptsz else 0, "big_kernel stream")
+    s = step[0][8]
+    assert s not in (0, 1, 2), s
+    assert_eq(run.q1("SELECT count(DISTINCT name) FROM api_calls WHERE category = 'launch'"), 1)
+    assert_eq(run.q1("SELECT DISTINCT name FROM api_calls WHERE category = 'launch'"), "cudaLaunchKernel" + suffix)
+
+    copies = run.q("SELECT kind, bytes, host_mem, async, stream FROM memcpys ORDER BY api_call_id")
+    sync_stream = 2 if ptsz else 0
+    assert_eq(copies, [("HtoD", MB, "pageable", 0, sync_stream), ("HtoD", MB, "pinned", 1, s),
+                       ("DtoH", MB, "pageable", 0, sync_stream), ("DtoD", 4096, "none", 0, sync_stream)],
+              "copies")
+    memsets = run.q("SELECT bytes, async, stream FROM memsets ORDER BY api_call_id")
+    assert_eq(memsets, [(65536, 0, sync_stream), (4096, 1, s)], "memsets")
+    syncs = run.q("SELECT kind, stream FROM syncs ORDER BY api_call_id")
+    assert_eq([k for k, _ in syncs], ["stream", "event", "device"], "sync kinds")
+    assert_eq(syncs[0][1], s, "stream sync target")
+    allocs = run.q("SELECT api, kind, bytes FROM allocations WHERE api LIKE 'cudaMalloc%' ORDER BY api_call_id")
+    assert_eq(allocs, [("cudaMalloc", "device", MB), ("cudaMalloc", "device", MB), ("cudaMallocHost", "pinned", MB)])
+    assert_eq(run.q1("SELECT count(*) FROM allocations WHERE api LIKE 'cudaFree%'"), 3)
+    # every call succeeded and has a sane host interval
+    assert_eq(run.q1("SELECT count(*) FROM api_calls WHERE result != 0 OR end_ns < start_ns"), 0)
+    assert_eq(run.q1("SELECT value FROM meta WHERE key = 'complete'"), "1")
+    assert_eq(run.q1("SELECT value FROM meta WHERE key = 'dropped_events'"), "0")
+    assert_eq(run.q1("SELECT value FROM meta WHERE key = 'pid'"), str(run.q1("SELECT DISTINCT pid FROM api_calls")))
+
+
+def test_runtime_program_counts_bytes_kinds():
+    _check_rt_basic(run_traced([prog("rt_basic")]), ptsz=False)
+
+
+def test_per_thread_default_stream_build():
+    _check_rt_basic(run_traced([prog("rt_basic_ptsz")]), ptsz=True)
+
+
+def test_calling_function_in_each_stack():
+    run = run_traced([prog("rt_basic")])
+    want = {
+        "HtoD": "upload_batch",
+        "DtoH": "download",
+        "DtoD": "download",
+    }
+    for kind, fn in want.items():
+        for (sid,) in run.q("SELECT c.stack_id FROM memcpys m JOIN api_calls c ON c.id = m.api_call_id "
+                            "WHERE m.kind = ?", kind):
+            assert_eq(stack_functions(run.trace, sid)[0], fn, "caller of %s copy" % kind)
+    for name, fn in (("step_kernel", "launch_steps"), ("big_kernel", "launch_big")):
+        for (sid,) in run.q("SELECT c.stack_id FROM kernels k JOIN api_calls c ON c.id = k.api_call_id "
+                            "WHERE k.name = ?", name):
+            frames = stack_functions(run.trace, sid)
+            assert_eq(frames[0], fn, "caller of %s" % name)
+            assert_eq(frames[1], "main", "next frame for %s" % name)
+    for (sid,) in run.q("SELECT c.stack_id FROM syncs s JOIN api_calls c ON c.id = s.api_call_id"):
+        assert_eq(stack_functions(run.trace, sid)[0], "wait_all", "caller of sync")
+    # the three launches from one site share one stack, stored once
+    assert_eq(run.q1("SELECT count(DISTINCT c.stack_id) FROM kernels k JOIN api_calls c ON c.id = k.api_call_id "
+                     "WHERE k.name = 'step_kernel'"), 1)
+    # no frame of the tracer itself
+    assert_eq(run.q1("SELECT count(*) FROM stack_frames WHERE module LIKE '%libgputrace%'"), 0)
+    # the module of the innermost frame is the program, with an offset inside it
+    mod, off = run.q("SELECT module, offset FROM stack_frames WHERE depth = 0 LIMIT 1")[0]
+    assert mod.endswith("/rt_basic"), mod
+    assert 0 < off < os.path.getsize(prog("rt_basic")), off
+
+
+def test_stack_depth_setting():
+    run = run_traced([prog("rt_basic")], env={"GPUTRACE_STACK_DEPTH": "0"})
+    assert_eq(run.proc.returncode, 0)
+    assert_eq(run.q1("SELECT count(*) FROM api_calls WHERE stack_id IS NOT NULL"), 0)
+    assert_eq(run.q1("SELECT count(*) FROM stack_frames"), 0)
+    run = run_traced([prog("rt_basic")], env={"GPUTRACE_STACK_DEPTH": "2"})
+    assert_eq(run.q1("SELECT max(depth) FROM stack_frames"), 1)
+    assert_eq(run.q1("SELECT value FROM meta WHERE key = 'stack_depth'"), "2")
+
+
+def test_driver_api_program_and_proc_address():
+    for name, pt in (("drv_basic", False), ("drv_basic_ptds", True)):
+        run = run_traced([prog(name)])
+        assert run.proc.returncode == 0, run.proc.stderr
+        assert_eq(run.proc.stdout, "drv_basic: ok\n")
+        ks = _kernels(run)
+        assert_eq(len(ks), 6, "launches incl. the one through cuGetProcAddress")
+        assert all(k[0] == "drv_kernel" and k[1:8] == (8, 1, 1, 256, 1, 1, 0) for k in ks), ks
+        names = [r[0] for r in run.q("SELECT name FROM api_calls WHERE category = 'launch' ORDER BY id")]
+        assert_eq(names[:5], ["cuLaunchKernel_ptsz" if pt else "cuLaunchKernel"] * 5)
+        # the entry point fetched through cuGetProcAddress came back wrapped
+        sid = run.q1("SELECT stack_id FROM api_calls WHERE category = 'launch' ORDER BY id DESC LIMIT 1")
+        assert_eq(stack_functions(run.trace, sid)[0], "drv_launch_via_proc_address")
+        copies = run.q("SELECT kind, bytes, host_mem, async FROM memcpys ORDER BY api_call_id")
+        assert_eq(copies, [("HtoD", 262144, "pageable", 0), ("DtoH", 262144, "pinned", 1)])
+        assert_eq(run.q("SELECT bytes, async FROM memsets"), [(4096, 0)])
+        assert_eq([r[0] for r in run.q("SELECT kind FROM syncs ORDER BY api_call_id")], ["stream", "context"])
+
+
+def test_nvcc_built_program():
+    run = run_traced([prog("vecadd")])
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.proc.stdout, "vecadd: done ok\n")
+    ks = run.q("SELECT name, mangled_name, grid_x, block_x FROM kernels ORDER BY api_call_id")
+    assert_eq([k[0] for k in ks], ["vec_add(float const*, float const*, float*, int)"] * 2 +
+              ["ops::scale(float*, float, int)"])
+    assert_eq(ks[0][1], "_Z7vec_addPKfS0_Pfi")
+    assert_eq([(k[2], k[3]) for k in ks], [(4, 256), (4, 256), (2, 128)])
+    assert_eq(run.q("SELECT kind, bytes FROM memcpys ORDER BY api_call_id"),
+              [("HtoD", 4096), ("HtoD", 4096), ("DtoH", 4096)])
+    sid = run.q1("SELECT c.stack_id FROM kernels k JOIN api_calls c ON c.id = k.api_call_id LIMIT 1")
+    assert "main" in stack_functions(run.trace, sid), stack_functions(run.trace, sid)
+
+
+def test_threads_launching_at_once():
+    run = run_traced([prog("threads"), "8", "2000"])
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.proc.stdout, "threads: 16000 launches\n")
+    assert_eq(run.q1("SELECT count(*) FROM kernels WHERE name = 'thread_kernel'"), 16000)
+    assert_eq(run.q1("SELECT count(DISTINCT tid) FROM api_calls WHERE category = 'launch'"), 8)
+    per = run.q("SELECT count(*) FROM api_calls WHERE category = 'launch' GROUP BY tid")
+    assert_eq(sorted(set(r[0] for r in per)), [2000])
+    assert_eq(run.q1("SELECT count(*) FROM memcpys WHERE bytes = 4096 AND kind = 'HtoD'"), 8)
+    assert_eq(run.q1("SELECT value FROM meta WHERE key = 'dropped_events'"), "0")
+    assert_eq(run.q1("SELECT count(*) FROM threads"), 9)  # 8 workers and main
+    sid = run.q1("SELECT c.stack_id FROM kernels k JOIN api_calls c ON c.id = k.api_call_id LIMIT 1")
+    assert_eq(stack_functions(run.trace, sid)[:2], ["worker_launches", "worker"])
+
+
+def test_small_buffers_drop_and_count():
+    # 64-event rings and one thread launching 20000 times: the writer cannot
+    # keep up every time, drops are counted, nothing blocks, and what was
+    # written plus what was dropped is everything.
+    run = run_traced([prog("threads"), "1", "20000"], env={"GPUTRACE_BUFFER_EVENTS": "64"})
+    assert run.proc.returncode == 0, run.proc.stderr
+    written = run.q1("SELECT count(*) FROM api_calls")
+    dropped = int(run.q1("SELECT value FROM meta WHERE key = 'dropped_events'"))
+    # threads: per worker cudaStreamCreateWithFlags, cudaMalloc, launches, cudaMemcpy,
+    # cudaStreamSynchronize, cudaFree, cudaStreamDestroy; main: cudaDeviceSynchronize
+    assert_eq(written + dropped, 20000 + 6 + 1, "written + dropped")
+
+
+def test_fork_child_without_cuda_gets_no_file():
+    run = run_traced([prog("fork_child")])
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert "parent: child exit 7" in run.proc.stdout, run.proc.stdout
+    assert_eq(len(run.traces), 1, "one trace, the parent's")
+    assert_eq(run.q1("SELECT count(*) FROM kernels WHERE name = 'fork_kernel'"), 2)
+    child_pid = int(run.proc.stdout.split("child ")[1].split()[0])
+    assert_eq(run.traces[0].endswith("trace-%d.db" % child_pid), False)
+
+
+def test_process_without_cuda_gets_no_file():
+    run = run_traced([prog("no_cuda")])
+    assert_eq(run.proc.returncode, 4)
+    assert_eq(run.proc.stdout, "no_cuda: done\n")
+    assert_eq(run.traces, [], "no trace")
+    assert_eq(os.listdir(run.outdir), [], "nothing at all")
+
+
+def test_output_unchanged_by_tracing():
+    plain = run_plain([prog("rt_basic")])
+    traced = run_traced([prog("rt_basic")])
+    assert_eq(traced.proc.stdout, plain.stdout)
+    assert_eq(traced.proc.stderr, plain.stderr)
+    assert_eq(traced.proc.returncode, plain.returncode)
+    plain = run_plain([prog("no_cuda")])
+    traced = run_traced([prog("no_cuda")])
+    assert_eq((traced.proc.stdout, traced.proc.returncode), (plain.stdout, plain.returncode))
+
+
+def test_host_times_follow_the_simulated_gpu():
+    # a 30 ms kernel: the device sync after it blocks about that long; a
+    # 64 MiB pageable "async" copy at 10 GB/s blocks ~6.7 ms; the pinned one
+    # returns at once; each launch costs the 200 us the driver burns.
+    env = {"FAKECUDA_KERNEL_NS": "1000,timed_kernel=30000000", "FAKECUDA_LAUNCH_NS": "200000",
+           "FAKECUDA_PAGEABLE_BW": "10", "FAKECUDA_PINNED_BW": "25"}
+    run = run_traced([prog("timing"), str(64 * MB)], env=env)
+    assert run.proc.returncode == 0, run.proc.stderr
+    launch = run.q1("SELECT end_ns - start_ns FROM api_calls WHERE category = 'launch'")
+    assert 200000 <= launch < 200000 + 5000000, launch
+    first_sync = run.q("SELECT end_ns - start_ns FROM syncs ORDER BY api_call_id")[0][0]
+    assert 30000000 - 400000 <= first_sync < 30000000 + 20000000, first_sync
+    copies = run.q("SELECT host_mem, async, end_ns - start_ns FROM memcpys ORDER BY api_call_id")
+    assert_eq([(c[0], c[1]) for c in copies], [("pageable", 1), ("pinned", 1)])
+    expect = 64 * MB / 10  # ns at 10 bytes/ns
+    assert expect * 0.95 <= copies[0][2] < expect + 20000000, copies[0][2]
+    assert copies[1][2] < 2000000, copies[1][2]
+
+
+def test_output_pattern_expansion():
+    d = tempfile.mkdtemp(prefix="gputrace-test-")
+    run = run_traced([prog("rt_basic")], output=os.path.join(d, "r%r-%n-%p-%h.db"), env={"RANK": "3"}, outdir=d)
+    assert run.proc.returncode == 0
+    pid = int(run.q1("SELECT value FROM meta WHERE key = 'pid'"))
+    host = run.q1("SELECT value FROM meta WHERE key = 'host'")
+    assert_eq(os.path.basename(run.trace), "r3-rt_basic-%d-%s.db" % (pid, host))
+
+
+def test_trace_file_mode_0600_and_single_file():
+    run = run_traced([prog("rt_basic")])
+    assert_eq(stat.S_IMODE(os.stat(run.trace).st_mode), 0o600)
+    # the WAL was folded back in at exit: one file per process
+    assert_eq(sorted(os.listdir(run.outdir)), [os.path.basename(run.trace)])
+
+
+def test_bad_settings_warn_once_and_use_defaults():
+    run = run_traced([prog("rt_basic")], env={"GPUTRACE_STACK_DEPTH": "lots", "GPUTRACE_BUFFER_EVENTS": "100"})
+    assert_eq(run.proc.returncode, 0)
+    assert_eq(run.proc.stdout, "rt_basic: round trip ok\n")
+    lines = run.proc.stderr.splitlines()
+    assert_eq(len(lines), 2, "one line per bad setting: %r" % lines)
+    assert "GPUTRACE_STACK_DEPTH='lots'" in lines[0] and lines[0].startswith("gputrace: "), lines
+    assert "GPUTRACE_BUFFER_EVENTS='100'" in lines[1], lines
+    assert_eq(run.q1("SELECT value FROM meta WHERE key = 'stack_depth'"), "32")
+    assert_eq(run.q1("SELECT count(*) FROM kernels"), 4)
+    # an unknown %-sequence: warned, default name used
+    d = tempfile.mkdtemp(prefix="gputrace-test-")
+    cwd_run = subprocess.run([prog("rt_basic")], cwd=d, capture_output=True, text=True,
+                             env=dict(base_env({"GPUTRACE_OUTPUT": "x-%z.db"}), LD_PRELOAD=SHIM))
+    assert_eq(cwd_run.returncode, 0)
+    assert_eq(len(cwd_run.stderr.splitlines()), 1, cwd_run.stderr)
+    assert "%z" in cwd_run.stderr
+    files = os.listdir(d)
+    assert_eq(len(files), 1, files)
+    assert files[0].startswith("gputrace-rt_basic-") and files[0].endswith(".db"), files
+
+
+def test_unwritable_output_path():
+    for path in ("/nonexistent-dir/sub/t.db", "/proc/t.db"):
+        run = run_traced([prog("rt_basic")], output=path)
+        assert_eq(run.proc.returncode, 0)
+        assert_eq(run.proc.stdout, "rt_basic: round trip ok\n")
+        lines = run.proc.stderr.splitlines()
+        assert_eq(len(lines), 1, lines)
+        assert lines[0].startswith("gputrace: ") and "not tracing" in lines[0], lines
+
+
+def test_symlink_output_refused():
+    d = tempfile.mkdtemp(prefix="gputrace-test-")
+    victim = os.path.join(d, "victim.txt")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    link = os.path.join(d, "t.db")
+    os.symlink(victim, link)
+    run = run_traced([prog("rt_basic")], output=link, outdir=d)
+    assert_eq(run.proc.returncode, 0)
+    assert "symbolic link" in run.proc.stderr, run.proc.stderr
+    assert_eq(open(victim).read(), "precious\n")
+    assert os.path.islink(link)
+
+
+def test_existing_trace_is_replaced():
+    d = tempfile.mkdtemp(prefix="gputrace-test-")
+    out = os.path.join(d, "t.db")
+    run_traced([prog("drv_basic")], output=out, outdir=d)
+    # a stale WAL from a crashed run of the same name must not leak in
+    with open(out + "-wal", "wb") as f:
+        f.write(b"garbage" * 100)
+    run = run_traced([prog("rt_basic")], output=out, outdir=d)
+    assert_eq(run.proc.returncode, 0)
+    assert_eq(run.q1("SELECT count(*) FROM kernels"), 4)
+    assert_eq(run.q1("SELECT count(*) FROM kernels WHERE name = 'drv_kernel'"), 0)
+
+
+def test_schema_version_and_views():
+    run = run_traced([prog("rt_basic")])
+    assert_eq(run.q1("PRAGMA user_version"), 1)
+    views = set(r[0] for r in run.q("SELECT name FROM sqlite_master WHERE type = 'view'"))
+    for v in ("api_calls", "kernels", "memcpys", "memsets", "syncs", "stack_frames", "allocations"):
+        assert v in views, v
+    for key in ("tracer", "tracer_version", "pid", "cmdline", "host", "start_ns", "end_ns",
+                "dropped_events", "dropped_stacks", "complete"):
+        assert run.q("SELECT value FROM meta WHERE key = ?", key), key
+    assert_eq(run.q1("SELECT value FROM meta WHERE key = 'cmdline'"), prog("rt_basic"))
+    assert_eq(run.q1("SELECT DISTINCT time_source FROM kernels"), "host")
+
+
+def test_sanitized_shim_asan_ubsan():
+    for p in ("rt_basic", "drv_basic"):
+        run = run_traced([prog(p)], sanitizer="asan")
+        assert run.proc.returncode == 0, run.proc.stderr[-3000:]
+        assert "ERROR: AddressSanitizer" not in run.proc.stderr
+        assert "runtime error" not in run.proc.stderr, run.proc.stderr[-3000:]
+        assert run.q1("SELECT count(*) FROM kernels") > 0
+    run = run_traced([prog("threads"), "4", "500"], sanitizer="asan")
+    assert run.proc.returncode == 0, run.proc.stderr[-3000:]
+    assert_eq(run.q1("SELECT count(*) FROM kernels"), 2000)
+
+
+def test_sanitized_shim_tsan():
+    run = run_traced([prog("threads"), "4", "500"], sanitizer="tsan")
+    assert "WARNING: ThreadSanitizer" not in run.proc.stderr, run.proc.stderr[-4000:]
+    assert run.proc.returncode == 0, run.proc.stderr[-3000:]
+    assert_eq(run.q1("SELECT count(*) FROM kernels"), 2000)

@@ -1,0 +1,41 @@
+# Test programs (run on the simulated GPU) and C unit tests of the shim's core.
+TPROG := $(BUILD)/tests/progs
+TUNIT := $(BUILD)/tests/unit
+TEST_CFLAGS := $(CFLAGS_BASE) -O1 -g $(CUDA_INC) -Itests/fakecuda
+TEST_LIBS := -L$(BUILD)/fakecuda -lcudart -lcuda -lpthread
+FAKECUDA_LIBS := $(BUILD)/fakecuda/libcudart.so.13 $(BUILD)/fakecuda/libcuda.so.1
+
+TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPROG)/drv_basic_ptds \
+              $(TPROG)/threads $(TPROG)/fork_child $(TPROG)/no_cuda $(TPROG)/timing $(TPROG)/vecadd
+
+UNIT_TESTS :=
+-include tests/unit/symbols.mk
+UNIT_TESTS += $(TUNIT)/test_config $(TUNIT)/test_stacks $(TUNIT)/test_ranges
+
+$(TPROG)/%: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIBS)
+
+# The same programs built for the per-thread default stream: they call the
+# _ptsz/_ptds entry points.
+$(TPROG)/%_ptsz: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -DCUDA_API_PER_THREAD_DEFAULT_STREAM -o $@ $< $(TEST_LIBS)
+$(TPROG)/%_ptds: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -DCUDA_API_PER_THREAD_DEFAULT_STREAM -o $@ $< $(TEST_LIBS)
+
+# Built the way users build: nvcc against the real toolkit, shared runtime.
+$(TPROG)/%: tests/progs/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -cudart shared -O1 -o $@ $<
+
+GT_CORE_FOR_UNIT := preload/gt_config.c preload/gt_stacks.c preload/gt_ranges.c
+UNIT_CFLAGS := $(CFLAGS_BASE) -O1 -g -Ipreload -fsanitize=address,undefined -fno-sanitize-recover=undefined
+
+$(TUNIT)/test_%: tests/unit/test_%.c $(GT_CORE_FOR_UNIT) $(wildcard preload/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(GT_CORE_FOR_UNIT) -lunwind -ldl -lpthread
+
+.PHONY: tests-build
+tests-build: $(TEST_PROGS) $(UNIT_TESTS) $(BUILD)/asan/libgputrace.so $(BUILD)/tsan/libgputrace.so

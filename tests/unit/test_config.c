@@ -1,0 +1,93 @@
+/* Settings parsing and output path expansion, without LD_PRELOAD. */
+#include <stdlib.h>
+#include "gt_config.h"
+#include "unit.h"
+
+static const char *env_keys[8], *env_vals[8];
+static int env_n;
+
+static const char *fake_getenv(const char *name)
+{
+    for (int i = 0; i < env_n; i++)
+        if (strcmp(env_keys[i], name) == 0)
+            return env_vals[i];
+    return NULL;
+}
+
+static void set_env(const char *k, const char *v)
+{
+    env_keys[env_n] = k;
+    env_vals[env_n++] = v;
+}
+
+static int count_lines(const char *w, int n, const char *needle)
+{
+    int hits = 0;
+    for (int i = 0; i < n; i++) {
+        if (strstr(w, needle))
+            hits++;
+        w += strlen(w) + 1;
+    }
+    return hits;
+}
+
+int main(void)
+{
+    struct gt_config c;
+    char w[2048], out[256], err[256];
+
+    env_n = 0;
+    CHECK(gt_config_load(&c, fake_getenv, w, sizeof(w)) == 0);
+    CHECK_STR(c.output, "gputrace-%n-%p.db");
+    CHECK(c.stack_depth == 32);
+    CHECK(c.buffer_events == 8192);
+
+    env_n = 0;
+    set_env("GPUTRACE_STACK_DEPTH", "0");
+    set_env("GPUTRACE_OUTPUT", "/tmp/t-%p.db");
+    set_env("GPUTRACE_BUFFER_EVENTS", "1024");
+    CHECK(gt_config_load(&c, fake_getenv, w, sizeof(w)) == 0);
+    CHECK(c.stack_depth == 0);
+    CHECK(c.buffer_events == 1024);
+    CHECK_STR(c.output, "/tmp/t-%p.db");
+
+    const char *bad_depths[] = {"abc", "-1", "129", "", "12x", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof(bad_depths) / sizeof(*bad_depths); i++) {
+        env_n = 0;
+        set_env("GPUTRACE_STACK_DEPTH", bad_depths[i]);
+        int n = gt_config_load(&c, fake_getenv, w, sizeof(w));
+        CHECK(n == 1);
+        CHECK(count_lines(w, n, "GPUTRACE_STACK_DEPTH") == 1);
+        CHECK(c.stack_depth == 32);
+    }
+    env_n = 0;
+    set_env("GPUTRACE_BUFFER_EVENTS", "1000"); /* not a power of two */
+    set_env("GPUTRACE_OUTPUT", "");
+    int n = gt_config_load(&c, fake_getenv, w, sizeof(w));
+    CHECK(n == 2);
+    CHECK(c.buffer_events == 8192);
+    CHECK_STR(c.output, "gputrace-%n-%p.db");
+
+    struct gt_path_vars v = {1234, "train", "node7", "3"};
+    CHECK(gt_expand_output("gputrace-%n-%p.db", &v, out, sizeof(out), err, sizeof(err)) == 0);
+    CHECK_STR(out, "gputrace-train-1234.db");
+    CHECK(gt_expand_output("/t/%h/r%r-%p-%%.db", &v, out, sizeof(out), err, sizeof(err)) == 0);
+    CHECK_STR(out, "/t/node7/r3-1234-%.db");
+    CHECK(gt_expand_output("x-%q.db", &v, out, sizeof(out), err, sizeof(err)) == -1);
+    CHECK(strstr(err, "%q") != NULL);
+    CHECK(gt_expand_output("x-%", &v, out, sizeof(out), err, sizeof(err)) == -1);
+    char small[8];
+    CHECK(gt_expand_output("abcdefghijk", &v, small, sizeof(small), err, sizeof(err)) == -1);
+    /* Environment values never add directories. */
+    struct gt_path_vars evil = {1, "a/b", "..", "../../etc"};
+    CHECK(gt_expand_output("%n_%h_%r", &evil, out, sizeof(out), err, sizeof(err)) == 0);
+    CHECK(strchr(out, '/') == NULL);
+
+    env_n = 0;
+    CHECK_STR(gt_rank_from_env(fake_getenv), "0");
+    set_env("SLURM_PROCID", "5");
+    CHECK_STR(gt_rank_from_env(fake_getenv), "5");
+    set_env("RANK", "2");
+    CHECK_STR(gt_rank_from_env(fake_getenv), "2");
+    return unit_report("test_config");
+}
