@@ -100,13 +100,15 @@ static int gt_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 static void *gt_self_base(void)
 {
-    static void *base;
-    if (!base) {
+    static _Atomic(void *) base;
+    void *b = atomic_load_explicit(&base, memory_order_relaxed);
+    if (!b) {
         Dl_info di;
         if (dladdr((void *)gt_self_base, &di))
-            base = di.dli_fbase;
+            b = di.dli_fbase;
+        atomic_store_explicit(&base, b, memory_order_relaxed);
     }
-    return base;
+    return b;
 }
 
 void *gt_lookup_symbol(const char *name)

@@ -6,7 +6,8 @@ TEST_LIBS := -L$(BUILD)/fakecuda -lcudart -lcuda -lpthread
 FAKECUDA_LIBS := $(BUILD)/fakecuda/libcudart.so.13 $(BUILD)/fakecuda/libcuda.so.1
 
 TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPROG)/drv_basic_ptds \
-              $(TPROG)/threads $(TPROG)/fork_child $(TPROG)/no_cuda $(TPROG)/timing $(TPROG)/vecadd
+              $(TPROG)/threads $(TPROG)/fork_child $(TPROG)/no_cuda $(TPROG)/timing $(TPROG)/vecadd \
+              $(TPROG)/unhooked
 
 UNIT_TESTS :=
 -include tests/unit/symbols.mk

@@ -1,0 +1,37 @@
+# The simulated GPU: build/fakecuda/{libcuda.so.1, libcudart.so.13, libcudart_static.a, libcupti.so.13}.
+FAKECUDA_DIR := $(BUILD)/fakecuda
+FAKECUDA_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden $(CUDA_INC) -Itests/fakecuda
+
+# ---- driver ----
+FK_DRIVER_SRC := $(wildcard tests/fakecuda/driver/*.c)
+FK_DRIVER_HDR := $(wildcard tests/fakecuda/driver/*.h tests/fakecuda/driver/*.def) tests/fakecuda/fakecuda.h
+
+$(FAKECUDA_DIR)/libcuda.so.1: $(FK_DRIVER_SRC) $(FK_DRIVER_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(FAKECUDA_CFLAGS) -shared -Wl,-soname,libcuda.so.1 -o $@ $(FK_DRIVER_SRC) -lpthread
+	ln -sf libcuda.so.1 $(FAKECUDA_DIR)/libcuda.so
+
+all: $(FAKECUDA_DIR)/libcuda.so.1
+
+# ---- runtime ----
+# Exported under the version node the real libcudart.so.13 defines, so
+# programs nvcc linked against the real toolkit load it unchanged.
+FK_RUNTIME_SRC := $(wildcard tests/fakecuda/runtime/*.c)
+FK_RUNTIME_HDR := $(wildcard tests/fakecuda/runtime/*.h) tests/fakecuda/fakecuda.h
+FK_RUNTIME_OBJ := $(patsubst tests/fakecuda/runtime/%.c,$(FAKECUDA_DIR)/obj/%.o,$(FK_RUNTIME_SRC))
+
+$(FAKECUDA_DIR)/obj/%.o: tests/fakecuda/runtime/%.c $(FK_RUNTIME_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(FAKECUDA_CFLAGS) -c -o $@ $<
+
+$(FAKECUDA_DIR)/libcudart.so.13: $(FK_RUNTIME_OBJ) tests/fakecuda/runtime/libcudart.map
+	$(CC) -shared -Wl,-soname,libcudart.so.13 -Wl,--version-script=tests/fakecuda/runtime/libcudart.map \
+	    -o $@ $(FK_RUNTIME_OBJ) -ldl -lpthread
+	ln -sf libcudart.so.13 $(FAKECUDA_DIR)/libcudart.so
+
+# The static runtime still finds the driver with dlopen + cuGetProcAddress.
+$(FAKECUDA_DIR)/libcudart_static.a: $(FK_RUNTIME_OBJ)
+	rm -f $@
+	ar rcs $@ $(FK_RUNTIME_OBJ)
+
+all: $(FAKECUDA_DIR)/libcudart.so.13 $(FAKECUDA_DIR)/libcudart_static.a

@@ -1,0 +1,148 @@
+/* fk_activity.c: correlation ids for API calls, and activity records
+ * delivered late, on the driver's own thread, once their work has ended
+ * (as a profiler sees them), for the simulated CUPTI. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fk_driver.h"
+
+static fakecuda_activity_cb fk_act_cb;
+static void *fk_act_arg;
+static fakecuda_api_cb fk_api_cb;
+static void *fk_api_arg;
+static uint32_t fk_next_corr;
+static pthread_mutex_t fk_act_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fk_act_cond = PTHREAD_COND_INITIALIZER;
+static struct fakecuda_activity *fk_pending;
+static size_t fk_npending, fk_cap;
+static int fk_thread_started;
+static FILE *fk_log;
+
+FK_API void fakecuda_api_subscribe(fakecuda_api_cb cb, void *arg)
+{
+    pthread_mutex_lock(&fk_act_lock);
+    fk_api_cb = cb;
+    fk_api_arg = arg;
+    pthread_mutex_unlock(&fk_act_lock);
+}
+
+uint32_t fk_api_enter(const char *api)
+{
+    pthread_mutex_lock(&fk_act_lock);
+    uint32_t id = ++fk_next_corr;
+    fakecuda_api_cb cb = fk_api_cb;
+    void *arg = fk_api_arg;
+    pthread_mutex_unlock(&fk_act_lock);
+    if (cb)
+        cb(id, api, arg);
+    return id;
+}
+
+static void fk_deliver(struct fakecuda_activity *a, size_t n)
+{
+    pthread_mutex_lock(&fk_act_lock);
+    fakecuda_activity_cb cb = fk_act_cb;
+    void *arg = fk_act_arg;
+    pthread_mutex_unlock(&fk_act_lock);
+    for (size_t i = 0; i < n; i++) {
+        if (fk_log) {
+            static const char *const kinds[] = {"?", "kernel", "memcpy", "memset", "sync"};
+            fprintf(fk_log, "%s %s %u %llu %llu %llu %u\n", kinds[a[i].kind & 7],
+                    a[i].name ? a[i].name : "-", a[i].stream_id, (unsigned long long)a[i].start_ns,
+                    (unsigned long long)a[i].end_ns, (unsigned long long)a[i].bytes, a[i].correlation_id);
+            fflush(fk_log);
+        }
+        if (cb)
+            cb(&a[i], arg);
+    }
+}
+
+/* Takes the records whose work ended by `until` (all of them if ~0). */
+static size_t fk_take(uint64_t until, struct fakecuda_activity **out)
+{
+    size_t n = 0;
+    *out = NULL;
+    pthread_mutex_lock(&fk_act_lock);
+    struct fakecuda_activity *batch = fk_npending ? malloc(fk_npending * sizeof(*batch)) : NULL;
+    if (batch) {
+        size_t keep = 0;
+        for (size_t i = 0; i < fk_npending; i++) {
+            if (fk_pending[i].end_ns <= until)
+                batch[n++] = fk_pending[i];
+            else
+                fk_pending[keep++] = fk_pending[i];
+        }
+        fk_npending = keep;
+    }
+    pthread_mutex_unlock(&fk_act_lock);
+    *out = batch;
+    return n;
+}
+
+static void *fk_activity_thread(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        struct fakecuda_activity *batch;
+        size_t n = fk_take(fakecuda_now_ns(), &batch);
+        fk_deliver(batch, n);
+        free(batch);
+    }
+    return NULL;
+}
+
+FK_API void fakecuda_activity_flush(void)
+{
+    struct fakecuda_activity *batch;
+    size_t n = fk_take(UINT64_MAX, &batch);
+    fk_deliver(batch, n);
+    free(batch);
+}
+
+FK_API void fakecuda_activity_subscribe(fakecuda_activity_cb cb, void *arg)
+{
+    pthread_mutex_lock(&fk_act_lock);
+    fk_act_cb = cb;
+    fk_act_arg = arg;
+    pthread_mutex_unlock(&fk_act_lock);
+}
+
+void fk_activity_emit(const struct fakecuda_activity *a)
+{
+    pthread_mutex_lock(&fk_act_lock);
+    if (!fk_act_cb && !getenv("FAKECUDA_LOG")) {
+        pthread_mutex_unlock(&fk_act_lock);
+        return;
+    }
+    if (!fk_thread_started) {
+        fk_thread_started = 1;
+        const char *log = getenv("FAKECUDA_LOG");
+        if (log)
+            fk_log = fopen(log, "a");
+        pthread_t t;
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        if (pthread_create(&t, NULL, fk_activity_thread, NULL) == 0)
+            pthread_detach(t);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    if (fk_npending == fk_cap) {
+        size_t cap = fk_cap ? fk_cap * 2 : 1024;
+        struct fakecuda_activity *p = realloc(fk_pending, cap * sizeof(*p));
+        if (!p) {
+            pthread_mutex_unlock(&fk_act_lock);
+            return;
+        }
+        fk_pending = p;
+        fk_cap = cap;
+    }
+    fk_pending[fk_npending++] = *a;
+    pthread_cond_signal(&fk_act_cond);
+    pthread_mutex_unlock(&fk_act_lock);
+}

@@ -1,0 +1,88 @@
+/* fk_driver.h: internals of the simulated CUDA driver. */
+#ifndef FK_DRIVER_H
+#define FK_DRIVER_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <cuda.h>
+#include "fakecuda.h"
+
+#define FK_API __attribute__((visibility("default")))
+
+/* Every handle the driver gives out starts with a magic word, so a bad
+ * handle is an error code, not a crash. */
+enum { FK_MAGIC_CTX = 0x43545831, FK_MAGIC_STREAM = 0x53545231, FK_MAGIC_EVENT = 0x45564e31,
+       FK_MAGIC_FUNC = 0x46554e31, FK_MAGIC_MOD = 0x4d4f4431 };
+
+struct CUctx_st {
+    uint32_t magic;
+    uint32_t id;
+    int device;
+};
+
+struct CUstream_st {
+    uint32_t magic;
+    uint32_t id;
+    unsigned flags;      /* CU_STREAM_NON_BLOCKING or 0 */
+    uint64_t tail;       /* when the last work submitted here ends */
+    int legacy;
+};
+
+struct CUevent_st {
+    uint32_t magic;
+    int recorded;
+    uint64_t time;       /* GPU time the event completes */
+};
+
+struct CUfunc_st {
+    uint32_t magic;
+    char *name;
+    uint64_t dur_ns;     /* 0: from the duration table */
+};
+
+struct CUmod_st {
+    uint32_t magic;
+};
+
+/* Global simulator state (fk_state.c). */
+extern pthread_mutex_t fk_lock;
+extern int fk_initialized;
+extern struct CUctx_st fk_primary_ctx;
+
+struct fk_settings {
+    uint64_t kernel_ns;
+    uint64_t launch_ns;
+    double pinned_bw, pageable_bw, dtod_bw; /* bytes per ns */
+    uint64_t copy_latency_ns;
+    int devices;
+};
+extern struct fk_settings fk_cfg;
+
+void fk_init_once(void);
+CUresult fk_check_ctx(void);
+int fk_is_forked_child(void);
+uint64_t fk_kernel_duration(const struct CUfunc_st *f);
+struct CUfunc_st *fk_function(const char *name);
+
+/* Memory registry. */
+enum fk_mem { FK_MEM_PAGEABLE = FAKECUDA_MEM_PAGEABLE, FK_MEM_PINNED = FAKECUDA_MEM_PINNED,
+              FK_MEM_DEVICE = FAKECUDA_MEM_DEVICE, FK_MEM_MANAGED = FAKECUDA_MEM_MANAGED };
+void fk_mem_add(uintptr_t base, size_t len, int kind, int owned);
+int fk_mem_remove(uintptr_t base, int *kind);
+int fk_mem_kind(uintptr_t p);
+
+/* Timeline (fk_timeline.c). All times on fakecuda_now_ns. */
+struct CUstream_st *fk_stream(CUstream s, int per_thread);
+int fk_stream_valid(CUstream s);
+uint64_t fk_submit(struct CUstream_st *s, uint64_t dur, uint64_t *start);
+uint64_t fk_stream_done_time(struct CUstream_st *s);
+uint64_t fk_all_done_time(void);
+void fk_wait_until(uint64_t t);
+struct CUstream_st *fk_stream_create(unsigned flags);
+void fk_stream_destroy(struct CUstream_st *s);
+
+/* Activity (fk_activity.c). */
+uint32_t fk_api_enter(const char *api);
+void fk_activity_emit(const struct fakecuda_activity *a);
+
+#endif

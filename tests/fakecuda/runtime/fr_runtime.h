@@ -1,0 +1,90 @@
+/* fr_runtime.h: internals of the simulated CUDA runtime. Like the real
+ * one, it reaches the driver only through dlopen("libcuda.so.1") and
+ * cuGetProcAddress. */
+#ifndef FR_RUNTIME_H
+#define FR_RUNTIME_H
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#define FR_API __attribute__((visibility("default")))
+
+/* The driver entry points the runtime uses: field, declared function (for
+ * its type), name asked of cuGetProcAddress. */
+#define FR_DRIVER_ENTRIES(X)                                   \
+    X(init, cuInit, "cuInit")                                  \
+    X(deviceGet, cuDeviceGet, "cuDeviceGet")                   \
+    X(deviceGetCount, cuDeviceGetCount, "cuDeviceGetCount")    \
+    X(deviceGetName, cuDeviceGetName, "cuDeviceGetName")       \
+    X(deviceGetAttribute, cuDeviceGetAttribute, "cuDeviceGetAttribute") \
+    X(deviceTotalMem, cuDeviceTotalMem_v2, "cuDeviceTotalMem") \
+    X(primaryCtxRetain, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") \
+    X(ctxSetCurrent, cuCtxSetCurrent, "cuCtxSetCurrent")       \
+    X(ctxSynchronize, cuCtxSynchronize, "cuCtxSynchronize")    \
+    X(libraryLoadData, cuLibraryLoadData, "cuLibraryLoadData") \
+    X(libraryGetKernel, cuLibraryGetKernel, "cuLibraryGetKernel") \
+    X(kernelGetName, cuKernelGetName, "cuKernelGetName")       \
+    X(memAlloc, cuMemAlloc_v2, "cuMemAlloc")                   \
+    X(memAllocPitch, cuMemAllocPitch_v2, "cuMemAllocPitch")    \
+    X(memAllocManaged, cuMemAllocManaged, "cuMemAllocManaged") \
+    X(memFree, cuMemFree_v2, "cuMemFree")                      \
+    X(memAllocHost, cuMemAllocHost_v2, "cuMemAllocHost")       \
+    X(memHostAlloc, cuMemHostAlloc, "cuMemHostAlloc")          \
+    X(memFreeHost, cuMemFreeHost, "cuMemFreeHost")             \
+    X(memHostRegister, cuMemHostRegister_v2, "cuMemHostRegister") \
+    X(memHostUnregister, cuMemHostUnregister, "cuMemHostUnregister") \
+    X(memGetInfo, cuMemGetInfo_v2, "cuMemGetInfo")             \
+    X(memcpy, cuMemcpy, "cuMemcpy")                            \
+    X(memcpyAsync, cuMemcpyAsync, "cuMemcpyAsync")             \
+    X(memcpyHtoD, cuMemcpyHtoD_v2, "cuMemcpyHtoD")             \
+    X(memcpyDtoH, cuMemcpyDtoH_v2, "cuMemcpyDtoH")             \
+    X(memcpyDtoD, cuMemcpyDtoD_v2, "cuMemcpyDtoD")             \
+    X(memcpyHtoDAsync, cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync") \
+    X(memcpyDtoHAsync, cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync") \
+    X(memcpyDtoDAsync, cuMemcpyDtoDAsync_v2, "cuMemcpyDtoDAsync") \
+    X(memcpy2D, cuMemcpy2D_v2, "cuMemcpy2D")                   \
+    X(memcpy2DAsync, cuMemcpy2DAsync_v2, "cuMemcpy2DAsync")    \
+    X(memcpyPeer, cuMemcpyPeer, "cuMemcpyPeer")                \
+    X(memcpyPeerAsync, cuMemcpyPeerAsync, "cuMemcpyPeerAsync") \
+    X(memsetD8, cuMemsetD8_v2, "cuMemsetD8")                   \
+    X(memsetD8Async, cuMemsetD8Async, "cuMemsetD8Async")       \
+    X(memsetD2D8, cuMemsetD2D8_v2, "cuMemsetD2D8")             \
+    X(memsetD2D8Async, cuMemsetD2D8Async, "cuMemsetD2D8Async") \
+    X(launchKernel, cuLaunchKernel, "cuLaunchKernel")          \
+    X(launchCooperativeKernel, cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel") \
+    X(launchHostFunc, cuLaunchHostFunc, "cuLaunchHostFunc")    \
+    X(streamCreate, cuStreamCreate, "cuStreamCreate")          \
+    X(streamCreateWithPriority, cuStreamCreateWithPriority, "cuStreamCreateWithPriority") \
+    X(streamDestroy, cuStreamDestroy_v2, "cuStreamDestroy")    \
+    X(streamSynchronize, cuStreamSynchronize, "cuStreamSynchronize") \
+    X(streamQuery, cuStreamQuery, "cuStreamQuery")             \
+    X(streamWaitEvent, cuStreamWaitEvent, "cuStreamWaitEvent") \
+    X(eventCreate, cuEventCreate, "cuEventCreate")             \
+    X(eventDestroy, cuEventDestroy_v2, "cuEventDestroy")       \
+    X(eventRecord, cuEventRecord, "cuEventRecord")             \
+    X(eventSynchronize, cuEventSynchronize, "cuEventSynchronize") \
+    X(eventQuery, cuEventQuery, "cuEventQuery")                \
+    X(eventElapsedTime, cuEventElapsedTime_v2, "cuEventElapsedTime") \
+    X(getProcAddress, cuGetProcAddress_v2, "cuGetProcAddress")
+
+struct fr_driver {
+#define FR_FIELD(field, fn, name) __typeof__(fn) *field;
+    FR_DRIVER_ENTRIES(FR_FIELD)
+#undef FR_FIELD
+};
+
+/* The driver's entry points, and the per-thread default stream ones. */
+const struct fr_driver *fr_drv(int per_thread);
+/* Loads the driver, initializes it and makes the device's primary context
+ * current on this thread. */
+cudaError_t fr_ready(void);
+cudaError_t fr_error(CUresult r);
+cudaError_t fr_set_error(cudaError_t e);
+int fr_current_device(void);
+void *fr_driver_symbol(const char *name);
+
+/* Registered kernels (fr_kernels.c). */
+CUkernel fr_kernel_for(const void *host_fun);
+const char *fr_kernel_name(const void *host_fun);
+
+#endif
