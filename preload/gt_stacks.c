@@ -129,12 +129,38 @@ static uint32_t gt_intern(const uintptr_t *ips, uint32_t n)
     return 0;
 }
 
+#ifdef GT_UNW_STEP
+/* TSan builds: unw_backtrace's per-thread trace cache has a thread-exit
+ * destructor that runs after TSan has torn the thread down, and crashes
+ * there; stepping frame by frame keeps no such cache. */
+static int gt_unwind(void **out, int max)
+{
+    unw_context_t ctx;
+    unw_cursor_t cur;
+    int n = 0;
+    if (unw_getcontext(&ctx) != 0 || unw_init_local(&cur, &ctx) != 0)
+        return 0;
+    while (n < max && unw_step(&cur) > 0) {
+        unw_word_t ip;
+        if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || !ip)
+            break;
+        out[n++] = (void *)ip;
+    }
+    return n;
+}
+#else
+static inline int gt_unwind(void **out, int max)
+{
+    return unw_backtrace(out, max);
+}
+#endif
+
 uint32_t gt_stack_capture(void)
 {
     if (gt_depth <= 0)
         return 0;
     void *raw[GT_STACK_MAX_DEPTH + 16];
-    int n = unw_backtrace(raw, gt_depth + 16);
+    int n = gt_unwind(raw, gt_depth + 16);
     int skip = 0;
     while (skip < n && (uintptr_t)raw[skip] >= gt_self_lo && (uintptr_t)raw[skip] < gt_self_hi)
         skip++;

@@ -22,6 +22,6 @@ $(BUILD)/asan/libgputrace.so: $(PRELOAD_SRC) $(PRELOAD_HDR)
 
 $(BUILD)/tsan/libgputrace.so: $(PRELOAD_SRC) $(PRELOAD_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(PRELOAD_CFLAGS) -O1 -fsanitize=thread -shared -o $@ $(PRELOAD_SRC) $(PRELOAD_LIBS)
+	$(CC) $(PRELOAD_CFLAGS) -O1 -fsanitize=thread -DGT_UNW_STEP -shared -o $@ $(PRELOAD_SRC) $(PRELOAD_LIBS)
 
 all: $(BUILD)/libgputrace.so

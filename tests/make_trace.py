@@ -128,7 +128,8 @@ def make_trace(path, calls=(), meta=None, complete=True, user_version=None, thre
         start = c.get("start_ns", START_NS + STEP_NS * cid)
         end = c.get("end_ns", start + CALL_NS)
         sid = stack_id(c["stack"]) if c["stack"] else None
-        db.execute("INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        db.execute("INSERT INTO calls(id, tid, api_id, start_ns, end_ns, result, stream, stack_id) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    (cid, tid, aid, start, end, c["result"], c["stream"], sid))
         if "launch" in c:
             a = c["launch"]

@@ -35,3 +35,13 @@ $(FAKECUDA_DIR)/libcudart_static.a: $(FK_RUNTIME_OBJ)
 	ar rcs $@ $(FK_RUNTIME_OBJ)
 
 all: $(FAKECUDA_DIR)/libcudart.so.13 $(FAKECUDA_DIR)/libcudart_static.a
+
+# ---- CUPTI ----
+FK_CUPTI_SRC := $(wildcard tests/fakecuda/cupti/*.c)
+
+$(FAKECUDA_DIR)/libcupti.so.13: $(FK_CUPTI_SRC) tests/fakecuda/fakecuda.h tests/fakecuda/cupti/libcupti.map
+	@mkdir -p $(dir $@)
+	$(CC) $(FAKECUDA_CFLAGS) -shared -Wl,-soname,libcupti.so.13 -Wl,--version-script=tests/fakecuda/cupti/libcupti.map \
+	    -o $@ $(FK_CUPTI_SRC) -ldl -lpthread
+
+all: $(FAKECUDA_DIR)/libcupti.so.13

@@ -1,0 +1,554 @@
+/* fu_cupti.c: the simulated CUPTI Activity API over the simulated driver.
+ *
+ * Records are packed into the client's buffers with the real record
+ * structs, and handed back as real CUPTI does: when a buffer fills, on a
+ * flush period, and on cuptiActivityFlushAll, from a thread of its own. The
+ * GPU's times come from the simulated driver (fakecuda.h), late and in any
+ * order across streams. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cupti.h>
+#include "fakecuda.h"
+
+#define FU_API __attribute__((visibility("default")))
+#define FU_EXT_KINDS 8
+#define FU_EXT_DEPTH 32
+
+struct fu_done {
+    uint8_t *buf;
+    size_t size, valid;
+    struct fu_done *next;
+};
+
+static pthread_mutex_t fu_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fu_wake = PTHREAD_COND_INITIALIZER;
+static CUpti_BuffersCallbackRequestFunc fu_request;
+static CUpti_BuffersCallbackCompleteFunc fu_complete;
+static CUpti_TimestampCallbackFunc fu_clock;
+static int64_t fu_clock_offset; /* client clock minus the GPU's */
+static uint8_t fu_enabled[64];
+static uint8_t *fu_buf;
+static size_t fu_size, fu_used;
+static struct fu_done *fu_done_head, *fu_done_tail;
+static size_t fu_dropped;
+static uint32_t fu_period_ms;
+static int fu_thread_started, fu_subscribed;
+
+static __thread uint64_t fu_ext[FU_EXT_KINDS][FU_EXT_DEPTH];
+static __thread int fu_ext_depth[FU_EXT_KINDS];
+
+static struct {
+    void (*activity_subscribe)(fakecuda_activity_cb, void *);
+    void (*api_subscribe)(fakecuda_api_cb, void *);
+    void (*flush)(void);
+    uint64_t (*now)(void);
+} fu_drv;
+
+static int fu_env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && strcmp(v, "1") == 0;
+}
+
+static uint64_t fu_gpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t fu_ts(uint64_t gpu)
+{
+    return (uint64_t)((int64_t)gpu + fu_clock_offset);
+}
+
+/* ---- buffers ---- */
+
+static size_t fu_record_size(CUpti_ActivityKind k)
+{
+    switch (k) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
+    default: return 0;
+    }
+}
+
+static size_t fu_align(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
+
+/* Moves the current buffer to the completed list. Lock held. */
+static void fu_retire_locked(void)
+{
+    if (!fu_buf)
+        return;
+    struct fu_done *d = malloc(sizeof(*d));
+    if (!d)
+        return;
+    *d = (struct fu_done){fu_buf, fu_size, fu_used, NULL};
+    if (fu_done_tail)
+        fu_done_tail->next = d;
+    else
+        fu_done_head = d;
+    fu_done_tail = d;
+    fu_buf = NULL;
+    fu_size = fu_used = 0;
+    pthread_cond_signal(&fu_wake);
+}
+
+/* Room for one record, from the client's buffers. Lock held. NULL: dropped. */
+static void *fu_reserve_locked(size_t n)
+{
+    n = fu_align(n);
+    if (fu_buf && fu_used + n > fu_size)
+        fu_retire_locked();
+    if (!fu_buf) {
+        uint8_t *b = NULL;
+        size_t size = 0, max = 0;
+        if (fu_request)
+            fu_request(&b, &size, &max);
+        if (!b || size < n) {
+            fu_dropped++;
+            return NULL;
+        }
+        fu_buf = b;
+        fu_size = size;
+        fu_used = 0;
+    }
+    void *p = fu_buf + fu_used;
+    memset(p, 0, n);
+    fu_used += n;
+    return p;
+}
+
+static int fu_on(CUpti_ActivityKind k)
+{
+    return (unsigned)k < sizeof(fu_enabled) && fu_enabled[k];
+}
+
+/* ---- records from the simulated GPU ---- */
+
+static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&fu_lock);
+    switch (a->kind) {
+    case FAKECUDA_ACT_KERNEL: {
+        CUpti_ActivityKind k = fu_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+                               : fu_on(CUPTI_ACTIVITY_KIND_KERNEL)         ? CUPTI_ACTIVITY_KIND_KERNEL
+                                                                           : CUPTI_ACTIVITY_KIND_INVALID;
+        CUpti_ActivityKernel10 *r = k ? fu_reserve_locked(sizeof(*r)) : NULL;
+        if (!r)
+            break;
+        r->kind = k;
+        r->start = fu_ts(a->start_ns);
+        r->end = r->completed = fu_ts(a->end_ns);
+        r->queued = r->submitted = CUPTI_TIMESTAMP_UNKNOWN;
+        r->deviceId = a->device;
+        r->contextId = a->context_id;
+        r->streamId = a->stream_id;
+        r->gridX = (int32_t)a->grid[0];
+        r->gridY = (int32_t)a->grid[1];
+        r->gridZ = (int32_t)a->grid[2];
+        r->blockX = (int32_t)a->block[0];
+        r->blockY = (int32_t)a->block[1];
+        r->blockZ = (int32_t)a->block[2];
+        r->dynamicSharedMemory = (int32_t)a->shared_mem;
+        r->correlationId = a->correlation_id;
+        r->name = a->name;
+        break;
+    }
+    case FAKECUDA_ACT_MEMCPY: {
+        CUpti_ActivityMemcpy6 *r = fu_on(CUPTI_ACTIVITY_KIND_MEMCPY) ? fu_reserve_locked(sizeof(*r)) : NULL;
+        if (!r)
+            break;
+        r->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+        r->copyKind = (uint8_t)a->copy_kind;
+        r->srcKind = (uint8_t)a->src_kind;
+        r->dstKind = (uint8_t)a->dst_kind;
+        r->bytes = a->bytes;
+        r->start = fu_ts(a->start_ns);
+        r->end = fu_ts(a->end_ns);
+        r->deviceId = a->device;
+        r->contextId = a->context_id;
+        r->streamId = a->stream_id;
+        r->correlationId = a->correlation_id;
+        break;
+    }
+    case FAKECUDA_ACT_MEMSET: {
+        CUpti_ActivityMemset4 *r = fu_on(CUPTI_ACTIVITY_KIND_MEMSET) ? fu_reserve_locked(sizeof(*r)) : NULL;
+        if (!r)
+            break;
+        r->kind = CUPTI_ACTIVITY_KIND_MEMSET;
+        r->value = (uint32_t)a->memset_value;
+        r->bytes = a->bytes;
+        r->start = fu_ts(a->start_ns);
+        r->end = fu_ts(a->end_ns);
+        r->deviceId = a->device;
+        r->contextId = a->context_id;
+        r->streamId = a->stream_id;
+        r->correlationId = a->correlation_id;
+        r->memoryKind = (uint16_t)a->dst_kind;
+        break;
+    }
+    case FAKECUDA_ACT_SYNC: {
+        CUpti_ActivitySynchronization2 *r =
+            fu_on(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) ? fu_reserve_locked(sizeof(*r)) : NULL;
+        if (!r)
+            break;
+        r->kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+        r->type = (CUpti_ActivitySynchronizationType)a->sync_type;
+        r->start = fu_ts(a->start_ns);
+        r->end = fu_ts(a->end_ns);
+        r->correlationId = a->correlation_id;
+        r->contextId = a->context_id;
+        r->streamId = a->stream_id;
+        break;
+    }
+    default:
+        break;
+    }
+    pthread_mutex_unlock(&fu_lock);
+}
+
+/* On the calling thread, as each driver call starts: tie its correlation id
+ * to the external ids the thread has pushed. */
+static void fu_on_api(uint32_t corr, const char *api, void *arg)
+{
+    (void)api;
+    (void)arg;
+    int any = 0;
+    for (int k = 0; k < FU_EXT_KINDS; k++)
+        any |= fu_ext_depth[k] > 0;
+    if (!any)
+        return;
+    pthread_mutex_lock(&fu_lock);
+    if (fu_on(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) {
+        for (int k = 0; k < FU_EXT_KINDS; k++) {
+            if (fu_ext_depth[k] <= 0)
+                continue;
+            CUpti_ActivityExternalCorrelation *r = fu_reserve_locked(sizeof(*r));
+            if (!r)
+                break;
+            r->kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+            r->externalKind = (CUpti_ExternalCorrelationKind)k;
+            r->externalId = fu_ext[k][fu_ext_depth[k] - 1];
+            r->correlationId = corr;
+        }
+    }
+    pthread_mutex_unlock(&fu_lock);
+}
+
+/* ---- delivery ---- */
+
+static void fu_deliver_done(void)
+{
+    pthread_mutex_lock(&fu_lock);
+    struct fu_done *d = fu_done_head;
+    fu_done_head = fu_done_tail = NULL;
+    CUpti_BuffersCallbackCompleteFunc cb = fu_complete;
+    pthread_mutex_unlock(&fu_lock);
+    while (d) {
+        struct fu_done *next = d->next;
+        if (cb)
+            cb(NULL, 0, d->buf, d->size, d->valid);
+        free(d);
+        d = next;
+    }
+}
+
+static void fu_flush_current(int with_overhead)
+{
+    uint64_t t0 = fu_gpu_now();
+    if (fu_drv.flush)
+        fu_drv.flush();
+    pthread_mutex_lock(&fu_lock);
+    if (with_overhead && fu_on(CUPTI_ACTIVITY_KIND_OVERHEAD) && fu_buf) {
+        CUpti_ActivityOverhead3 *o = fu_reserve_locked(sizeof(*o));
+        if (o) {
+            o->kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+            o->overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
+            o->objectKind = CUPTI_ACTIVITY_OBJECT_PROCESS;
+            o->start = fu_ts(t0);
+            o->end = fu_ts(fu_gpu_now());
+        }
+    }
+    if (fu_buf && fu_used)
+        fu_retire_locked();
+    pthread_mutex_unlock(&fu_lock);
+    fu_deliver_done();
+}
+
+static void *fu_thread(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&fu_lock);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint32_t ms = fu_period_ms ? fu_period_ms : 1000;
+        ts.tv_sec += ms / 1000;
+        ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        if (!fu_done_head)
+            pthread_cond_timedwait(&fu_wake, &fu_lock, &ts);
+        int periodic = fu_period_ms && !fu_done_head;
+        pthread_mutex_unlock(&fu_lock);
+        if (periodic)
+            fu_flush_current(1);
+        else
+            fu_deliver_done();
+    }
+    return NULL;
+}
+
+/* ---- setup ---- */
+
+static CUptiResult fu_attach(void)
+{
+    if (fu_env("FAKECUDA_CUPTI_FAIL"))
+        return CUPTI_ERROR_NOT_INITIALIZED;
+    if (fu_drv.activity_subscribe)
+        return CUPTI_SUCCESS;
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!h)
+        h = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!h)
+        return CUPTI_ERROR_NOT_INITIALIZED;
+    *(void **)&fu_drv.activity_subscribe = dlsym(h, "fakecuda_activity_subscribe");
+    *(void **)&fu_drv.api_subscribe = dlsym(h, "fakecuda_api_subscribe");
+    *(void **)&fu_drv.flush = dlsym(h, "fakecuda_activity_flush");
+    *(void **)&fu_drv.now = dlsym(h, "fakecuda_now_ns");
+    if (!fu_drv.activity_subscribe || !fu_drv.api_subscribe || !fu_drv.flush) {
+        fu_drv.activity_subscribe = NULL;
+        return CUPTI_ERROR_NOT_INITIALIZED; /* a real driver: not ours to profile */
+    }
+    fu_drv.activity_subscribe(fu_on_activity, NULL);
+    fu_drv.api_subscribe(fu_on_api, NULL);
+    return CUPTI_SUCCESS;
+}
+
+FU_API CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
+                                                  CUpti_BuffersCallbackCompleteFunc done)
+{
+    if (!req || !done)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    CUptiResult r = fu_attach();
+    if (r != CUPTI_SUCCESS)
+        return r;
+    pthread_mutex_lock(&fu_lock);
+    fu_request = req;
+    fu_complete = done;
+    if (!fu_thread_started) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, fu_thread, NULL) == 0) {
+            pthread_detach(t);
+            fu_thread_started = 1;
+        }
+    }
+    pthread_mutex_unlock(&fu_lock);
+    return CUPTI_SUCCESS;
+}
+
+/* Timestamps go on the client's clock. A clock within a microsecond of the
+ * GPU's is taken to be the same clock (CLOCK_MONOTONIC both). */
+FU_API CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc cb)
+{
+    if (!cb)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    int64_t off = (int64_t)cb() - (int64_t)fu_gpu_now();
+    pthread_mutex_lock(&fu_lock);
+    fu_clock = cb;
+    fu_clock_offset = off > -1000 && off < 1000 ? 0 : off;
+    pthread_mutex_unlock(&fu_lock);
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult fu_set_kind(CUpti_ActivityKind k, uint8_t on)
+{
+    if (!fu_record_size(k))
+        return CUPTI_ERROR_INVALID_KIND;
+    CUptiResult r = fu_attach();
+    if (r != CUPTI_SUCCESS)
+        return r;
+    pthread_mutex_lock(&fu_lock);
+    fu_enabled[k] = on;
+    pthread_mutex_unlock(&fu_lock);
+    return CUPTI_SUCCESS;
+}
+
+FU_API CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
+{
+    return fu_set_kind(k, 1);
+}
+
+FU_API CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
+{
+    return fu_set_kind(k, 0);
+}
+
+FU_API CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+    (void)flag;
+    fu_flush_current(1);
+    return CUPTI_SUCCESS;
+}
+
+FU_API CUptiResult cuptiActivityFlushPeriod(uint32_t ms)
+{
+    pthread_mutex_lock(&fu_lock);
+    fu_period_ms = ms;
+    pthread_cond_signal(&fu_wake);
+    pthread_mutex_unlock(&fu_lock);
+    return CUPTI_SUCCESS;
+}
+
+FU_API CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUpti_Activity **record)
+{
+    if (!buffer || !record)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    uint8_t *p = buffer;
+    if (*record) {
+        size_t n = fu_record_size((*record)->kind);
+        if (!n)
+            return CUPTI_ERROR_INVALID_KIND;
+        p = (uint8_t *)*record + fu_align(n);
+    }
+    if (p < buffer || p + sizeof(CUpti_Activity) > buffer + valid) {
+        *record = NULL;
+        return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    }
+    *record = (CUpti_Activity *)p;
+    return CUPTI_SUCCESS;
+}
+
+FU_API CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *dropped)
+{
+    (void)ctx;
+    (void)stream;
+    if (!dropped)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&fu_lock);
+    *dropped = fu_dropped;
+    fu_dropped = 0;
+    pthread_mutex_unlock(&fu_lock);
+    return CUPTI_SUCCESS;
+}
+
+FU_API CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t id)
+{
+    if ((unsigned)kind >= FU_EXT_KINDS || kind == CUPTI_EXTERNAL_CORRELATION_KIND_INVALID)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (fu_ext_depth[kind] >= FU_EXT_DEPTH)
+        return CUPTI_ERROR_OUT_OF_MEMORY;
+    fu_ext[kind][fu_ext_depth[kind]++] = id;
+    return CUPTI_SUCCESS;
+}
+
+FU_API CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t *last)
+{
+    if ((unsigned)kind >= FU_EXT_KINDS)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (fu_ext_depth[kind] <= 0)
+        return CUPTI_ERROR_QUEUE_EMPTY;
+    uint64_t id = fu_ext[kind][--fu_ext_depth[kind]];
+    if (last)
+        *last = id;
+    return CUPTI_SUCCESS;
+}
+
+FU_API CUptiResult cuptiGetTimestamp(uint64_t *t)
+{
+    if (!t)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    *t = fu_clock ? fu_clock() : fu_gpu_now();
+    return CUPTI_SUCCESS;
+}
+
+FU_API CUptiResult cuptiGetVersion(uint32_t *v)
+{
+    if (!v)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    *v = CUPTI_API_VERSION;
+    return CUPTI_SUCCESS;
+}
+
+FU_API CUptiResult cuptiGetResultString(CUptiResult r, const char **s)
+{
+    if (!s)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    switch (r) {
+    case CUPTI_SUCCESS: *s = "CUPTI_SUCCESS"; break;
+    case CUPTI_ERROR_INVALID_PARAMETER: *s = "CUPTI_ERROR_INVALID_PARAMETER"; break;
+    case CUPTI_ERROR_INVALID_KIND: *s = "CUPTI_ERROR_INVALID_KIND"; break;
+    case CUPTI_ERROR_NOT_INITIALIZED: *s = "CUPTI_ERROR_NOT_INITIALIZED"; break;
+    case CUPTI_ERROR_MAX_LIMIT_REACHED: *s = "CUPTI_ERROR_MAX_LIMIT_REACHED"; break;
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: *s = "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"; break;
+    default: *s = "CUPTI_ERROR_UNKNOWN"; break;
+    }
+    return CUPTI_SUCCESS;
+}
+
+/* The callback API: one subscriber at a time, as in real CUPTI; no
+ * callbacks are delivered (nothing here uses them). */
+FU_API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc cb, void *data)
+{
+    (void)cb;
+    (void)data;
+    if (!sub)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&fu_lock);
+    int taken = fu_subscribed || fu_env("FAKECUDA_CUPTI_SUBSCRIBED");
+    if (!taken)
+        fu_subscribed = 1;
+    pthread_mutex_unlock(&fu_lock);
+    if (taken)
+        return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    *sub = (CUpti_SubscriberHandle)&fu_subscribed;
+    return CUPTI_SUCCESS;
+}
+
+FU_API CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle sub)
+{
+    if (sub != (CUpti_SubscriberHandle)&fu_subscribed)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&fu_lock);
+    fu_subscribed = 0;
+    pthread_mutex_unlock(&fu_lock);
+    return CUPTI_SUCCESS;
+}
+
+FU_API CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle sub, CUpti_CallbackDomain d,
+                                       CUpti_CallbackId id)
+{
+    (void)enable; (void)d; (void)id;
+    return sub == (CUpti_SubscriberHandle)&fu_subscribed ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+FU_API CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle sub, CUpti_CallbackDomain d)
+{
+    (void)enable; (void)d;
+    return sub == (CUpti_SubscriberHandle)&fu_subscribed ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+FU_API CUptiResult cuptiFinalize(void)
+{
+    fu_flush_current(0);
+    pthread_mutex_lock(&fu_lock);
+    memset(fu_enabled, 0, sizeof(fu_enabled));
+    pthread_mutex_unlock(&fu_lock);
+    return CUPTI_SUCCESS;
+}
