@@ -45,6 +45,11 @@ void gt_cmd_record_usage(FILE *out)
             "  GPUTRACE_STACK_DEPTH    as --stack-depth\n"
             "  GPUTRACE_BUFFER_EVENTS  per-thread event ring size, a power of two\n"
             "                          from 64 to 1048576. Default %u.\n"
+            "  GPUTRACE_GPU_TIMING     cupti (default): GPU-side times through CUPTI's\n"
+            "                          Activity API; off: host-side times only.\n"
+            "  GPUTRACE_CUPTI_PATH     the CUPTI library to load (default: the one\n"
+            "                          beside the process's CUDA runtime, then the\n"
+            "                          library path, then /usr/local/cuda).\n"
             "\n"
             "exit status: COMMAND's; 127 if it was not found, 126 if it could not\n"
             "be run; 2 for a usage error or a missing libgputrace.so.\n",

@@ -51,6 +51,8 @@ static void gt_usage(FILE *out)
                  "                          gputrace-%%n-%%p.db)\n"
                  "  GPUTRACE_STACK_DEPTH    frames per call, 0 turns stacks off (default 32)\n"
                  "  GPUTRACE_BUFFER_EVENTS  per-thread event ring size (default 8192)\n"
+                 "  GPUTRACE_GPU_TIMING     cupti (default) or off: GPU-side times via CUPTI\n"
+                 "  GPUTRACE_CUPTI_PATH     the CUPTI library to load\n"
                  "\nRun 'gputrace help COMMAND' for a command's options.\n");
 }
 

@@ -10,8 +10,8 @@ TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPRO
               $(TPROG)/unhooked
 
 UNIT_TESTS :=
--include tests/unit/symbols.mk
-UNIT_TESTS += $(TUNIT)/test_config $(TUNIT)/test_stacks $(TUNIT)/test_ranges
+
+UNIT_TESTS += $(TUNIT)/test_config $(TUNIT)/test_stacks $(TUNIT)/test_ranges $(TUNIT)/test_symbols
 
 $(TPROG)/%: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
 	@mkdir -p $(dir $@)
@@ -31,7 +31,7 @@ $(TPROG)/%: tests/progs/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -cudart shared -O1 -o $@ $<
 
-GT_CORE_FOR_UNIT := preload/gt_config.c preload/gt_stacks.c preload/gt_ranges.c
+GT_CORE_FOR_UNIT := preload/gt_config.c preload/gt_stacks.c preload/gt_ranges.c preload/gt_symbols.c
 UNIT_CFLAGS := $(CFLAGS_BASE) -O1 -g -Ipreload -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
 $(TUNIT)/test_%: tests/unit/test_%.c $(GT_CORE_FOR_UNIT) $(wildcard preload/*.h)

@@ -68,6 +68,16 @@ int main(void)
     CHECK(c.buffer_events == 8192);
     CHECK_STR(c.output, "gputrace-%n-%p.db");
 
+    env_n = 0;
+    CHECK(gt_config_load(&c, fake_getenv, w, sizeof(w)) == 0 && c.gpu_timing == 1);
+    set_env("GPUTRACE_GPU_TIMING", "off");
+    CHECK(gt_config_load(&c, fake_getenv, w, sizeof(w)) == 0 && c.gpu_timing == 0);
+    env_n = 0;
+    set_env("GPUTRACE_GPU_TIMING", "nsys");
+    n = gt_config_load(&c, fake_getenv, w, sizeof(w));
+    CHECK(n == 1 && c.gpu_timing == 1);
+    CHECK(count_lines(w, n, "GPUTRACE_GPU_TIMING='nsys'") == 1);
+
     struct gt_path_vars v = {1234, "train", "node7", "3"};
     CHECK(gt_expand_output("gputrace-%n-%p.db", &v, out, sizeof(out), err, sizeof(err)) == 0);
     CHECK_STR(out, "gputrace-train-1234.db");
