@@ -48,6 +48,7 @@ static char gt_cupti_lib[PATH_MAX];
 static pthread_mutex_t gt_cupti_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gt_cupti_buf *gt_cupti_head, *gt_cupti_tail;
 static _Atomic(uint64_t) gt_cupti_dropped_records;
+static int gt_cupti_forked; /* CUPTI was running in the parent */
 
 static uint64_t CUPTIAPI gt_cupti_clock(void)
 {
@@ -195,6 +196,10 @@ int gt_cupti_start(const char *mode, char *why, size_t why_len)
         snprintf(why, why_len, "GPUTRACE_GPU_TIMING=off");
         return 0;
     }
+    if (gt_cupti_forked) {
+        snprintf(why, why_len, "CUPTI stays with the parent process after fork()");
+        return 0;
+    }
     void *h = gt_open_cupti(why, why_len);
     if (!h)
         return 0;
@@ -301,6 +306,8 @@ const char *gt_cupti_library(void)
 void gt_cupti_after_fork_child(void)
 {
     /* CUPTI's state and thread stay with the parent. */
+    if (atomic_load(&gt_cupti_on))
+        gt_cupti_forked = 1;
     atomic_store(&gt_cupti_on, 0);
     gt_cupti_head = gt_cupti_tail = NULL;
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;

@@ -11,6 +11,7 @@
 
 #include "gt_core.h"
 #include "gt_ring.h"
+#include "gt_writer.h"
 
 static uint32_t gt_ring_events = 8192;
 static uint64_t gt_ring_budget = 48ull << 20;
@@ -97,6 +98,10 @@ void gt_ring_push(const struct gt_event *e)
     *slot = *e;
     slot->tid = r->tid;
     atomic_store_explicit(&r->head, head + 1, memory_order_release);
+    /* Half full: wake the writer now rather than at its next poll. Once per
+     * half ring, so the hot path almost never pays for it. */
+    if (head + 1 - tail == ((uint64_t)r->mask + 1) / 2)
+        gt_writer_wake();
 }
 
 static uint64_t gt_ring_drain(struct gt_ring *r, gt_ring_fn fn, void *arg)

@@ -32,6 +32,7 @@
 #define GT_POLL_NS   10000000ull   /* how often the rings are drained */
 #define GT_COMMIT_NS 250000000ull  /* longest time an event stays uncommitted */
 #define GT_VERSION   "0.1.0"
+#define GT_INDEX_MARK "-- @indexes"
 
 enum { ST_CALL, ST_LAUNCH, ST_COPY, ST_MEMSET, ST_SYNC, ST_ALLOC, ST_THREAD, ST_STRING, ST_MODULE, ST_FRAME,
        ST_STACK, ST_META, ST_GPU, ST_EXT, ST_OVERHEAD, ST_COUNT };
@@ -115,8 +116,6 @@ struct gt_writer {
     size_t tid_count, tid_cap;
     pthread_t thread;
     int thread_started;
-    pthread_mutex_t wake_lock;
-    pthread_cond_t wake;
     atomic_int stop;
 };
 
@@ -129,6 +128,10 @@ struct gt_gpu_name {
 #define GT_GPU_NAME_BASE (1 << 24)
 
 static struct gt_writer *gt_w;
+/* Static, never destroyed: threads may still signal it while the writer
+ * shuts down. */
+static pthread_mutex_t gt_wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gt_wake = PTHREAD_COND_INITIALIZER;
 
 /* ---- small helpers ---- */
 
@@ -145,6 +148,20 @@ static int gt_step(struct gt_writer *w, int which)
     int rc = sqlite3_step(s);
     sqlite3_reset(s);
     sqlite3_clear_bindings(s);
+    if (rc != SQLITE_DONE && !w->failed) {
+        w->failed = 1;
+        gt_warn("cannot write %s: %s; recording stops, the trace keeps what was committed", w->path,
+                sqlite3_errstr(rc));
+    }
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* For statements whose every column is bound on every row. */
+static int gt_step_keep(struct gt_writer *w, int which)
+{
+    sqlite3_stmt *s = w->st[which];
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
     if (rc != SQLITE_DONE && !w->failed) {
         w->failed = 1;
         gt_warn("cannot write %s: %s; recording stops, the trace keeps what was committed", w->path,
@@ -343,13 +360,21 @@ static void gt_write_event(const struct gt_event *e, void *arg)
     sqlite3_bind_int64(s, 4, (int64_t)e->start_ns);
     sqlite3_bind_int64(s, 5, (int64_t)e->end_ns);
     sqlite3_bind_int64(s, 6, e->result);
+    /* Optional columns are bound either way: statements are not cleared
+     * between rows, which would cost as much as the row itself. */
     if (e->has_stream)
         sqlite3_bind_int64(s, 7, (int64_t)e->stream);
+    else
+        sqlite3_bind_null(s, 7);
     if (e->stack_id)
         sqlite3_bind_int64(s, 8, e->stack_id);
+    else
+        sqlite3_bind_null(s, 8);
     if (e->corr)
         sqlite3_bind_int64(s, 9, (int64_t)e->corr);
-    gt_step(w, ST_CALL);
+    else
+        sqlite3_bind_null(s, 9);
+    gt_step_keep(w, ST_CALL);
     w->events_written++;
 
     int cat = e->api < GT_API_COUNT ? gt_hooks[e->api].category : GT_CAT_NONE;
@@ -360,13 +385,15 @@ static void gt_write_event(const struct gt_event *e, void *arg)
         sqlite3_bind_int64(s, 1, id);
         if (e->u.launch.name_id)
             sqlite3_bind_int64(s, 2, e->u.launch.name_id);
+        else
+            sqlite3_bind_null(s, 2);
         sqlite3_bind_int64(s, 3, e->u.launch.device);
         for (int i = 0; i < 3; i++) {
             sqlite3_bind_int64(s, 4 + i, e->u.launch.grid[i]);
             sqlite3_bind_int64(s, 7 + i, e->u.launch.block[i]);
         }
         sqlite3_bind_int64(s, 10, e->u.launch.shared_mem);
-        gt_step(w, ST_LAUNCH);
+        gt_step_keep(w, ST_LAUNCH);
         break;
     case GT_CAT_MEMCPY:
         s = w->st[ST_COPY];
@@ -587,10 +614,10 @@ static void *gt_writer_main(void *arg)
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000L;
         }
-        pthread_mutex_lock(&w->wake_lock);
+        pthread_mutex_lock(&gt_wake_lock);
         if (!atomic_load(&w->stop))
-            pthread_cond_timedwait(&w->wake, &w->wake_lock, &ts);
-        pthread_mutex_unlock(&w->wake_lock);
+            pthread_cond_timedwait(&gt_wake, &gt_wake_lock, &ts);
+        pthread_mutex_unlock(&gt_wake_lock);
         gt_drain(w);
     }
     return NULL;
@@ -673,8 +700,6 @@ static void gt_writer_free(struct gt_writer *w)
     free(w->gpu_names);
     free(w->stack_done);
     free(w->name_done);
-    pthread_mutex_destroy(&w->wake_lock);
-    pthread_cond_destroy(&w->wake);
     free(w);
 }
 
@@ -687,12 +712,10 @@ int gt_writer_open(const char *path, const struct gt_config *cfg, char *err, siz
         snprintf(err, err_len, "out of memory");
         return -1;
     }
-    pthread_mutex_init(&w->wake_lock, NULL);
-    pthread_cond_init(&w->wake, NULL);
     snprintf(w->path, sizeof(w->path), "%s", path);
     w->stack_done = calloc(1, (1u << 17) / 8 + 1);
     w->name_done = calloc(1, 8192 / 8 + 1);
-    int rc = sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_FULLMUTEX,
+    int rc = sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
                              NULL);
     char *schema = NULL;
     if (rc == SQLITE_OK && w->stack_done && w->name_done) {
@@ -700,7 +723,11 @@ int gt_writer_open(const char *path, const struct gt_config *cfg, char *err, siz
         if (schema) {
             memcpy(schema, gt_schema_sql, gt_schema_sql_len);
             schema[gt_schema_sql_len] = 0;
-            rc = gt_exec(w->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; BEGIN");
+            /* Tables and views now, indexes at the end (gt_create_indexes). */
+            char *idx = strstr(schema, GT_INDEX_MARK);
+            if (idx)
+                *idx = 0;
+            rc = gt_exec(w->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA cache_size=-8192; BEGIN");
             if (rc == SQLITE_OK)
                 rc = gt_exec(w->db, schema);
         } else {
@@ -737,6 +764,20 @@ int gt_writer_open(const char *path, const struct gt_config *cfg, char *err, siz
     return 0;
 }
 
+static void gt_create_indexes(struct gt_writer *w)
+{
+    const char *idx = NULL;
+    char *schema = malloc(gt_schema_sql_len + 1);
+    if (!schema)
+        return;
+    memcpy(schema, gt_schema_sql, gt_schema_sql_len);
+    schema[gt_schema_sql_len] = 0;
+    idx = strstr(schema, GT_INDEX_MARK);
+    if (idx && gt_exec(w->db, idx) != SQLITE_OK)
+        gt_warn("cannot index %s: %s; the trace is complete but slower to query", w->path, sqlite3_errmsg(w->db));
+    free(schema);
+}
+
 void gt_writer_set_gpu_timing(const char *mode, const char *detail)
 {
     struct gt_writer *w = gt_w;
@@ -763,6 +804,11 @@ int gt_writer_start(void)
     return 0;
 }
 
+void gt_writer_wake(void)
+{
+    pthread_cond_signal(&gt_wake);
+}
+
 void gt_writer_stop(int complete)
 {
     struct gt_writer *w = gt_w;
@@ -770,16 +816,17 @@ void gt_writer_stop(int complete)
         return;
     gt_w = NULL;
     if (w->thread_started) {
-        pthread_mutex_lock(&w->wake_lock);
+        pthread_mutex_lock(&gt_wake_lock);
         atomic_store(&w->stop, 1);
-        pthread_cond_signal(&w->wake);
-        pthread_mutex_unlock(&w->wake_lock);
+        pthread_cond_signal(&gt_wake);
+        pthread_mutex_unlock(&gt_wake_lock);
         pthread_join(w->thread, NULL);
     }
     gt_ring_drain_all(gt_write_event, w);
     gt_cupti_drain(gt_write_gpu_record, w);
     if (gt_begin_txn(w) == 0) {
         gt_meta(w, "complete", complete ? "1" : "0");
+        gt_create_indexes(w);
         gt_commit(w);
         /* One self-contained file: fold the WAL back in. */
         gt_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE");

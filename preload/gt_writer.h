@@ -14,6 +14,8 @@ int gt_writer_open(const char *path, const struct gt_config *cfg, char *err, siz
 void gt_writer_set_gpu_timing(const char *mode, const char *detail);
 /* Starts the writer thread. Returns 0 or -1. */
 int gt_writer_start(void);
+/* Asks the writer to drain now (a ring is filling up). */
+void gt_writer_wake(void);
 /* Drains everything, finalizes and closes the trace; `complete` says the
  * process is ending normally. Safe to call once. */
 void gt_writer_stop(int complete);

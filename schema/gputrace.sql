@@ -135,15 +135,6 @@ CREATE TABLE stacks (
     PRIMARY KEY (stack_id, depth)
 ) WITHOUT ROWID;
 
-CREATE INDEX calls_start ON calls(start_ns);
-CREATE INDEX calls_api ON calls(api_id);
-CREATE INDEX calls_stack ON calls(stack_id);
-CREATE INDEX calls_tid ON calls(tid, start_ns);
-CREATE INDEX frames_ip ON frames(ip);
-CREATE INDEX calls_corr ON calls(corr) WHERE corr IS NOT NULL;
-CREATE INDEX gpu_ops_corr ON gpu_ops(correlation_id);
-CREATE INDEX gpu_ops_start ON gpu_ops(start_ns);
-CREATE INDEX ext_corr_ext ON ext_corr(external_id);
 
 -- ---------------------------------------------------------------------------
 -- Public views.
@@ -219,3 +210,17 @@ CREATE VIEW stack_frames AS
 SELECT s.stack_id, s.depth, m.path AS module, f.offset, f.function, f.ip
 FROM stacks s JOIN frames f ON f.id = s.frame_id
 LEFT JOIN modules m ON m.id = f.module_id;
+
+-- @indexes
+-- Built once, when the recording process ends: maintaining them row by row
+-- would cost the writer most of its throughput. A trace whose process died
+-- lacks them and is still fully readable, only slower to query.
+CREATE INDEX calls_start ON calls(start_ns);
+CREATE INDEX calls_api ON calls(api_id);
+CREATE INDEX calls_stack ON calls(stack_id);
+CREATE INDEX calls_tid ON calls(tid, start_ns);
+CREATE INDEX frames_ip ON frames(ip);
+CREATE INDEX calls_corr ON calls(corr) WHERE corr IS NOT NULL;
+CREATE INDEX gpu_ops_corr ON gpu_ops(correlation_id);
+CREATE INDEX gpu_ops_start ON gpu_ops(start_ns);
+CREATE INDEX ext_corr_ext ON ext_corr(external_id);

@@ -199,6 +199,13 @@ static void fk_parse_kernel_ns(void)
 }
 
 static pthread_once_t fk_once = PTHREAD_ONCE_INIT;
+static int fk_forked;
+
+/* Checked on every call: a flag set at fork, not a getpid() system call. */
+static void fk_mark_forked(void)
+{
+    fk_forked = 1;
+}
 
 static void fk_init_settings(void)
 {
@@ -212,6 +219,7 @@ static void fk_init_settings(void)
     if (fk_cfg.devices < 1)
         fk_cfg.devices = 1;
     fk_init_pid = getpid();
+    pthread_atfork(NULL, NULL, fk_mark_forked);
 }
 
 void fk_init_once(void)
@@ -221,7 +229,7 @@ void fk_init_once(void)
 
 int fk_is_forked_child(void)
 {
-    return fk_initialized && getpid() != fk_init_pid;
+    return fk_initialized && fk_forked && getpid() != fk_init_pid;
 }
 
 CUresult fk_check_ctx(void)
