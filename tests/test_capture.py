@@ -323,3 +323,30 @@ def test_sanitized_shim_tsan():
     assert "WARNING: ThreadSanitizer" not in run.proc.stderr, run.proc.stderr[-4000:]
     assert run.proc.returncode == 0, run.proc.stderr[-3000:]
     assert_eq(run.q1("SELECT count(*) FROM kernels"), 2000)
+
+
+def test_killed_process_leaves_readable_trace():
+    # SIGKILL gives the tracer no chance to flush: what was committed (at
+    # most a quarter second behind) must still be a readable trace.
+    import signal
+    import time
+    from gtlib import SHIM
+    d = tempfile.mkdtemp(prefix="gputrace-test-")
+    env = base_env({"GPUTRACE_OUTPUT": os.path.join(d, "t.db"), "FAKECUDA_LAUNCH_NS": "20000",
+                    "GPUTRACE_GPU_TIMING": "off"})
+    env["LD_PRELOAD"] = SHIM
+    p = subprocess.Popen([prog("threads"), "1", "100000000"], env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    db = os.path.join(d, "t.db")
+    launches = query(db, "SELECT count(*) FROM kernels")[0][0]
+    # 20 us per launch: about 50000 in a second; at least the first half
+    # second's worth must have been committed
+    assert launches > 10000, launches
+    assert_eq(query(db, "SELECT value FROM meta WHERE key = 'complete'")[0][0], "0")
+    out = subprocess.run([os.path.join(os.path.dirname(SHIM), "gputrace"), "info", db], capture_output=True,
+                         text=True)
+    assert_eq(out.returncode, 0, out.stderr)
+    assert "did not finish" in out.stdout, out.stdout
