@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include <sqlite3.h>
-#include <cupti.h>
 
 #include "gt_core.h"
 #include "gt_cupti.h"
@@ -27,15 +26,13 @@
 #include "gt_stacks.h"
 #include "gt_symbols.h"
 #include "gt_writer.h"
+#include "gt_writer_int.h"
 #include "gt_schema_sql.h"
 
 #define GT_POLL_NS   10000000ull   /* how often the rings are drained */
 #define GT_COMMIT_NS 250000000ull  /* longest time an event stays uncommitted */
 #define GT_VERSION   "0.1.0"
 #define GT_INDEX_MARK "-- @indexes"
-
-enum { ST_CALL, ST_LAUNCH, ST_COPY, ST_MEMSET, ST_SYNC, ST_ALLOC, ST_THREAD, ST_STRING, ST_MODULE, ST_FRAME,
-       ST_STACK, ST_META, ST_GPU, ST_EXT, ST_OVERHEAD, ST_COUNT };
 
 static const char *const gt_sql[ST_COUNT] = {
     [ST_CALL] = "INSERT INTO calls(id,tid,api_id,start_ns,end_ns,result,stream,stack_id,corr) "
@@ -57,28 +54,6 @@ static const char *const gt_sql[ST_COUNT] = {
     [ST_OVERHEAD] = "INSERT INTO cupti_overhead VALUES(?,?,?)",
 };
 
-/* CUPTI's enumerations, as the schema spells them. */
-static const char *gt_cupti_copy_kind(unsigned k)
-{
-    static const char *const n[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                    "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
-    return k < sizeof(n) / sizeof(n[0]) ? n[k] : "unknown";
-}
-
-static const char *gt_cupti_mem_kind(unsigned k)
-{
-    static const char *const n[] = {"unknown", "pageable", "pinned", "device", "array",
-                                    "managed", "device_static", "managed_static"};
-    return k < sizeof(n) / sizeof(n[0]) ? n[k] : "unknown";
-}
-
-static const char *gt_cupti_sync_type(unsigned k)
-{
-    static const char *const n[] = {"unknown", "event_synchronize", "stream_wait_event", "stream_synchronize",
-                                    "context_synchronize"};
-    return k < sizeof(n) / sizeof(n[0]) ? n[k] : "unknown";
-}
-
 static const char *const gt_category_names[GT_CAT_COUNT] = {
     [GT_CAT_NONE] = "none", [GT_CAT_LAUNCH] = "launch", [GT_CAT_MEMCPY] = "memcpy", [GT_CAT_MEMSET] = "memset",
     [GT_CAT_SYNC] = "sync", [GT_CAT_ALLOC] = "alloc", [GT_CAT_FREE] = "free", [GT_CAT_STREAM] = "stream",
@@ -89,44 +64,6 @@ static const char *const gt_hm_names[] = {"pageable", "pinned", "managed", "none
 static const char *const gt_sync_names[] = {"device", "context", "stream", "event", "stream_wait_event"};
 static const char *const gt_alloc_names[] = {"device", "pinned", "managed", "registered", "async"};
 
-/* Writer-private maps from raw ips and module paths to their row ids. */
-struct gt_frame_slot {
-    uintptr_t ip;
-    int64_t id;
-};
-
-struct gt_writer {
-    sqlite3 *db;
-    sqlite3_stmt *st[ST_COUNT];
-    char path[PATH_MAX];
-    int in_txn;
-    int failed;            /* a write failed: stop recording, keep what is committed */
-    uint64_t last_commit_ns;
-    int64_t next_call_id;
-    uint64_t events_written;
-    uint8_t *stack_done;   /* bitmap: stack ids already in the file */
-    uint8_t *name_done;    /* bitmap: string ids already in the file */
-    struct gt_frame_slot *frames;
-    size_t frame_cap, frame_count;
-    char **modules;
-    size_t module_count, module_cap;
-    struct gt_gpu_name *gpu_names; /* kernel names from CUPTI, interned here */
-    size_t gpu_name_count, gpu_name_cap;
-    uint32_t *tids;        /* threads already in the file */
-    size_t tid_count, tid_cap;
-    pthread_t thread;
-    int thread_started;
-    atomic_int stop;
-};
-
-struct gt_gpu_name {
-    char *name;
-    int64_t id;
-};
-
-/* Ids for names first seen in CUPTI records, clear of the shim's own. */
-#define GT_GPU_NAME_BASE (1 << 24)
-
 static struct gt_writer *gt_w;
 /* Static, never destroyed: threads may still signal it while the writer
  * shuts down. */
@@ -135,14 +72,13 @@ static pthread_cond_t gt_wake = PTHREAD_COND_INITIALIZER;
 
 /* ---- small helpers ---- */
 
-static int gt_begin_txn(struct gt_writer *w);
 
 static int gt_exec(sqlite3 *db, const char *sql)
 {
     return sqlite3_exec(db, sql, NULL, NULL, NULL);
 }
 
-static int gt_step(struct gt_writer *w, int which)
+int gt_step(struct gt_writer *w, int which)
 {
     sqlite3_stmt *s = w->st[which];
     int rc = sqlite3_step(s);
@@ -157,7 +93,7 @@ static int gt_step(struct gt_writer *w, int which)
 }
 
 /* For statements whose every column is bound on every row. */
-static int gt_step_keep(struct gt_writer *w, int which)
+int gt_step_keep(struct gt_writer *w, int which)
 {
     sqlite3_stmt *s = w->st[which];
     int rc = sqlite3_step(s);
@@ -214,27 +150,49 @@ static void gt_read_text_file(const char *path, char *buf, size_t len, int nul_t
 
 /* ---- stacks, frames, modules, names, threads ---- */
 
+long gt_strlist_intern(struct gt_strlist *l, const char *s, int *added)
+{
+    *added = 0;
+    for (size_t i = 0; i < l->count; i++)
+        if (strcmp(l->items[i], s) == 0)
+            return (long)i;
+    if (l->count == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        char **n = realloc(l->items, cap * sizeof(*n));
+        if (!n)
+            return -1;
+        l->items = n;
+        l->cap = cap;
+    }
+    char *copy = strdup(s);
+    if (!copy)
+        return -1;
+    l->items[l->count] = copy;
+    *added = 1;
+    return (long)l->count++;
+}
+
+void gt_strlist_free(struct gt_strlist *l)
+{
+    for (size_t i = 0; i < l->count; i++)
+        free(l->items[i]);
+    free(l->items);
+    l->items = NULL;
+    l->count = l->cap = 0;
+}
+
 static int64_t gt_module_id(struct gt_writer *w, const char *path)
 {
-    for (size_t i = 0; i < w->module_count; i++)
-        if (strcmp(w->modules[i], path) == 0)
-            return (int64_t)i + 1;
-    if (w->module_count == w->module_cap) {
-        size_t cap = w->module_cap ? w->module_cap * 2 : 64;
-        char **m = realloc(w->modules, cap * sizeof(*m));
-        if (!m)
-            return 0;
-        w->modules = m;
-        w->module_cap = cap;
-    }
-    char *copy = strdup(path);
-    if (!copy)
+    int added = 0;
+    long idx = gt_strlist_intern(&w->modules, path, &added);
+    if (idx < 0)
         return 0;
-    w->modules[w->module_count++] = copy;
-    int64_t id = (int64_t)w->module_count;
-    sqlite3_bind_int64(w->st[ST_MODULE], 1, id);
-    sqlite3_bind_text(w->st[ST_MODULE], 2, path, -1, SQLITE_STATIC);
-    gt_step(w, ST_MODULE);
+    int64_t id = idx + 1;
+    if (added) {
+        sqlite3_bind_int64(w->st[ST_MODULE], 1, id);
+        sqlite3_bind_text(w->st[ST_MODULE], 2, path, -1, SQLITE_STATIC);
+        gt_step(w, ST_MODULE);
+    }
     return id;
 }
 
@@ -305,19 +263,23 @@ static void gt_emit_stack(struct gt_writer *w, uint32_t stack_id)
     }
 }
 
+void gt_insert_name(struct gt_writer *w, int64_t id, const char *name)
+{
+    char demangled[4096];
+    gt_demangle(name, demangled, sizeof(demangled));
+    sqlite3_bind_int64(w->st[ST_STRING], 1, id);
+    sqlite3_bind_text(w->st[ST_STRING], 2, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(w->st[ST_STRING], 3, demangled, -1, SQLITE_TRANSIENT);
+    gt_step(w, ST_STRING);
+}
+
 static void gt_emit_name(struct gt_writer *w, uint32_t name_id)
 {
     if (!name_id || gt_bit_test_set(w->name_done, name_id))
         return;
     const char *name = gt_names_get(name_id);
-    if (!name)
-        return;
-    char demangled[4096];
-    gt_demangle(name, demangled, sizeof(demangled));
-    sqlite3_bind_int64(w->st[ST_STRING], 1, name_id);
-    sqlite3_bind_text(w->st[ST_STRING], 2, name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(w->st[ST_STRING], 3, demangled, -1, SQLITE_TRANSIENT);
-    gt_step(w, ST_STRING);
+    if (name)
+        gt_insert_name(w, name_id, name);
 }
 
 static void gt_emit_thread(struct gt_writer *w, uint32_t tid)
@@ -435,7 +397,7 @@ static void gt_write_event(const struct gt_event *e, void *arg)
     }
 }
 
-static int gt_begin_txn(struct gt_writer *w)
+int gt_begin_txn(struct gt_writer *w)
 {
     if (w->failed)
         return -1;
@@ -448,124 +410,6 @@ static int gt_begin_txn(struct gt_writer *w)
         w->in_txn = 1;
     }
     return 0;
-}
-
-static int64_t gt_gpu_name_id(struct gt_writer *w, const char *name)
-{
-    if (!name)
-        return 0;
-    for (size_t i = 0; i < w->gpu_name_count; i++)
-        if (strcmp(w->gpu_names[i].name, name) == 0)
-            return w->gpu_names[i].id;
-    if (w->gpu_name_count == w->gpu_name_cap) {
-        size_t cap = w->gpu_name_cap ? w->gpu_name_cap * 2 : 64;
-        struct gt_gpu_name *n = realloc(w->gpu_names, cap * sizeof(*n));
-        if (!n)
-            return 0;
-        w->gpu_names = n;
-        w->gpu_name_cap = cap;
-    }
-    char *copy = strdup(name);
-    if (!copy)
-        return 0;
-    int64_t id = GT_GPU_NAME_BASE + (int64_t)w->gpu_name_count;
-    w->gpu_names[w->gpu_name_count].name = copy;
-    w->gpu_names[w->gpu_name_count++].id = id;
-    char demangled[4096];
-    gt_demangle(name, demangled, sizeof(demangled));
-    sqlite3_bind_int64(w->st[ST_STRING], 1, id);
-    sqlite3_bind_text(w->st[ST_STRING], 2, name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(w->st[ST_STRING], 3, demangled, -1, SQLITE_TRANSIENT);
-    gt_step(w, ST_STRING);
-    return id;
-}
-
-static void gt_bind_gpu_common(sqlite3_stmt *s, const char *kind, uint32_t corr, uint32_t dev, uint32_t ctx,
-                               uint32_t stream, uint64_t start, uint64_t end)
-{
-    sqlite3_bind_text(s, 1, kind, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 2, corr);
-    sqlite3_bind_int64(s, 3, dev);
-    sqlite3_bind_int64(s, 4, ctx);
-    sqlite3_bind_int64(s, 5, stream);
-    sqlite3_bind_int64(s, 6, (int64_t)start);
-    sqlite3_bind_int64(s, 7, (int64_t)end);
-}
-
-static void gt_write_gpu_record(const void *record, void *arg)
-{
-    struct gt_writer *w = arg;
-    const CUpti_Activity *r = record;
-    if (gt_begin_txn(w) < 0)
-        return;
-    sqlite3_stmt *s = w->st[ST_GPU];
-    switch (r->kind) {
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-        const CUpti_ActivityKernel10 *k = record;
-        gt_bind_gpu_common(s, "kernel", k->correlationId, k->deviceId, k->contextId, k->streamId, k->start,
-                           k->end);
-        int64_t name = gt_gpu_name_id(w, k->name);
-        if (name)
-            sqlite3_bind_int64(s, 8, name);
-        gt_step(w, ST_GPU);
-        break;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMCPY: {
-        const CUpti_ActivityMemcpy6 *m = record;
-        gt_bind_gpu_common(s, "memcpy", m->correlationId, m->deviceId, m->contextId, m->streamId, m->start,
-                           m->end);
-        sqlite3_bind_int64(s, 9, (int64_t)m->bytes);
-        sqlite3_bind_text(s, 10, gt_cupti_copy_kind(m->copyKind), -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 11, gt_cupti_mem_kind(m->srcKind), -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 12, gt_cupti_mem_kind(m->dstKind), -1, SQLITE_STATIC);
-        gt_step(w, ST_GPU);
-        break;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-        const CUpti_ActivityMemset4 *m = record;
-        gt_bind_gpu_common(s, "memset", m->correlationId, m->deviceId, m->contextId, m->streamId, m->start,
-                           m->end);
-        sqlite3_bind_int64(s, 9, (int64_t)m->bytes);
-        gt_step(w, ST_GPU);
-        break;
-    }
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-        const CUpti_ActivitySynchronization2 *y = record;
-        gt_bind_gpu_common(s, "sync", y->correlationId, 0, y->contextId, y->streamId, y->start, y->end);
-        sqlite3_bind_null(s, 3);
-        sqlite3_bind_text(s, 13, gt_cupti_sync_type(y->type), -1, SQLITE_STATIC);
-        gt_step(w, ST_GPU);
-        break;
-    }
-    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
-        const CUpti_ActivityExternalCorrelation *x = record;
-        if (x->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2)
-            break; /* someone else's (the PyTorch profiler's, say) */
-        sqlite3_bind_int64(w->st[ST_EXT], 1, x->correlationId);
-        sqlite3_bind_int64(w->st[ST_EXT], 2, (int64_t)x->externalId);
-        gt_step(w, ST_EXT);
-        break;
-    }
-    case CUPTI_ACTIVITY_KIND_OVERHEAD: {
-        const CUpti_ActivityOverhead3 *o = record;
-        /* DRIVER_COMPILER is 1; the CUPTI kinds count up in steps of 1 << 16. */
-        static const char *const kinds[] = {"driver_compiler", "cupti_buffer_flush", "cupti_instrumentation",
-                                            "cupti_resource", "runtime_triggered_module_loading",
-                                            "lazy_function_loading", "command_buffer_full",
-                                            "activity_buffer_request", "uvm_activity_init"};
-        unsigned v = (unsigned)o->overheadKind;
-        unsigned k = v == 0 ? 99 : v == 1 ? 0 : (v & 0xffff) == 0 ? v >> 16 : 99;
-        const char *kind = k < sizeof(kinds) / sizeof(kinds[0]) ? kinds[k] : "unknown";
-        sqlite3_bind_text(w->st[ST_OVERHEAD], 1, kind, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(w->st[ST_OVERHEAD], 2, (int64_t)o->start);
-        sqlite3_bind_int64(w->st[ST_OVERHEAD], 3, (int64_t)o->end);
-        gt_step(w, ST_OVERHEAD);
-        break;
-    }
-    default:
-        break;
-    }
 }
 
 static void gt_write_counters(struct gt_writer *w)
@@ -690,14 +534,10 @@ static void gt_writer_free(struct gt_writer *w)
         sqlite3_finalize(w->st[i]);
     if (w->db)
         sqlite3_close(w->db);
-    for (size_t i = 0; i < w->module_count; i++)
-        free(w->modules[i]);
-    free(w->modules);
+    gt_strlist_free(&w->modules);
     free(w->frames);
     free(w->tids);
-    for (size_t i = 0; i < w->gpu_name_count; i++)
-        free(w->gpu_names[i].name);
-    free(w->gpu_names);
+    gt_strlist_free(&w->gpu_names);
     free(w->stack_done);
     free(w->name_done);
     free(w);

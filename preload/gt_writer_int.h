@@ -1,0 +1,66 @@
+/* gt_writer_int.h: the writer's state, shared by its two halves:
+ * gt_writer.c (host events, the file's life) and gt_writer_gpu.c (CUPTI
+ * records). Writer thread only. */
+#ifndef GT_WRITER_INT_H
+#define GT_WRITER_INT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+
+enum { ST_CALL, ST_LAUNCH, ST_COPY, ST_MEMSET, ST_SYNC, ST_ALLOC, ST_THREAD, ST_STRING, ST_MODULE, ST_FRAME,
+       ST_STACK, ST_META, ST_GPU, ST_EXT, ST_OVERHEAD, ST_COUNT };
+
+/* Strings interned in first-seen order; an entry's index is its id. */
+struct gt_strlist {
+    char **items;
+    size_t count, cap;
+};
+
+/* Index of s, added if new (*added set). -1: out of memory. */
+long gt_strlist_intern(struct gt_strlist *l, const char *s, int *added);
+void gt_strlist_free(struct gt_strlist *l);
+
+/* Writer-private map from raw ips to frame row ids. */
+struct gt_frame_slot {
+    uintptr_t ip;
+    int64_t id;
+};
+
+struct gt_writer {
+    sqlite3 *db;
+    sqlite3_stmt *st[ST_COUNT];
+    char path[PATH_MAX];
+    int in_txn;
+    int failed;            /* a write failed: stop recording, keep what is committed */
+    uint64_t last_commit_ns;
+    int64_t next_call_id;
+    uint64_t events_written;
+    uint8_t *stack_done;   /* bitmap: stack ids already in the file */
+    uint8_t *name_done;    /* bitmap: string ids already in the file */
+    struct gt_frame_slot *frames;
+    size_t frame_cap, frame_count;
+    struct gt_strlist modules;   /* module paths; id = index + 1 */
+    struct gt_strlist gpu_names; /* kernel names from CUPTI; id = GT_GPU_NAME_BASE + index */
+    uint32_t *tids;        /* threads already in the file */
+    size_t tid_count, tid_cap;
+    pthread_t thread;
+    int thread_started;
+    atomic_int stop;
+};
+
+/* Ids for names first seen in CUPTI records, clear of the shim's own. */
+#define GT_GPU_NAME_BASE (1 << 24)
+
+int gt_step(struct gt_writer *w, int which);
+int gt_step_keep(struct gt_writer *w, int which);
+int gt_begin_txn(struct gt_writer *w);
+/* A row of `strings`: the kernel name and its demangled form. */
+void gt_insert_name(struct gt_writer *w, int64_t id, const char *name);
+/* Stores one CUPTI activity record (a gt_cupti_record_fn). */
+void gt_write_gpu_record(const void *record, void *arg);
+
+#endif
