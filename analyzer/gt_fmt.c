@@ -1,4 +1,5 @@
 /* gt_fmt.c: human-readable units and safe text output. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "gt_fmt.h"
@@ -86,4 +87,30 @@ void gt_put_json_string(FILE *out, const char *s)
         }
     }
     fputc('"', out);
+}
+
+int gt_parse_duration(const char *s, uint64_t *ns)
+{
+    if (!s || !*s || *s == '-')
+        return -1;
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v >= 0) || v > 1e18)
+        return -1;
+    double scale = 1;
+    if (!*end || strcmp(end, "ns") == 0)
+        scale = 1;
+    else if (strcmp(end, "us") == 0)
+        scale = 1e3;
+    else if (strcmp(end, "ms") == 0)
+        scale = 1e6;
+    else if (strcmp(end, "s") == 0)
+        scale = 1e9;
+    else
+        return -1;
+    double r = v * scale;
+    if (r > 9e18)
+        return -1;
+    *ns = (uint64_t)(r + 0.5);
+    return 0;
 }

@@ -10,6 +10,9 @@
 const char *gt_fmt_bytes(int64_t bytes, char *buf, size_t len);
 /* "850 ns", "12.3 us", "4.56 ms", "1.234 s", "2 min 3.4 s", "1 h 02 min". */
 const char *gt_fmt_duration(int64_t ns, char *buf, size_t len);
+/* Parses "250000", "250us", "1.5ms", "2s" (ns, us, ms, s) into ns.
+ * Returns 0, or -1 if it is not a non-negative duration. */
+int gt_parse_duration(const char *s, uint64_t *ns);
 /* Writes `s` for a terminal: control characters become '?', and it is cut
  * to `width` columns with "..." (width <= 0: no limit). Bytes of multibyte
  * UTF-8 count one column per character. */

@@ -9,6 +9,7 @@ static const struct gt_cmd gt_cmds[] = {
     {"record", "run a command with CUDA calls traced into a SQLite file", gt_cmd_record,
      gt_cmd_record_usage},
     {"info", "summarize one or more trace files", gt_cmd_info, gt_cmd_info_usage},
+    {"report", "launch overhead, H2D hotspots, GPU idle gaps and syncs", gt_cmd_report, gt_cmd_report_usage},
 };
 #define GT_NCMDS (sizeof(gt_cmds) / sizeof(gt_cmds[0]))
 

@@ -1,0 +1,159 @@
+"""gputrace report on traces with known answers: a real program with planted
+problems (tests/progs/stall.c) run on the simulated GPU, and bad inputs."""
+import json
+import os
+import subprocess
+import tempfile
+
+import make_trace as mt
+from gtlib import GPUTRACE, assert_eq, prog, run_traced
+
+STALL_ENV = {"FAKECUDA_LAUNCH_NS": "20000"}
+KIB = 1024
+
+
+def report(*args):
+    return subprocess.run([GPUTRACE, "report"] + list(args), capture_output=True, text=True, timeout=120)
+
+
+def _stall_trace(env=None):
+    run = run_traced([prog("stall")], env=dict(STALL_ENV, **(env or {})))
+    assert run.proc.returncode == 0, run.proc.stderr
+    return run.trace
+
+
+def _json(*args):
+    out = report("--format", "json", *args)
+    assert_eq(out.returncode, 0, out.stderr)
+    return json.loads(out.stdout)
+
+
+def test_report_finds_the_planted_stall():
+    doc = _json("--top", "0", _stall_trace())
+    gaps = doc["idle_gaps"]
+    stall = gaps[0]  # longest first
+    assert 49_000_000 <= stall["dur_ns"] <= 80_000_000, stall
+    assert_eq(stall["cause"], "host")
+    assert stall["before"][0].startswith("wait_first "), stall["before"]
+    assert stall["after"][0].startswith("launch_second "), stall["after"]
+    assert_eq(stall["device"], 0)
+    # the only gap of 1 ms or more
+    assert_eq(len(gaps), 1, gaps)
+    assert doc["summary"]["idle_by_cause_ns"]["host"] >= 49_000_000
+    assert doc["summary"]["gpu_times"] is True
+
+
+def test_report_launch_bound_kernels_and_sites():
+    doc = _json("--top", "0", _stall_trace())
+    s = doc["summary"]
+    assert_eq(s["launches"], 202)
+    assert_eq(s["launch_bound"], 200)  # 1 us kernels behind 20 us launches; not the two 1 ms ones
+    kernels = {k["kernel"]: k for k in doc["launch_overhead"]["kernels"]}
+    tiny = kernels["tiny_kernel"]
+    assert_eq((tiny["count"], tiny["launch_bound"]), (200, 200))
+    assert tiny["api_p50_ns"] >= 20000 and tiny["api_mean_ns"] >= 20000, tiny
+    assert_eq(tiny["gpu_mean_ns"], 1000)
+    assert_eq(kernels["first_kernel"]["gpu_total_ns"], 1_000_000)
+    assert_eq(kernels["first_kernel"]["launch_bound"], 0)
+    sites = doc["launch_overhead"]["sites"]
+    assert sites[0]["site"][0].startswith("launch_burst "), sites[0]
+    assert_eq(sites[0]["count"], 200)
+    assert any("CUDA Graph" in a for a in doc["advice"]), doc["advice"]
+    # launch-caused idle: the GPU waits on the host's launches between tiny kernels
+    small = _json("--top", "0", "--min-gap", "10us", _stall_trace())
+    assert sum(1 for g in small["idle_gaps"] if g["cause"] == "launch") >= 150
+
+
+def test_report_h2d_hotspots_and_syncs():
+    doc = _json("--top", "0", _stall_trace())
+    h2d = doc["h2d_hotspots"]
+    assert_eq(len(h2d), 1)
+    h = h2d[0]
+    assert h["site"][0].startswith("feed "), h
+    assert_eq((h["bytes"], h["count"], h["pageable_bytes"], h["pinned_bytes"]), (150 * 4 * KIB, 150, 600 * KIB, 0))
+    assert_eq((h["blocking"], h["async"], h["small_copy_storm"]), (150, 0, True))
+    assert_eq(doc["summary"]["pageable_h2d_bytes"], 600 * KIB)
+    syncs = [(x["kind"], x["count"], x["site"][0].split()[0]) for x in doc["syncs"]]
+    assert ("device", 1, "wait_first") in syncs and ("device", 1, "launch_second") in syncs, syncs
+    waited = [x for x in doc["syncs"] if x["site"][0].startswith("wait_first ")][0]
+    assert 900_000 <= waited["dur_ns"] + 200_000, waited  # blocked about the 1 ms kernel
+
+
+def test_report_pinned_vs_pageable_and_implicit_syncs():
+    run = run_traced([prog("rt_basic")])
+    doc = _json("--top", "0", run.trace)
+    h = doc["h2d_hotspots"]
+    # two call sites (two lines of upload_batch): one pageable and blocking, one pinned and async
+    assert_eq(len(h), 2)
+    assert all(x["site"][0].startswith("upload_batch ") for x in h), h
+    by_kind = sorted((x["bytes"], x["pageable_bytes"], x["pinned_bytes"], x["blocking"], x["async"]) for x in h)
+    assert_eq(by_kind, [(1 << 20, 0, 1 << 20, 0, 1), (1 << 20, 1 << 20, 0, 1, 0)])
+    kinds = sorted((x["kind"], x["site"][0].split()[0]) for x in doc["syncs"])
+    assert ("memcpy_dtoh", "download") in kinds, kinds
+    assert ("stream", "wait_all") in kinds and ("event", "wait_all") in kinds, kinds
+
+
+def test_report_text_fits_80_columns():
+    out = report(_stall_trace())
+    assert_eq(out.returncode, 0, out.stderr)
+    long = [l for l in out.stdout.splitlines() if len(l) > 80 and not l.startswith("  - ")]
+    assert_eq(long, [], "lines over 80 columns")
+    for section in ("Launch overhead by kernel", "H2D hotspots", "GPU idle gaps", "Syncs by call site", "Advice"):
+        assert section in out.stdout, section
+
+
+def test_report_host_times_without_cupti():
+    doc = _json(_stall_trace({"GPUTRACE_GPU_TIMING": "off"}))
+    assert_eq(doc["summary"]["gpu_times"], False)
+    assert_eq(doc["summary"]["launch_bound"], 0)  # unknowable without GPU times
+    out = report(_stall_trace({"GPUTRACE_GPU_TIMING": "off"}))
+    assert "NOT recorded" in out.stdout
+
+
+def test_report_several_processes():
+    a, b = _stall_trace(), run_traced([prog("rt_basic")]).trace
+    doc = _json(a, b)
+    assert_eq(len(doc["processes"]), 2)
+    total = doc["summary"]
+    assert_eq(total["launches"], sum(p["summary"]["launches"] for p in doc["processes"]))
+    assert_eq(total["launches"], 202 + 4)
+    pids = {row["pid"] for row in doc["launch_overhead"]["kernels"]}
+    assert_eq(pids, {p["pid"] for p in doc["processes"]})
+    out = report(a, b)
+    assert "== totals over 2 processes" in out.stdout
+
+
+def test_report_bad_inputs_exit_2():
+    d = tempfile.mkdtemp(prefix="gputrace-test-")
+    missing = os.path.join(d, "missing.db")
+    out = report(missing)
+    assert_eq(out.returncode, 2)
+    assert "no such file" in out.stderr, out.stderr
+    crashed = mt.make_example_trace(os.path.join(d, "crashed.db"), complete=False)
+    out = report(crashed)
+    assert_eq(out.returncode, 2)
+    assert "did not finish" in out.stderr, out.stderr
+    empty = mt.make_trace(os.path.join(d, "empty.db"), calls=[])
+    out = report(empty)
+    assert_eq(out.returncode, 2)
+    assert "no CUDA calls" in out.stderr, out.stderr
+    foreign = os.path.join(d, "foreign.db")
+    import sqlite3
+    sqlite3.connect(foreign).execute("CREATE TABLE x(y)").connection.commit()
+    assert_eq(report(foreign).returncode, 2)
+    junk = os.path.join(d, "junk.db")
+    with open(junk, "wb") as f:
+        f.write(os.urandom(4096))
+    assert_eq(report(junk).returncode, 2)
+    for bad in (["--format", "xml"], ["--top", "-1"], ["--min-gap", "soon"], []):
+        assert_eq(report(*(bad + ([crashed] if bad else []))).returncode, 2, bad)
+
+
+def test_report_never_modifies_the_trace():
+    import hashlib
+    path = _stall_trace()
+    before = (hashlib.sha256(open(path, "rb").read()).hexdigest(), os.stat(path).st_mtime_ns)
+    assert_eq(report(path).returncode, 0)
+    assert_eq(report("--format", "json", path).returncode, 0)
+    after = (hashlib.sha256(open(path, "rb").read()).hexdigest(), os.stat(path).st_mtime_ns)
+    assert_eq(after, before)
