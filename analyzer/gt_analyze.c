@@ -374,6 +374,34 @@ static void gt_classify_gap(struct gt_gap *g, const struct gt_hcall *c, size_t n
     g->after = *gt_site_of(sites, after < n ? c[after].stack_id : 0);
 }
 
+static int gt_idle_by_time(const void *a, const void *b)
+{
+    uint64_t x = ((const struct gt_idle_site *)a)->idle_ns, y = ((const struct gt_idle_site *)b)->idle_ns;
+    return x > y ? -1 : x < y;
+}
+
+static void gt_add_idle_site(struct gt_report *r, const struct gt_gap *g, size_t *cap)
+{
+    for (size_t i = 0; i < r->nidle_sites; i++)
+        if (strcmp(r->idle_sites[i].site.text, g->after.text) == 0) {
+            r->idle_sites[i].idle_ns += g->dur_ns;
+            r->idle_sites[i].gaps++;
+            return;
+        }
+    if (r->nidle_sites == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 16;
+        struct gt_idle_site *n = realloc(r->idle_sites, ncap * sizeof(*n));
+        if (!n)
+            return;
+        r->idle_sites = n;
+        *cap = ncap;
+    }
+    struct gt_idle_site *x = &r->idle_sites[r->nidle_sites++];
+    x->site = g->after;
+    x->idle_ns = g->dur_ns;
+    x->gaps = 1;
+}
+
 static int gt_gaps(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_sites *sites,
                    struct gt_report *r)
 {
@@ -406,7 +434,7 @@ static int gt_gaps(struct gt_trace *t, const struct gt_analyze_opts *o, struct g
 
     /* Gaps per device, between its merged busy intervals. */
     qsort(iv, niv, sizeof(*iv), gt_iv_by_dev_start);
-    size_t cap = 0;
+    size_t cap = 0, site_cap = 0;
     for (size_t i = 0; i < niv;) {
         uint64_t end = iv[i].end;
         size_t j = i + 1;
@@ -416,6 +444,7 @@ static int gt_gaps(struct gt_trace *t, const struct gt_analyze_opts *o, struct g
                 struct gt_gap g = {.device = (int)iv[i].device, .start_ns = end, .dur_ns = dur};
                 gt_classify_gap(&g, calls, ncalls, max_dur, sites);
                 r->summary.idle_by_cause[g.cause] += dur;
+                gt_add_idle_site(r, &g, &site_cap);
                 if (dur >= o->min_gap_ns) {
                     if (r->ngaps == cap) {
                         size_t ncap = cap ? cap * 2 : 16;
@@ -434,6 +463,7 @@ static int gt_gaps(struct gt_trace *t, const struct gt_analyze_opts *o, struct g
         i = j;
     }
     qsort(r->gaps, r->ngaps, sizeof(*r->gaps), gt_gap_by_dur);
+    qsort(r->idle_sites, r->nidle_sites, sizeof(*r->idle_sites), gt_idle_by_time);
     free(iv);
     free(calls);
     return 0;
@@ -535,6 +565,8 @@ static void gt_truncate(struct gt_report *r, size_t top)
         r->ngaps = top;
     if (r->nsyncs > top)
         r->nsyncs = top;
+    if (r->nidle_sites > top)
+        r->nidle_sites = top;
 }
 
 int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_report *r)
@@ -586,5 +618,6 @@ void gt_report_free(struct gt_report *r)
     free(r->h2d);
     free(r->gaps);
     free(r->syncs);
+    free(r->idle_sites);
     memset(r, 0, sizeof(*r));
 }

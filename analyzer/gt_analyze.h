@@ -48,6 +48,13 @@ struct gt_gap {
     struct gt_site before, after;   /* last call before the gap, first after it */
 };
 
+/* Idle time summed over every gap, by the call site that ended the gap
+ * (the first call after it: what the GPU was waiting for). */
+struct gt_idle_site {
+    struct gt_site site;
+    uint64_t idle_ns, gaps;
+};
+
 struct gt_sync_row {
     struct gt_site site;
     char kind[32];                  /* device, context, stream, event, memcpy_dtoh, memcpy_pageable */
@@ -79,6 +86,8 @@ struct gt_report {
     size_t ngaps;
     struct gt_sync_row *syncs;
     size_t nsyncs;
+    struct gt_idle_site *idle_sites; /* most idle time first */
+    size_t nidle_sites;
     char advice[4][256];            /* concrete suggestions, "" when none */
 };
 

@@ -35,7 +35,8 @@ void gt_cmd_report_usage(FILE *out)
             "options:\n"
             "  --format text|json   output format (default text); JSON has the top-level\n"
             "                       keys summary, launch_overhead, h2d_hotspots,\n"
-            "                       idle_gaps, syncs, advice, processes\n"
+            "                       idle_gaps, idle_by_site, syncs, advice,\n"
+            "                       processes\n"
             "  --top N              rows per table (default 10; 0: all)\n"
             "  --min-gap DURATION   shortest idle gap listed: 250us, 1ms, 2s, or ns\n"
             "                       (default 1ms)\n"
@@ -163,6 +164,18 @@ static void gt_text_gaps(FILE *out, const struct gt_report *r, const struct gt_r
     }
 }
 
+static void gt_text_idle_sites(FILE *out, const struct gt_report *r)
+{
+    if (!r->nidle_sites)
+        return;
+    fprintf(out, "\nGPU idle time by the call that ended it (all gaps)\n");
+    for (size_t i = 0; i < r->nidle_sites; i++) {
+        const struct gt_idle_site *x = &r->idle_sites[i];
+        fprintf(out, "  %s idle over %llu gaps, ended by\n", DUR(x->idle_ns, gt_b1), (unsigned long long)x->gaps);
+        gt_text_site(out, "    ", &x->site);
+    }
+}
+
 static void gt_text_syncs(FILE *out, const struct gt_report *r)
 {
     fprintf(out, "\nSyncs by call site (host time blocked)\n");
@@ -185,6 +198,7 @@ static void gt_text(FILE *out, const char *path, const struct gt_report *r, cons
     gt_text_launch(out, r, r->summary.gpu_times);
     gt_text_h2d(out, r);
     gt_text_gaps(out, r, o);
+    gt_text_idle_sites(out, r);
     gt_text_syncs(out, r);
     if (r->advice[0][0]) {
         fprintf(out, "\nAdvice\n");
@@ -298,6 +312,16 @@ static void gt_json_tables(FILE *out, const struct gt_one *v, size_t n)
             gt_json_site(out, &g->before);
             fputs(",\"after\":", out);
             gt_json_site(out, &g->after);
+            fputc('}', out);
+        }
+    fputs("],\"idle_by_site\":[", out);
+    first = 1;
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < v[t].r.nidle_sites; i++, first = 0) {
+            const struct gt_idle_site *x = &v[t].r.idle_sites[i];
+            fprintf(out, "%s{\"pid\":%lld,\"idle_ns\":%llu,\"gaps\":%llu,\"site\":", first ? "" : ",", v[t].pid,
+                    (unsigned long long)x->idle_ns, (unsigned long long)x->gaps);
+            gt_json_site(out, &x->site);
             fputc('}', out);
         }
     fputs("],\"syncs\":[", out);

@@ -28,6 +28,12 @@ def _json(*args):
     return json.loads(out.stdout)
 
 
+def _leading_and_trailing_idle(doc):
+    # idle_ns covers the whole traced span; gaps lie between busy intervals
+    s = doc["summary"]
+    return s["idle_ns"] - sum(s["idle_by_cause_ns"].values())
+
+
 def test_report_finds_the_planted_stall():
     doc = _json("--top", "0", _stall_trace())
     gaps = doc["idle_gaps"]
@@ -41,6 +47,12 @@ def test_report_finds_the_planted_stall():
     assert_eq(len(gaps), 1, gaps)
     assert doc["summary"]["idle_by_cause_ns"]["host"] >= 49_000_000
     assert doc["summary"]["gpu_times"] is True
+    # aggregated by the call that ended the idle time: the stall's end leads
+    top = doc["idle_by_site"][0]
+    assert top["site"][0].startswith("launch_second "), top
+    assert top["idle_ns"] >= stall["dur_ns"], top
+    assert_eq(sum(x["idle_ns"] for x in doc["idle_by_site"]), doc["summary"]["idle_ns"] -
+              _leading_and_trailing_idle(doc))
 
 
 def test_report_launch_bound_kernels_and_sites():
