@@ -27,6 +27,8 @@ int gt_cmd_info(int argc, char **argv);
 void gt_cmd_info_usage(FILE *out);
 int gt_cmd_report(int argc, char **argv);
 void gt_cmd_report_usage(FILE *out);
+int gt_cmd_audit(int argc, char **argv);
+void gt_cmd_audit_usage(FILE *out);
 
 /* Prints "gputrace: " and the message to stderr. */
 void gt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -10,6 +10,8 @@ static const struct gt_cmd gt_cmds[] = {
      gt_cmd_record_usage},
     {"info", "summarize one or more trace files", gt_cmd_info, gt_cmd_info_usage},
     {"report", "launch overhead, H2D hotspots, GPU idle gaps and syncs", gt_cmd_report, gt_cmd_report_usage},
+    {"audit", "check traces against budgets (for CI): exit 1 if one is exceeded", gt_cmd_audit,
+     gt_cmd_audit_usage},
 };
 #define GT_NCMDS (sizeof(gt_cmds) / sizeof(gt_cmds[0]))
 
