@@ -436,10 +436,12 @@ static int gt_gaps(struct gt_trace *t, const struct gt_analyze_opts *o, struct g
     qsort(iv, niv, sizeof(*iv), gt_iv_by_dev_start);
     size_t cap = 0, site_cap = 0;
     for (size_t i = 0; i < niv;) {
-        uint64_t end = iv[i].end;
+        uint64_t end = iv[i].end, dev_busy = 0, run_start = iv[i].start;
         size_t j = i + 1;
         for (; j < niv && iv[j].device == iv[i].device; j++) {
             if (iv[j].start > end) {
+                dev_busy += end - run_start;
+                run_start = iv[j].start;
                 uint64_t dur = iv[j].start - end;
                 struct gt_gap g = {.device = (int)iv[i].device, .start_ns = end, .dur_ns = dur};
                 gt_classify_gap(&g, calls, ncalls, max_dur, sites);
@@ -459,6 +461,14 @@ static int gt_gaps(struct gt_trace *t, const struct gt_analyze_opts *o, struct g
             }
             if (iv[j].end > end)
                 end = iv[j].end;
+        }
+        dev_busy += end - run_start;
+        if (r->ndevices < GT_MAX_DEVICES) {
+            struct gt_device_idle *d = &r->devices[r->ndevices++];
+            d->device = (int)iv[i].device;
+            d->busy_ns = dev_busy < r->summary.span_ns ? dev_busy : r->summary.span_ns;
+            d->idle_ns = r->summary.span_ns - d->busy_ns;
+            d->idle_pct = gt_pct(d->idle_ns, r->summary.span_ns);
         }
         i = j;
     }

@@ -76,8 +76,19 @@ struct gt_summary {
     uint64_t idle_by_cause[GT_GAP_CAUSES];
 };
 
+#define GT_MAX_DEVICES 16
+
+/* One device's own busy and idle time over the traced span. */
+struct gt_device_idle {
+    int device;
+    uint64_t busy_ns, idle_ns;
+    double idle_pct;
+};
+
 struct gt_report {
     struct gt_summary summary;
+    struct gt_device_idle devices[GT_MAX_DEVICES];
+    size_t ndevices;
     struct gt_launch_row *kernels, *launch_sites;
     size_t nkernels, nlaunch_sites;
     struct gt_h2d_row *h2d;

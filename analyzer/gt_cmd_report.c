@@ -195,6 +195,9 @@ static void gt_text(FILE *out, const char *path, const struct gt_report *r, cons
 {
     fprintf(out, "== %s\n", path);
     gt_text_summary(out, &r->summary);
+    for (size_t i = 0; i < r->ndevices; i++)
+        fprintf(out, "    device %-3d  busy %s, idle %.1f%% of span\n", r->devices[i].device,
+                DUR(r->devices[i].busy_ns, gt_b1), r->devices[i].idle_pct);
     gt_text_launch(out, r, r->summary.gpu_times);
     gt_text_h2d(out, r);
     gt_text_gaps(out, r, o);
@@ -387,7 +390,13 @@ static void gt_json(FILE *out, const struct gt_one *v, size_t n)
         gt_put_json_string(out, v[t].path);
         fprintf(out, ",\"pid\":%lld,\"summary\":", v[t].pid);
         gt_json_summary(out, &v[t].r.summary);
-        fputc('}', out);
+        fputs(",\"devices\":[", out);
+        for (size_t i = 0; i < v[t].r.ndevices; i++) {
+            const struct gt_device_idle *d = &v[t].r.devices[i];
+            fprintf(out, "%s{\"device\":%d,\"busy_ns\":%llu,\"idle_ns\":%llu,\"idle_pct\":%.3f}", i ? "," : "",
+                    d->device, (unsigned long long)d->busy_ns, (unsigned long long)d->idle_ns, d->idle_pct);
+        }
+        fputs("]}", out);
     }
     fputs("]}\n", out);
 }

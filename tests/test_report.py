@@ -47,6 +47,9 @@ def test_report_finds_the_planted_stall():
     assert_eq(len(gaps), 1, gaps)
     assert doc["summary"]["idle_by_cause_ns"]["host"] >= 49_000_000
     assert doc["summary"]["gpu_times"] is True
+    devs = doc["processes"][0]["devices"]
+    assert_eq([d["device"] for d in devs], [0])
+    assert_eq(devs[0]["busy_ns"], doc["summary"]["busy_ns"])  # one device: its own idle is the total
     # aggregated by the call that ended the idle time: the stall's end leads
     top = doc["idle_by_site"][0]
     assert top["site"][0].startswith("launch_second "), top
