@@ -60,6 +60,15 @@ extern struct fk_settings fk_cfg;
 
 void fk_init_once(void);
 CUresult fk_check_ctx(void);
+CUcontext fk_current_ctx(void);
+void fk_set_current_ctx(CUcontext c);
+/* Returns the error from an API function when there is no usable context. */
+#define CHECK_CTX()                           \
+    do {                                      \
+        CUresult r_ = fk_check_ctx();         \
+        if (r_ != CUDA_SUCCESS)               \
+            return r_;                        \
+    } while (0)
 int fk_is_forked_child(void);
 uint64_t fk_kernel_duration(const struct CUfunc_st *f);
 struct CUfunc_st *fk_function(const char *name);
@@ -80,6 +89,8 @@ uint64_t fk_all_done_time(void);
 void fk_wait_until(uint64_t t);
 struct CUstream_st *fk_stream_create(unsigned flags);
 void fk_stream_destroy(struct CUstream_st *s);
+void fk_event_record(struct CUevent_st *e, struct CUstream_st *s);
+void fk_stream_wait_event(struct CUstream_st *s, struct CUevent_st *e);
 
 /* Activity (fk_activity.c). */
 uint32_t fk_api_enter(const char *api);

@@ -243,13 +243,11 @@ CUresult fk_check_ctx(void)
     return CUDA_SUCCESS;
 }
 
-CUcontext fk_current_ctx(void);
 CUcontext fk_current_ctx(void)
 {
     return fk_tls_ctx;
 }
 
-void fk_set_current_ctx(CUcontext c);
 void fk_set_current_ctx(CUcontext c)
 {
     fk_tls_ctx = c;

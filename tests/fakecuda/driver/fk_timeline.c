@@ -137,7 +137,6 @@ void fk_wait_until(uint64_t t)
 
 /* ---- events ---- */
 
-void fk_event_record(struct CUevent_st *e, struct CUstream_st *s);
 void fk_event_record(struct CUevent_st *e, struct CUstream_st *s)
 {
     pthread_mutex_lock(&fk_lock);
@@ -148,7 +147,6 @@ void fk_event_record(struct CUevent_st *e, struct CUstream_st *s)
     pthread_mutex_unlock(&fk_lock);
 }
 
-void fk_stream_wait_event(struct CUstream_st *s, struct CUevent_st *e);
 void fk_stream_wait_event(struct CUstream_st *s, struct CUevent_st *e)
 {
     pthread_mutex_lock(&fk_lock);

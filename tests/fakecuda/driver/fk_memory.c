@@ -1,0 +1,367 @@
+/* fk_memory.c: the driver's allocation, copy and memset entry points.
+ * Device memory is host memory here, so copies move real bytes; their
+ * timing and blocking follow the timeline's rules. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fk_driver.h"
+
+/* ---- memory ---- */
+
+static CUresult fk_alloc(void **p, size_t n, int kind)
+{
+    CHECK_CTX();
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (n == 0 || n > (1ull << 40))
+        return n ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
+    /* Device memory is host memory here, so copies move real bytes. */
+    void *m = calloc(1, n);
+    if (!m)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fk_mem_add((uintptr_t)m, n, kind, 1);
+    *p = m;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_free(void *p, int want)
+{
+    CHECK_CTX();
+    if (!p)
+        return CUDA_SUCCESS;
+    int kind = 0;
+    int r = fk_mem_remove((uintptr_t)p, &kind);
+    if (!r || (want >= 0 && kind != want && !(want == FK_MEM_DEVICE && kind == FK_MEM_MANAGED))) {
+        if (r)
+            fk_mem_add((uintptr_t)p, 1, kind, r == 2);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (r == 2)
+        free(p);
+    return CUDA_SUCCESS;
+}
+
+FK_API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+    return fk_alloc((void **)p, n, FK_MEM_DEVICE);
+}
+
+FK_API CUresult cuMemAllocPitch_v2(CUdeviceptr *p, size_t *pitch, size_t w, size_t h, unsigned int esz)
+{
+    (void)esz;
+    if (!pitch)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t pw = (w + 511) & ~(size_t)511;
+    CUresult r = fk_alloc((void **)p, pw * h, FK_MEM_DEVICE);
+    if (r == CUDA_SUCCESS)
+        *pitch = pw;
+    return r;
+}
+
+FK_API CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags)
+{
+    (void)flags;
+    return fk_alloc((void **)p, n, FK_MEM_MANAGED);
+}
+
+FK_API CUresult cuMemFree_v2(CUdeviceptr p)
+{
+    return fk_free((void *)p, FK_MEM_DEVICE);
+}
+
+FK_API CUresult cuMemAllocHost_v2(void **p, size_t n)
+{
+    return fk_alloc(p, n, FK_MEM_PINNED);
+}
+
+FK_API CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags)
+{
+    (void)flags;
+    return fk_alloc(p, n, FK_MEM_PINNED);
+}
+
+FK_API CUresult cuMemFreeHost(void *p)
+{
+    return fk_free(p, FK_MEM_PINNED);
+}
+
+FK_API CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
+{
+    (void)flags;
+    CHECK_CTX();
+    if (!p || !n)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (fk_mem_kind((uintptr_t)p) != FK_MEM_PAGEABLE)
+        return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    fk_mem_add((uintptr_t)p, n, FK_MEM_PINNED, 0);
+    return CUDA_SUCCESS;
+}
+
+FK_API CUresult cuMemHostUnregister(void *p)
+{
+    CHECK_CTX();
+    int kind;
+    int r = fk_mem_remove((uintptr_t)p, &kind);
+    if (r != 1) {
+        if (r == 2)
+            fk_mem_add((uintptr_t)p, 1, kind, 1);
+        return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    }
+    return CUDA_SUCCESS;
+}
+
+FK_API CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int flags)
+{
+    (void)flags;
+    if (!d || fk_mem_kind((uintptr_t)p) != FK_MEM_PINNED)
+        return CUDA_ERROR_INVALID_VALUE;
+    *d = (CUdeviceptr)p;
+    return CUDA_SUCCESS;
+}
+
+FK_API CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total)
+{
+    CHECK_CTX();
+    if (free_b)
+        *free_b = 79ull << 30;
+    if (total)
+        *total = 80ull << 30;
+    return CUDA_SUCCESS;
+}
+
+FK_API CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+    if (!data)
+        return CUDA_ERROR_INVALID_VALUE;
+    int kind = fk_mem_kind((uintptr_t)p);
+    if (a == CU_POINTER_ATTRIBUTE_MEMORY_TYPE) {
+        if (kind == FK_MEM_PAGEABLE)
+            return CUDA_ERROR_INVALID_VALUE;
+        *(unsigned int *)data = kind == FK_MEM_PINNED ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        return CUDA_SUCCESS;
+    }
+    if (a == CU_POINTER_ATTRIBUTE_IS_MANAGED) {
+        *(unsigned int *)data = kind == FK_MEM_MANAGED;
+        return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* ---- copies and memsets ---- */
+
+static int fk_side_kind(uintptr_t p)
+{
+    return fk_mem_kind(p);
+}
+
+static int fk_copy_kind(int src, int dst)
+{
+    int sd = src == FK_MEM_DEVICE || src == FK_MEM_MANAGED, dd = dst == FK_MEM_DEVICE || dst == FK_MEM_MANAGED;
+    if (sd && dd)
+        return 8;
+    if (dd)
+        return 1;
+    if (sd)
+        return 2;
+    return 11;
+}
+
+static uint64_t fk_copy_ns(uint64_t bytes, double bw)
+{
+    double t = (double)bytes / bw;
+    uint64_t ns = (uint64_t)t;
+    if ((double)ns < t)
+        ns++;
+    return ns + fk_cfg.copy_latency_ns;
+}
+
+/* One copy of `bytes` from src to dst on stream `hs`; `sync`: the API is
+ * synchronous. Blocks where the real driver does. */
+static CUresult fk_copy(const char *api, void *dst, const void *src, size_t bytes, CUstream hs, int pt, int sync)
+{
+    CHECK_CTX();
+    if (!fk_stream_valid(hs))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if ((!dst || !src) && bytes)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint32_t corr = fk_api_enter(api);
+    int sk = fk_side_kind((uintptr_t)src), dk = fk_side_kind((uintptr_t)dst);
+    int ck = fk_copy_kind(sk, dk);
+    int host = ck == 1 ? sk : ck == 2 ? dk : ck == 11 ? sk : 0;
+    double bw = ck == 8 ? fk_cfg.dtod_bw : host == FK_MEM_PINNED ? fk_cfg.pinned_bw : fk_cfg.pageable_bw;
+    struct CUstream_st *s = fk_stream(hs, pt);
+    uint64_t start, end = fk_submit(s, fk_copy_ns(bytes, bw), &start);
+    if (bytes)
+        memmove(dst, src, bytes);
+    struct fakecuda_activity a = {.kind = FAKECUDA_ACT_MEMCPY, .correlation_id = corr, .context_id = 1,
+                                  .stream_id = s->id, .start_ns = start, .end_ns = end, .bytes = bytes,
+                                  .copy_kind = ck, .src_kind = sk, .dst_kind = dk};
+    fk_activity_emit(&a);
+    /* Synchronous copies, and "async" ones through pageable memory (staged
+     * by the host), return when the copy is done. */
+    if (sync || host == FK_MEM_PAGEABLE)
+        fk_wait_until(end);
+    return CUDA_SUCCESS;
+}
+
+#define FK_COPY_PAIR(name, params, dst, src, n, stream, sync)                 \
+    FK_API CUresult name params { return fk_copy(#name, dst, src, n, stream, 0, sync); } \
+    FK_API CUresult name##_PT params { return fk_copy(#name, dst, src, n, stream, 1, sync); }
+
+#define cuMemcpyHtoD_v2_PT cuMemcpyHtoD_v2_ptds
+#define cuMemcpyDtoH_v2_PT cuMemcpyDtoH_v2_ptds
+#define cuMemcpyDtoD_v2_PT cuMemcpyDtoD_v2_ptds
+#define cuMemcpy_PT cuMemcpy_ptds
+#define cuMemcpyHtoDAsync_v2_PT cuMemcpyHtoDAsync_v2_ptsz
+#define cuMemcpyDtoHAsync_v2_PT cuMemcpyDtoHAsync_v2_ptsz
+#define cuMemcpyDtoDAsync_v2_PT cuMemcpyDtoDAsync_v2_ptsz
+#define cuMemcpyAsync_PT cuMemcpyAsync_ptsz
+
+FK_COPY_PAIR(cuMemcpyHtoD_v2, (CUdeviceptr d, const void *h, size_t n), (void *)d, h, n, NULL, 1)
+FK_COPY_PAIR(cuMemcpyDtoH_v2, (void *h, CUdeviceptr d, size_t n), h, (const void *)d, n, NULL, 1)
+FK_COPY_PAIR(cuMemcpyDtoD_v2, (CUdeviceptr d, CUdeviceptr s, size_t n), (void *)d, (const void *)s, n, NULL, 1)
+FK_COPY_PAIR(cuMemcpy, (CUdeviceptr d, CUdeviceptr s, size_t n), (void *)d, (const void *)s, n, NULL, 1)
+FK_COPY_PAIR(cuMemcpyHtoDAsync_v2, (CUdeviceptr d, const void *h, size_t n, CUstream st), (void *)d, h, n, st, 0)
+FK_COPY_PAIR(cuMemcpyDtoHAsync_v2, (void *h, CUdeviceptr d, size_t n, CUstream st), h, (const void *)d, n, st, 0)
+FK_COPY_PAIR(cuMemcpyDtoDAsync_v2, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (void *)d,
+             (const void *)s, n, st, 0)
+FK_COPY_PAIR(cuMemcpyAsync, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (void *)d, (const void *)s, n,
+             st, 0)
+
+FK_API CUresult cuMemcpyPeer(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n)
+{
+    (void)dc;
+    (void)sc;
+    return fk_copy("cuMemcpyPeer", (void *)d, (const void *)s, n, NULL, 0, 1);
+}
+
+FK_API CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st)
+{
+    (void)dc;
+    (void)sc;
+    return fk_copy("cuMemcpyPeerAsync", (void *)d, (const void *)s, n, st, 0, 0);
+}
+
+/* 2D/3D: rows copied for real, timed as one transfer. */
+static CUresult fk_copy_3d(const char *api, const CUDA_MEMCPY3D *p, CUstream st, int pt, int sync)
+{
+    CHECK_CTX();
+    if (!p || !fk_stream_valid(st))
+        return CUDA_ERROR_INVALID_VALUE;
+    const char *src = p->srcMemoryType == CU_MEMORYTYPE_HOST ? p->srcHost : (const char *)p->srcDevice;
+    char *dst = p->dstMemoryType == CU_MEMORYTYPE_HOST ? p->dstHost : (char *)p->dstDevice;
+    if (!src || !dst)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t depth = p->Depth ? p->Depth : 1, total = p->WidthInBytes * p->Height * depth;
+    uint32_t corr = fk_api_enter(api);
+    int sk = fk_side_kind((uintptr_t)src), dk = fk_side_kind((uintptr_t)dst), ck = fk_copy_kind(sk, dk);
+    int host = ck == 1 ? sk : ck == 2 ? dk : 0;
+    double bw = ck == 8 ? fk_cfg.dtod_bw : host == FK_MEM_PINNED ? fk_cfg.pinned_bw : fk_cfg.pageable_bw;
+    for (size_t z = 0; z < depth; z++)
+        for (size_t y = 0; y < p->Height; y++)
+            memmove(dst + (z * (p->dstHeight ? p->dstHeight : p->Height) + y) * p->dstPitch + p->dstXInBytes,
+                    src + (z * (p->srcHeight ? p->srcHeight : p->Height) + y) * p->srcPitch + p->srcXInBytes,
+                    p->WidthInBytes);
+    struct CUstream_st *s = fk_stream(st, pt);
+    uint64_t start, end = fk_submit(s, fk_copy_ns(total, bw), &start);
+    struct fakecuda_activity a = {.kind = FAKECUDA_ACT_MEMCPY, .correlation_id = corr, .context_id = 1,
+                                  .stream_id = s->id, .start_ns = start, .end_ns = end, .bytes = total,
+                                  .copy_kind = ck, .src_kind = sk, .dst_kind = dk};
+    fk_activity_emit(&a);
+    if (sync || host == FK_MEM_PAGEABLE)
+        fk_wait_until(end);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_copy_2d(const char *api, const CUDA_MEMCPY2D *p, CUstream st, int pt, int sync)
+{
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUDA_MEMCPY3D c;
+    memset(&c, 0, sizeof(c));
+    c.srcXInBytes = p->srcXInBytes;
+    c.srcMemoryType = p->srcMemoryType;
+    c.srcHost = p->srcHost;
+    c.srcDevice = p->srcDevice;
+    c.srcPitch = p->srcPitch;
+    c.dstXInBytes = p->dstXInBytes;
+    c.dstMemoryType = p->dstMemoryType;
+    c.dstHost = p->dstHost;
+    c.dstDevice = p->dstDevice;
+    c.dstPitch = p->dstPitch;
+    c.WidthInBytes = p->WidthInBytes;
+    c.Height = p->Height;
+    c.Depth = 1;
+    return fk_copy_3d(api, &c, st, pt, sync);
+}
+
+FK_API CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *p) { return fk_copy_2d("cuMemcpy2D_v2", p, NULL, 0, 1); }
+FK_API CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *p) { return fk_copy_2d("cuMemcpy2D_v2", p, NULL, 1, 1); }
+FK_API CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *p) { return fk_copy_2d("cuMemcpy2DUnaligned_v2", p, NULL, 0, 1); }
+FK_API CUresult cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *p) { return fk_copy_2d("cuMemcpy2DUnaligned_v2", p, NULL, 1, 1); }
+FK_API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *p, CUstream s) { return fk_copy_2d("cuMemcpy2DAsync_v2", p, s, 0, 0); }
+FK_API CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *p, CUstream s) { return fk_copy_2d("cuMemcpy2DAsync_v2", p, s, 1, 0); }
+FK_API CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *p) { return fk_copy_3d("cuMemcpy3D_v2", p, NULL, 0, 1); }
+FK_API CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *p) { return fk_copy_3d("cuMemcpy3D_v2", p, NULL, 1, 1); }
+FK_API CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *p, CUstream s) { return fk_copy_3d("cuMemcpy3DAsync_v2", p, s, 0, 0); }
+FK_API CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *p, CUstream s) { return fk_copy_3d("cuMemcpy3DAsync_v2", p, s, 1, 0); }
+
+static CUresult fk_memset(const char *api, CUdeviceptr d, unsigned v, size_t esz, size_t n, size_t pitch,
+                          size_t h, CUstream hs, int pt)
+{
+    CHECK_CTX();
+    if (!fk_stream_valid(hs))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!d)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint32_t corr = fk_api_enter(api);
+    size_t rows = h ? h : 1, stride = h ? pitch : n * esz;
+    for (size_t y = 0; y < rows; y++) {
+        char *row = (char *)d + y * stride;
+        for (size_t i = 0; i < n; i++) {
+            if (esz == 1)
+                row[i] = (char)v;
+            else if (esz == 2)
+                memcpy(row + 2 * i, &(uint16_t){(uint16_t)v}, 2);
+            else
+                memcpy(row + 4 * i, &(uint32_t){v}, 4);
+        }
+    }
+    uint64_t bytes = (uint64_t)n * esz * rows;
+    struct CUstream_st *s = fk_stream(hs, pt);
+    uint64_t start, end = fk_submit(s, fk_copy_ns(bytes, fk_cfg.dtod_bw), &start);
+    struct fakecuda_activity a = {.kind = FAKECUDA_ACT_MEMSET, .correlation_id = corr, .context_id = 1,
+                                  .stream_id = s->id, .start_ns = start, .end_ns = end, .bytes = bytes,
+                                  .memset_value = (int)v, .dst_kind = fk_side_kind(d)};
+    fk_activity_emit(&a);
+    return CUDA_SUCCESS;
+}
+
+#define FK_MEMSET(name, T, esz, pt) \
+    FK_API CUresult name(CUdeviceptr d, T v, size_t n) { return fk_memset(#name, d, v, esz, n, 0, 0, NULL, pt); }
+#define FK_MEMSET_ASYNC(name, T, esz, pt) \
+    FK_API CUresult name(CUdeviceptr d, T v, size_t n, CUstream s) { return fk_memset(#name, d, v, esz, n, 0, 0, s, pt); }
+#define FK_MEMSET2D(name, T, esz, pt) \
+    FK_API CUresult name(CUdeviceptr d, size_t p, T v, size_t w, size_t h) { return fk_memset(#name, d, v, esz, w, p, h, NULL, pt); }
+#define FK_MEMSET2D_ASYNC(name, T, esz, pt) \
+    FK_API CUresult name(CUdeviceptr d, size_t p, T v, size_t w, size_t h, CUstream s) { return fk_memset(#name, d, v, esz, w, p, h, s, pt); }
+FK_MEMSET(cuMemsetD8_v2, unsigned char, 1, 0)
+FK_MEMSET(cuMemsetD8_v2_ptds, unsigned char, 1, 1)
+FK_MEMSET(cuMemsetD16_v2, unsigned short, 2, 0)
+FK_MEMSET(cuMemsetD16_v2_ptds, unsigned short, 2, 1)
+FK_MEMSET(cuMemsetD32_v2, unsigned int, 4, 0)
+FK_MEMSET(cuMemsetD32_v2_ptds, unsigned int, 4, 1)
+FK_MEMSET_ASYNC(cuMemsetD8Async, unsigned char, 1, 0)
+FK_MEMSET_ASYNC(cuMemsetD8Async_ptsz, unsigned char, 1, 1)
+FK_MEMSET_ASYNC(cuMemsetD16Async, unsigned short, 2, 0)
+FK_MEMSET_ASYNC(cuMemsetD16Async_ptsz, unsigned short, 2, 1)
+FK_MEMSET_ASYNC(cuMemsetD32Async, unsigned int, 4, 0)
+FK_MEMSET_ASYNC(cuMemsetD32Async_ptsz, unsigned int, 4, 1)
+FK_MEMSET2D(cuMemsetD2D8_v2, unsigned char, 1, 0)
+FK_MEMSET2D(cuMemsetD2D8_v2_ptds, unsigned char, 1, 1)
+FK_MEMSET2D(cuMemsetD2D32_v2, unsigned int, 4, 0)
+FK_MEMSET2D(cuMemsetD2D32_v2_ptds, unsigned int, 4, 1)
+FK_MEMSET2D_ASYNC(cuMemsetD2D8Async, unsigned char, 1, 0)
+FK_MEMSET2D_ASYNC(cuMemsetD2D8Async_ptsz, unsigned char, 1, 1)
+FK_MEMSET2D_ASYNC(cuMemsetD2D32Async, unsigned int, 4, 0)
+FK_MEMSET2D_ASYNC(cuMemsetD2D32Async_ptsz, unsigned int, 4, 1)
