@@ -1,7 +1,9 @@
 """Helpers for the gputrace integration tests: run a program on the
 simulated GPU with the shim preloaded, find its trace, query it."""
+import atexit
 import glob
 import os
+import shutil
 import sqlite3
 import subprocess
 import tempfile
@@ -19,6 +21,22 @@ SANITIZED = {
     "asan": (os.path.join(BUILD, "asan", "libgputrace.so"), "libasan.so"),
     "tsan": (os.path.join(BUILD, "tsan", "libgputrace.so"), "libtsan.so"),
 }
+
+
+_tmpdirs = []
+
+
+def tmpdir(prefix="gputrace-test-"):
+    """A fresh directory, removed when the test run ends."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    _tmpdirs.append(d)
+    return d
+
+
+@atexit.register
+def _cleanup():
+    for d in _tmpdirs:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def prog(name):
@@ -66,7 +84,7 @@ def base_env(extra=None):
 
 def run_traced(argv, env=None, output=None, sanitizer=None, timeout=120, outdir=None, preload=True):
     """Runs argv with the shim preloaded; traces go to a fresh directory."""
-    outdir = outdir or tempfile.mkdtemp(prefix="gputrace-test-")
+    outdir = outdir or tmpdir()
     e = base_env(env)
     if preload:
         if sanitizer:

@@ -1,15 +1,12 @@
 """`gputrace audit`: budgets checked against synthetic traces whose numbers
 are exact (tests/make_trace.py) and against real traced runs of
 build/tests/progs/timing on the simulated GPU."""
-import atexit
 import hashlib
 import os
 import re
-import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gtlib  # noqa: E402
@@ -19,19 +16,8 @@ GPUTRACE = gtlib.GPUTRACE
 MS = 1_000_000
 T0 = mt.START_NS
 
-_tmpdirs = []
-
-
 def tmpdir():
-    d = tempfile.mkdtemp(prefix="gputrace-audit-")
-    _tmpdirs.append(d)
-    return d
-
-
-@atexit.register
-def _cleanup():
-    for d in _tmpdirs:
-        shutil.rmtree(d, ignore_errors=True)
+    return gtlib.tmpdir("gputrace-audit-")
 
 
 def audit(*args, cwd=None):
@@ -404,7 +390,6 @@ def test_audit_help():
 def _timing_run(env, nbytes=1 << 20):
     run = gtlib.run_traced([gtlib.prog("timing"), str(nbytes)], env=env)
     assert run.proc.returncode == 0, run.proc.stderr
-    _tmpdirs.append(run.outdir)
     return run.trace
 
 

@@ -5,7 +5,7 @@ import stat
 import subprocess
 import tempfile
 
-from gtlib import (SHIM, assert_eq, base_env, prog, query, run_plain, run_traced, stack_functions)
+from gtlib import (SHIM, assert_eq, tmpdir, base_env, prog, query, run_plain, run_traced, stack_functions)
 
 MB = 1 << 20
 
@@ -219,7 +219,7 @@ def test_host_times_follow_the_simulated_gpu():
 
 
 def test_output_pattern_expansion():
-    d = tempfile.mkdtemp(prefix="gputrace-test-")
+    d = tmpdir()
     run = run_traced([prog("rt_basic")], output=os.path.join(d, "r%r-%n-%p-%h.db"), env={"RANK": "3"}, outdir=d)
     assert run.proc.returncode == 0
     pid = int(run.q1("SELECT value FROM meta WHERE key = 'pid'"))
@@ -245,7 +245,7 @@ def test_bad_settings_warn_once_and_use_defaults():
     assert_eq(run.q1("SELECT value FROM meta WHERE key = 'stack_depth'"), "32")
     assert_eq(run.q1("SELECT count(*) FROM kernels"), 4)
     # an unknown %-sequence: warned, default name used
-    d = tempfile.mkdtemp(prefix="gputrace-test-")
+    d = tmpdir()
     cwd_run = subprocess.run([prog("rt_basic")], cwd=d, capture_output=True, text=True,
                              env=dict(base_env({"GPUTRACE_OUTPUT": "x-%z.db"}), LD_PRELOAD=SHIM))
     assert_eq(cwd_run.returncode, 0)
@@ -267,7 +267,7 @@ def test_unwritable_output_path():
 
 
 def test_symlink_output_refused():
-    d = tempfile.mkdtemp(prefix="gputrace-test-")
+    d = tmpdir()
     victim = os.path.join(d, "victim.txt")
     with open(victim, "w") as f:
         f.write("precious\n")
@@ -281,7 +281,7 @@ def test_symlink_output_refused():
 
 
 def test_existing_trace_is_replaced():
-    d = tempfile.mkdtemp(prefix="gputrace-test-")
+    d = tmpdir()
     out = os.path.join(d, "t.db")
     run_traced([prog("drv_basic")], output=out, outdir=d)
     # a stale WAL from a crashed run of the same name must not leak in
@@ -331,7 +331,7 @@ def test_killed_process_leaves_readable_trace():
     import signal
     import time
     from gtlib import SHIM
-    d = tempfile.mkdtemp(prefix="gputrace-test-")
+    d = tmpdir()
     env = base_env({"GPUTRACE_OUTPUT": os.path.join(d, "t.db"), "FAKECUDA_LAUNCH_NS": "20000",
                     "GPUTRACE_GPU_TIMING": "off"})
     env["LD_PRELOAD"] = SHIM

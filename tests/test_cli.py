@@ -1,7 +1,6 @@
 """The gputrace command line: record, info, help. Runs build/gputrace on
 synthetic traces (tests/make_trace.py) and on trivial commands; needs no
 GPU and no real shim (record tests use a stub libgputrace.so)."""
-import atexit
 import hashlib
 import json
 import os
@@ -11,10 +10,10 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gtlib
 import make_trace as mt  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -25,19 +24,8 @@ def gt(*args, env=None, timeout=30, exe=GPUTRACE):
     return subprocess.run([exe] + list(args), capture_output=True, text=True, timeout=timeout, env=env)
 
 
-_tmpdirs = []
-
-
 def tmpdir():
-    d = tempfile.mkdtemp(prefix="gputrace-cli-")
-    _tmpdirs.append(d)
-    return d
-
-
-@atexit.register
-def _cleanup():
-    for d in _tmpdirs:
-        shutil.rmtree(d, ignore_errors=True)
+    return gtlib.tmpdir("gputrace-cli-")
 
 
 def example(d=None):

@@ -6,7 +6,7 @@ import subprocess
 import tempfile
 
 import make_trace as mt
-from gtlib import GPUTRACE, assert_eq, prog, run_traced
+from gtlib import GPUTRACE, assert_eq, prog, run_traced, tmpdir
 
 STALL_ENV = {"FAKECUDA_LAUNCH_NS": "20000"}
 KIB = 1024
@@ -139,7 +139,7 @@ def test_report_several_processes():
 
 
 def test_report_bad_inputs_exit_2():
-    d = tempfile.mkdtemp(prefix="gputrace-test-")
+    d = tmpdir()
     missing = os.path.join(d, "missing.db")
     out = report(missing)
     assert_eq(out.returncode, 2)

@@ -4,13 +4,6 @@
 
 #include "fr_runtime.h"
 
-#define READY()                          \
-    do {                                 \
-        cudaError_t e_ = fr_ready();     \
-        if (e_)                          \
-            return e_;                   \
-    } while (0)
-#define RET(r) return fr_set_error(fr_error(r))
 
 FR_API cudaError_t cudaMalloc(void **p, size_t n)
 {

@@ -78,6 +78,15 @@ const struct fr_driver *fr_drv(int per_thread);
 /* Loads the driver, initializes it and makes the device's primary context
  * current on this thread. */
 cudaError_t fr_ready(void);
+/* In an API function: return the error if the driver is not usable. */
+#define READY()                          \
+    do {                                 \
+        cudaError_t e_ = fr_ready();     \
+        if (e_)                          \
+            return e_;                   \
+    } while (0)
+/* In an API function: return a driver result as the runtime's error. */
+#define RET(r) return fr_set_error(fr_error(r))
 cudaError_t fr_error(CUresult r);
 cudaError_t fr_set_error(cudaError_t e);
 int fr_current_device(void);

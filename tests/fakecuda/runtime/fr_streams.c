@@ -1,13 +1,6 @@
 /* fr_streams.c: streams, events and the calls that wait on them. */
 #include "fr_runtime.h"
 
-#define READY()                          \
-    do {                                 \
-        cudaError_t e_ = fr_ready();     \
-        if (e_)                          \
-            return e_;                   \
-    } while (0)
-#define RET(r) return fr_set_error(fr_error(r))
 
 FR_API cudaError_t cudaStreamCreate(cudaStream_t *s)
 {
