@@ -12,6 +12,10 @@
 #include "gt_readers.h"
 #include "gt_symbols_lookup.h"
 
+/* Deprecated entry points are still called by programs, so still wrapped
+ * (and listed in the table) here. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
 #define GT_ERR_RT  cudaErrorSymbolNotFound
 #define GT_ERR_DRV CUDA_ERROR_NOT_FOUND
 #define GT_RET_RT  cudaError_t
