@@ -51,7 +51,9 @@ static inline int gt_call_begin(struct gt_call *c, uint32_t api, int category)
 {
     if (gt_tls_busy)
         return 0;
-    int st = atomic_load_explicit(&gt_state, memory_order_relaxed);
+    /* Acquire: what the session start set up (ring size, CUPTI's entry
+     * points) is visible to a thread that sees it active. Free on x86. */
+    int st = atomic_load_explicit(&gt_state, memory_order_acquire);
     if (st >= GT_STATE_DISABLED)
         return 0;
     gt_tls_busy = 1;
@@ -67,7 +69,7 @@ static inline int gt_call_begin(struct gt_call *c, uint32_t api, int category)
     c->ev.has_stream = 0;
     c->ev.stack_id = 0;
     c->ev.corr = 0;
-    if (gt_makes_gpu_work(category) && atomic_load_explicit(&gt_cupti_enabled, memory_order_relaxed)) {
+    if (gt_makes_gpu_work(category) && atomic_load_explicit(&gt_cupti_enabled, memory_order_acquire)) {
         c->ev.corr = gt_next_corr();
         gt_cupti_push(c->ev.corr);
     }
