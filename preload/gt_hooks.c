@@ -145,6 +145,16 @@ void *gt_real(uint32_t api)
     return p;
 }
 
+void *gt_wrap_lookup(uint32_t api, void *found)
+{
+    if (found == gt_hooks[api].wrapper)
+        return found;
+    void *cur = atomic_load_explicit(&gt_real_fn[api], memory_order_acquire);
+    if (!cur && atomic_compare_exchange_strong(&gt_real_fn[api], &cur, found))
+        cur = found;
+    return cur == found ? gt_hooks[api].wrapper : found;
+}
+
 void *gt_wrap_driver_pointer(void *real)
 {
     if (!real)

@@ -27,6 +27,11 @@ extern const struct gt_hook_info gt_hooks[GT_API_COUNT];
 /* The real function behind hook `api`, resolved once. NULL if not found. */
 void *gt_real(uint32_t api);
 
+/* What a by-name lookup of hook `api` should hand out, given the function
+ * `found` there: our wrapper when `found` is the real function the wrapper
+ * calls (adopting it as that if none was resolved yet), else `found`. */
+void *gt_wrap_lookup(uint32_t api, void *found);
+
 /* Our wrapper for a real driver function pointer, or the pointer itself. */
 void *gt_wrap_driver_pointer(void *real);
 

@@ -1,7 +1,7 @@
 """Call paths beyond plain symbol interposition: driver entry points that the
 runtime and the driver hand out must come back wrapped, so the work done
 through them is recorded like any other call."""
-from gtlib import assert_eq, prog, run_traced, stack_functions
+from gtlib import assert_eq, prog, run_plain, run_traced, stack_functions
 
 
 def test_runtime_driver_entry_points_come_back_wrapped():
@@ -20,3 +20,49 @@ def test_runtime_driver_entry_points_come_back_wrapped():
     # and their GPU work is linked to them
     assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE linked = 0"), 0)
     assert_eq(run.q1("SELECT count(*) FROM gpu_activity"), 4)
+
+
+MB = 1 << 20
+
+
+def test_dlsym_on_a_driver_handle_triton_style():
+    run = run_traced([prog("dl_launcher")])
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.proc.stdout, "dl_launcher: 7 launches\n")
+    ks = run.q("SELECT k.name, c.name, k.grid_x, k.block_x, c.stack_id FROM kernels k "
+               "JOIN api_calls c ON c.id = k.api_call_id")
+    assert_eq(len(ks), 7)
+    assert all(k[:4] == ("triton_kernel", "cuLaunchKernel", 3, 128) for k in ks), ks
+    assert_eq(stack_functions(run.trace, ks[0][4])[:2], ["triton_launch", "main"])
+    assert_eq(run.q1("SELECT count(*) FROM syncs WHERE kind = 'context'"), 1)
+    assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE kind = 'kernel' AND linked = 1"), 7)
+
+
+def test_static_runtime_is_captured_at_the_driver():
+    # the runtime is inside the executable: nothing to interpose there, but
+    # it finds the driver with dlopen + dlsym + cuGetProcAddress, so every
+    # driver call it makes is recorded
+    run = run_traced([prog("rt_basic_static")])
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.proc.stdout, "rt_basic: round trip ok\n")
+    ks = run.q("SELECT name, grid_x, grid_y, block_x, shared_mem FROM kernels ORDER BY api_call_id")
+    assert_eq(ks, [("step_kernel", 4, 2, 128, 256)] * 3 + [("big_kernel", 1, 1, 32, 0)])
+    copies = run.q("SELECT c.name, m.kind, m.bytes, m.host_mem, m.async FROM memcpys m "
+                   "JOIN api_calls c ON c.id = m.api_call_id ORDER BY m.api_call_id")
+    assert_eq(copies, [("cuMemcpyHtoD_v2", "HtoD", MB, "pageable", 0),
+                       ("cuMemcpyHtoDAsync_v2", "HtoD", MB, "pinned", 1),
+                       ("cuMemcpyDtoH_v2", "DtoH", MB, "pageable", 0),
+                       ("cuMemcpyDtoD_v2", "DtoD", 4096, "none", 0)])
+    sid = run.q1("SELECT c.stack_id FROM memcpys m JOIN api_calls c ON c.id = m.api_call_id "
+                 "WHERE m.kind = 'HtoD' AND m.async = 0")
+    assert "upload_batch" in stack_functions(run.trace, sid), stack_functions(run.trace, sid)
+    assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE linked = 0"), 0)
+
+
+def test_dlsym_wrapper_keeps_rtld_next_and_default():
+    plain = run_plain([prog("rtld_next")])
+    traced = run_traced([prog("rtld_next")])
+    assert_eq(plain.stdout, "next=b default=a\n")
+    assert_eq(traced.proc.stdout, plain.stdout)
+    assert_eq(traced.proc.returncode, 0)
+    assert_eq(traced.traces, [])  # no CUDA: no file

@@ -41,3 +41,25 @@ $(TUNIT)/test_%: tests/unit/test_%.c $(GT_CORE_FOR_UNIT) $(wildcard preload/*.h)
 .PHONY: tests-build
 tests-build: $(TEST_PROGS) $(UNIT_TESTS) $(BUILD)/asan/libgputrace.so $(BUILD)/tsan/libgputrace.so
 -include tests/unit/budget.mk
+
+# Call paths beyond symbol interposition.
+tests-build: $(TPROG)/dl_launcher $(TPROG)/rt_basic_static $(TPROG)/rtld_next
+
+$(TPROG)/dl_launcher: tests/progs/dl_launcher.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -ldl
+
+# The runtime linked statically, as nvcc does by default: only the driver
+# is a shared library.
+$(TPROG)/rt_basic_static: tests/progs/rt_basic.c tests/fakecuda/fakecuda.h $(BUILD)/fakecuda/libcudart_static.a
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(BUILD)/fakecuda/libcudart_static.a -ldl -lpthread
+
+$(TPROG)/libnext_a.so: tests/progs/next/next_a.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -fPIC -shared -o $@ $< -ldl
+$(TPROG)/libnext_b.so: tests/progs/next/next_b.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -fPIC -shared -o $@ $<
+$(TPROG)/rtld_next: tests/progs/rtld_next.c $(TPROG)/libnext_a.so $(TPROG)/libnext_b.so
+	$(CC) $(CFLAGS_BASE) -o $@ $< -L$(TPROG) -Wl,--no-as-needed -lnext_a -lnext_b -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' -ldl
