@@ -116,7 +116,7 @@ static int gt_launch_overhead(struct gt_trace *t, struct gt_sites *sites, struct
     sqlite3_stmt *q;
     if (gt_prepare(t, "SELECT COALESCE(k.name, '(unknown kernel)'), c.stack_id, k.api_end_ns - k.api_start_ns, "
                       "k.start_ns - k.api_end_ns, k.end_ns - k.start_ns, k.time_source = 'gpu' "
-                      "FROM kernels k JOIN calls c ON c.id = k.api_call_id WHERE k.result = 0", &q) < 0)
+                      "FROM kernels k JOIN calls c ON c.id = k.api_call_id WHERE k.result = 0 AND k.captured = 0", &q) < 0)
         return -1;
     size_t n = 0, cap = 1024;
     struct gt_launch_sample *s = malloc(cap * sizeof(*s));
@@ -199,7 +199,7 @@ static int gt_h2d(struct gt_trace *t, struct gt_sites *sites, struct gt_report *
     sqlite3_stmt *q;
     if (gt_prepare(t, "SELECT c.stack_id, m.bytes, m.host_mem, m.async, m.api_end_ns - m.api_start_ns, "
                       "m.end_ns - m.start_ns, m.time_source = 'gpu' "
-                      "FROM memcpys m JOIN calls c ON c.id = m.api_call_id WHERE m.kind = 'HtoD' AND m.result = 0",
+                      "FROM memcpys m JOIN calls c ON c.id = m.api_call_id WHERE m.kind = 'HtoD' AND m.result = 0 AND m.captured = 0",
                    &q) < 0)
         return -1;
     size_t cap = 0;
@@ -278,9 +278,9 @@ static int gt_gap_by_dur(const void *a, const void *b)
 static struct gt_interval *gt_load_intervals(struct gt_trace *t, int gpu, size_t *n)
 {
     const char *sql = gpu ? "SELECT device, start_ns, end_ns FROM gpu_activity"
-                          : "SELECT device, start_ns, end_ns FROM kernels WHERE result = 0 UNION ALL "
-                            "SELECT device, start_ns, end_ns FROM memcpys WHERE result = 0 UNION ALL "
-                            "SELECT device, start_ns, end_ns FROM memsets WHERE result = 0";
+                          : "SELECT device, start_ns, end_ns FROM kernels WHERE result = 0 AND captured = 0 "
+                            "UNION ALL SELECT device, start_ns, end_ns FROM memcpys WHERE result = 0 AND captured = 0 "
+                            "UNION ALL SELECT device, start_ns, end_ns FROM memsets WHERE result = 0 AND captured = 0";
     sqlite3_stmt *q;
     *n = 0;
     if (gt_prepare(t, sql, &q) < 0)
@@ -494,7 +494,8 @@ static int gt_syncs(struct gt_trace *t, struct gt_sites *sites, struct gt_report
                       "JOIN calls c ON c.id = s.api_call_id WHERE s.kind != 'stream_wait_event' UNION ALL "
                       "SELECT CASE WHEN m.async = 0 THEN 'memcpy_dtoh' ELSE 'memcpy_pageable' END, c.stack_id, "
                       "m.api_end_ns - m.api_start_ns FROM memcpys m JOIN calls c ON c.id = m.api_call_id "
-                      "WHERE (m.kind = 'DtoH' AND m.async = 0) OR (m.async = 1 AND m.host_mem = 'pageable')",
+                      "WHERE m.captured = 0 AND ((m.kind = 'DtoH' AND m.async = 0) OR "
+                      "(m.async = 1 AND m.host_mem = 'pageable'))",
                    &q) < 0)
         return -1;
     size_t cap = 0;

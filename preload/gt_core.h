@@ -42,7 +42,7 @@ void gt_cupti_pop(void);
 static inline int gt_makes_gpu_work(int category)
 {
     return category == GT_CAT_LAUNCH || category == GT_CAT_MEMCPY || category == GT_CAT_MEMSET ||
-           category == GT_CAT_SYNC;
+           category == GT_CAT_SYNC || category == GT_CAT_GRAPH;
 }
 
 /* Returns 0 when the call must pass through unrecorded. The first call that
@@ -67,6 +67,7 @@ static inline int gt_call_begin(struct gt_call *c, uint32_t api, int category)
     c->ev.api = api;
     c->ev.stream = 0;
     c->ev.has_stream = 0;
+    c->ev.captured = 0;
     c->ev.stack_id = 0;
     c->ev.corr = 0;
     if (gt_makes_gpu_work(category) && atomic_load_explicit(&gt_cupti_enabled, memory_order_acquire)) {

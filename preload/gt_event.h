@@ -16,6 +16,7 @@ enum gt_category {
     GT_CAT_STREAM,
     GT_CAT_EVENT,
     GT_CAT_OTHER,
+    GT_CAT_GRAPH,      /* a CUDA Graph launch */
     GT_CAT_COUNT
 };
 
@@ -42,7 +43,8 @@ struct gt_event {
     uint32_t stack_id;   /* 0: none */
     uint32_t tid;
     uint8_t has_stream;
-    uint8_t pad[3];
+    uint8_t captured;    /* made during stream capture: became a graph node, ran nothing */
+    uint8_t pad[2];
     union {
         struct {
             uint32_t name_id;

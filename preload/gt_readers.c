@@ -1,6 +1,7 @@
 /* gt_readers.c: reads the arguments of each kind of call into its event. */
 #include <string.h>
 
+#include "gt_capture.h"
 #include "gt_core.h"
 #include "gt_cupti.h"
 #include "gt_hooks.h"
@@ -19,6 +20,7 @@ static void gt_set_stream(struct gt_event *ev, const void *stream, int pt)
         s = GT_STREAM_PER_THREAD;
     ev->stream = s;
     ev->has_stream = 1;
+    ev->captured = (uint8_t)gt_capturing(s);
 }
 
 static void gt_set_launch(struct gt_event *ev, uint32_t name_id, unsigned gx, unsigned gy, unsigned gz,
@@ -308,4 +310,16 @@ void gt_rd_proc_address(int res, void **pfn)
 void gt_rd_device_reset(void)
 {
     gt_cupti_flush(1);
+}
+
+void gt_rd_capture(struct gt_event *ev, int res, void *stream, int begin, int pt)
+{
+    gt_set_stream(ev, stream, pt);
+    ev->captured = 0; /* the capture's own bracket is not a graph node */
+    if (res != 0)
+        return;
+    if (begin)
+        gt_capture_begin(ev->stream);
+    else
+        gt_capture_end(ev->stream);
 }

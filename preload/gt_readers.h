@@ -48,6 +48,8 @@ void gt_rd_stream(struct gt_event *ev, void *stream, int pt);
 void gt_rd_stream_out(struct gt_event *ev, int res, void *const *out);
 void gt_rd_set_device(int res, int device);
 void gt_rd_device_reset(void);
+/* begin: 1 for a capture's start, 0 for its end. */
+void gt_rd_capture(struct gt_event *ev, int res, void *stream, int begin, int pt);
 void gt_rd_proc_address(int res, void **pfn);
 
 #endif

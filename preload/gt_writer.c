@@ -35,8 +35,8 @@
 #define GT_INDEX_MARK "-- @indexes"
 
 static const char *const gt_sql[ST_COUNT] = {
-    [ST_CALL] = "INSERT INTO calls(id,tid,api_id,start_ns,end_ns,result,stream,stack_id,corr) "
-                "VALUES(?,?,?,?,?,?,?,?,?)",
+    [ST_CALL] = "INSERT INTO calls(id,tid,api_id,start_ns,end_ns,result,stream,stack_id,corr,captured) "
+                "VALUES(?,?,?,?,?,?,?,?,?,?)",
     [ST_LAUNCH] = "INSERT INTO launch_args VALUES(?,?,?,?,?,?,?,?,?,?)",
     [ST_COPY] = "INSERT INTO copy_args VALUES(?,?,?,?,?,?)",
     [ST_MEMSET] = "INSERT INTO memset_args VALUES(?,?,?,?)",
@@ -57,7 +57,7 @@ static const char *const gt_sql[ST_COUNT] = {
 static const char *const gt_category_names[GT_CAT_COUNT] = {
     [GT_CAT_NONE] = "none", [GT_CAT_LAUNCH] = "launch", [GT_CAT_MEMCPY] = "memcpy", [GT_CAT_MEMSET] = "memset",
     [GT_CAT_SYNC] = "sync", [GT_CAT_ALLOC] = "alloc", [GT_CAT_FREE] = "free", [GT_CAT_STREAM] = "stream",
-    [GT_CAT_EVENT] = "event", [GT_CAT_OTHER] = "other",
+    [GT_CAT_EVENT] = "event", [GT_CAT_OTHER] = "other", [GT_CAT_GRAPH] = "graph_launch",
 };
 static const char *const gt_copy_names[] = {"HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
 static const char *const gt_hm_names[] = {"pageable", "pinned", "managed", "none", "unknown"};
@@ -336,6 +336,7 @@ static void gt_write_event(const struct gt_event *e, void *arg)
         sqlite3_bind_int64(s, 9, (int64_t)e->corr);
     else
         sqlite3_bind_null(s, 9);
+    sqlite3_bind_int(s, 10, e->captured);
     gt_step_keep(w, ST_CALL);
     w->events_written++;
 

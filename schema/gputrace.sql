@@ -16,7 +16,7 @@ CREATE TABLE meta (
 CREATE TABLE api_names (
     id       INTEGER PRIMARY KEY,
     name     TEXT NOT NULL,
-    category TEXT NOT NULL   -- launch, memcpy, memset, sync, alloc, free, stream, event, other
+    category TEXT NOT NULL   -- launch, memcpy, memset, sync, alloc, free, stream, event, graph_launch, other
 );
 
 -- Interned strings: kernel names (mangled value, demangled once at write time).
@@ -36,7 +36,8 @@ CREATE TABLE calls (
     result   INTEGER NOT NULL,
     stream   INTEGER,            -- stream handle value; NULL where the call has none
     stack_id INTEGER,            -- NULL when stacks are off or the stack table was full
-    corr     INTEGER             -- our CUPTI external correlation id; NULL when the call makes no GPU work
+    corr     INTEGER,            -- our CUPTI external correlation id; NULL when the call makes no GPU work
+    captured INTEGER NOT NULL DEFAULT 0  -- 1: made during stream capture (a graph node, not an execution)
 );
 
 CREATE TABLE launch_args (
@@ -141,7 +142,7 @@ CREATE TABLE stacks (
 
 CREATE VIEW api_calls AS
 SELECT c.id, (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pid') AS pid,
-       c.tid, n.name, n.category, c.start_ns, c.end_ns, c.result, c.stream, c.stack_id
+       c.tid, n.name, n.category, c.start_ns, c.end_ns, c.result, c.stream, c.stack_id, c.captured
 FROM calls c JOIN api_names n ON n.id = c.api_id;
 
 -- The GPU record of a call: the first CUPTI record of `kind` that carries
@@ -154,7 +155,7 @@ SELECT l.call_id AS api_call_id, COALESCE(s.demangled, s.value) AS name,
        CASE WHEN g.id IS NULL THEN 'host' ELSE 'gpu' END AS time_source,
        c.start_ns AS api_start_ns, c.end_ns AS api_end_ns, g.stream AS gpu_stream,
        l.grid_x, l.grid_y, l.grid_z, l.block_x, l.block_y, l.block_z, l.shared_mem,
-       c.result
+       c.result, c.captured
 FROM launch_args l JOIN calls c ON c.id = l.call_id
 LEFT JOIN strings s ON s.id = l.name_id
 LEFT JOIN gpu_ops g ON g.id = (SELECT g2.id FROM ext_corr e JOIN gpu_ops g2 ON g2.correlation_id = e.correlation_id
@@ -170,7 +171,7 @@ SELECT a.call_id AS api_call_id, a.kind, a.bytes,
        COALESCE(g.start_ns, c.start_ns) AS start_ns, COALESCE(g.end_ns, c.end_ns) AS end_ns,
        CASE WHEN g.id IS NULL THEN 'host' ELSE 'gpu' END AS time_source,
        c.start_ns AS api_start_ns, c.end_ns AS api_end_ns, g.stream AS gpu_stream,
-       g.src_kind AS gpu_src_kind, g.dst_kind AS gpu_dst_kind, c.result
+       g.src_kind AS gpu_src_kind, g.dst_kind AS gpu_dst_kind, c.result, c.captured
 FROM copy_args a JOIN calls c ON c.id = a.call_id
 LEFT JOIN gpu_ops g ON g.id = (SELECT g2.id FROM ext_corr e JOIN gpu_ops g2 ON g2.correlation_id = e.correlation_id
                                WHERE e.external_id = c.corr AND g2.kind = 'memcpy' LIMIT 1);
@@ -179,7 +180,7 @@ CREATE VIEW memsets AS
 SELECT a.call_id AS api_call_id, a.bytes, a.async, COALESCE(g.device, a.device) AS device, c.stream,
        COALESCE(g.start_ns, c.start_ns) AS start_ns, COALESCE(g.end_ns, c.end_ns) AS end_ns,
        CASE WHEN g.id IS NULL THEN 'host' ELSE 'gpu' END AS time_source,
-       c.start_ns AS api_start_ns, c.end_ns AS api_end_ns, g.stream AS gpu_stream, c.result
+       c.start_ns AS api_start_ns, c.end_ns AS api_end_ns, g.stream AS gpu_stream, c.result, c.captured
 FROM memset_args a JOIN calls c ON c.id = a.call_id
 LEFT JOIN gpu_ops g ON g.id = (SELECT g2.id FROM ext_corr e JOIN gpu_ops g2 ON g2.correlation_id = e.correlation_id
                                WHERE e.external_id = c.corr AND g2.kind = 'memset' LIMIT 1);

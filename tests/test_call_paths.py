@@ -66,3 +66,33 @@ def test_dlsym_wrapper_keeps_rtld_next_and_default():
     assert_eq(traced.proc.stdout, plain.stdout)
     assert_eq(traced.proc.returncode, 0)
     assert_eq(traced.traces, [])  # no CUDA: no file
+
+
+def test_graph_capture_and_replay():
+    env = {"FAKECUDA_KERNEL_NS": "1000,graph_a=20000,graph_b=30000"}
+    run = run_traced([prog("graph")], env=env)
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.proc.stdout, "graph: 5 replays\n")
+    # calls made during capture: recorded, flagged, and they ran nothing
+    ks = run.q("SELECT name, captured, time_source FROM kernels ORDER BY api_call_id")
+    assert_eq(ks, [("graph_a", 1, "host"), ("graph_b", 1, "host"), ("graph_a", 1, "host"),
+                   ("plain_kernel", 0, "gpu")])
+    assert_eq(run.q("SELECT bytes, captured FROM memsets"), [(4096, 1)])
+    sid = run.q1("SELECT c.stack_id FROM kernels k JOIN api_calls c ON c.id = k.api_call_id "
+                 "WHERE k.name = 'graph_b'")
+    assert_eq(stack_functions(run.trace, sid)[0], "capture_step")
+    # the capture's own bracket is not captured work
+    assert_eq(run.q("SELECT name, captured FROM api_calls WHERE name LIKE 'cudaStream%Capture' ORDER BY id"),
+              [("cudaStreamBeginCapture", 0), ("cudaStreamEndCapture", 0)])
+    # each graph launch: recorded once, and linked to exactly its own GPU work
+    launches = run.q("SELECT id, stack_id FROM api_calls WHERE category = 'graph_launch' ORDER BY id")
+    assert_eq(len(launches), 5)
+    assert_eq(stack_functions(run.trace, launches[0][1])[0], "replay")
+    for call_id, _ in launches:
+        work = run.q("SELECT kind, name, end_ns - start_ns FROM gpu_activity WHERE api_call_id = ? "
+                     "ORDER BY start_ns", call_id)
+        assert_eq([(w[0], w[1]) for w in work], [("kernel", "graph_a"), ("memset", None), ("kernel", "graph_b"),
+                                                 ("kernel", "graph_a")])
+        assert_eq([w[2] for w in work if w[0] == "kernel"], [20000, 30000, 20000])
+    assert_eq(run.q1("SELECT count(*) FROM gpu_activity"), 5 * 4 + 1)
+    assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE linked = 0"), 0)

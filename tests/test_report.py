@@ -172,3 +172,14 @@ def test_report_never_modifies_the_trace():
     assert_eq(report("--format", "json", path).returncode, 0)
     after = (hashlib.sha256(open(path, "rb").read()).hexdigest(), os.stat(path).st_mtime_ns)
     assert_eq(after, before)
+
+
+def test_report_counts_graph_work_not_captured_calls():
+    run = run_traced([prog("graph")], env={"FAKECUDA_KERNEL_NS": "1000,graph_a=20000,graph_b=30000"})
+    assert run.proc.returncode == 0, run.proc.stderr
+    doc = _json("--top", "0", run.trace)
+    # captured launches ran nothing: only the plain launch is a launch
+    assert_eq(doc["summary"]["launches"], 1)
+    assert_eq([k["kernel"] for k in doc["launch_overhead"]["kernels"]], ["plain_kernel"])
+    # the graphs' kernels kept the GPU busy: 5 x (20 + 30 + 20) us of kernels at least
+    assert doc["summary"]["busy_ns"] >= 5 * 70000, doc["summary"]

@@ -317,13 +317,11 @@ static CUresult fk_launch(const char *api, CUfunction f, unsigned gx, unsigned g
         return CUDA_ERROR_INVALID_HANDLE;
     if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024)
         return CUDA_ERROR_INVALID_VALUE;
-    uint32_t corr = fk_api_enter(api);
     struct CUstream_st *s = fk_stream(hs, pt);
-    uint64_t start, end = fk_submit(s, fk_kernel_duration(f), &start);
-    struct fakecuda_activity a = {.kind = FAKECUDA_ACT_KERNEL, .correlation_id = corr, .context_id = 1,
-                                  .stream_id = s->id, .start_ns = start, .end_ns = end, .name = f->name,
-                                  .grid = {gx, gy, gz}, .block = {bx, by, bz}, .shared_mem = shm};
-    fk_activity_emit(&a);
+    struct fk_node node = {.kind = FAKECUDA_ACT_KERNEL, .f = f, .grid = {gx, gy, gz}, .block = {bx, by, bz},
+                           .shm = shm};
+    if (!fk_capture(s, &node))
+        fk_run_node(s, &node, fk_api_enter(api));
     /* What a launch costs the host on a real driver, set from outside. */
     if (fk_cfg.launch_ns)
         while (fakecuda_now_ns() - t0 < fk_cfg.launch_ns)

@@ -11,6 +11,9 @@
 
 /* Every handle the driver gives out starts with a magic word, so a bad
  * handle is an error code, not a crash. */
+struct CUgraph_st;
+
+enum { FK_MAGIC_GRAPH = 0x47524131, FK_MAGIC_GEXEC = 0x47455831 };
 enum { FK_MAGIC_CTX = 0x43545831, FK_MAGIC_STREAM = 0x53545231, FK_MAGIC_EVENT = 0x45564e31,
        FK_MAGIC_FUNC = 0x46554e31, FK_MAGIC_MOD = 0x4d4f4431 };
 
@@ -26,7 +29,38 @@ struct CUstream_st {
     unsigned flags;      /* CU_STREAM_NON_BLOCKING or 0 */
     uint64_t tail;       /* when the last work submitted here ends */
     int legacy;
+    struct CUgraph_st *capture; /* stream capture in progress: work becomes graph nodes */
 };
+
+/* A node of a captured graph: the work, replayed at each graph launch. */
+struct fk_node {
+    int kind;                   /* FAKECUDA_ACT_KERNEL, _MEMCPY, _MEMSET */
+    struct CUfunc_st *f;
+    unsigned grid[3], block[3], shm;
+    void *dst;
+    const void *src;
+    size_t bytes;
+    int copy_kind, src_kind, dst_kind;
+    unsigned value;
+    size_t esz, n, pitch, rows;
+};
+
+struct CUgraph_st {
+    uint32_t magic;
+    struct fk_node *nodes;
+    size_t count, cap;
+};
+
+struct CUgraphExec_st {
+    uint32_t magic;
+    struct CUgraph_st *graph;
+};
+
+/* Appends a node to the graph s is capturing. Returns 1 if s is capturing. */
+int fk_capture(struct CUstream_st *s, const struct fk_node *node);
+/* Runs one piece of work on s now: moves its bytes, gives it times on the
+ * timeline and emits its activity record. Returns when it ends. */
+uint64_t fk_run_node(struct CUstream_st *s, const struct fk_node *n, uint32_t corr);
 
 struct CUevent_st {
     uint32_t magic;

@@ -184,19 +184,15 @@ static CUresult fk_copy(const char *api, void *dst, const void *src, size_t byte
         return CUDA_ERROR_INVALID_HANDLE;
     if ((!dst || !src) && bytes)
         return CUDA_ERROR_INVALID_VALUE;
-    uint32_t corr = fk_api_enter(api);
     int sk = fk_side_kind((uintptr_t)src), dk = fk_side_kind((uintptr_t)dst);
     int ck = fk_copy_kind(sk, dk);
     int host = ck == 1 ? sk : ck == 2 ? dk : ck == 11 ? sk : 0;
-    double bw = ck == 8 ? fk_cfg.dtod_bw : host == FK_MEM_PINNED ? fk_cfg.pinned_bw : fk_cfg.pageable_bw;
     struct CUstream_st *s = fk_stream(hs, pt);
-    uint64_t start, end = fk_submit(s, fk_copy_ns(bytes, bw), &start);
-    if (bytes)
-        memmove(dst, src, bytes);
-    struct fakecuda_activity a = {.kind = FAKECUDA_ACT_MEMCPY, .correlation_id = corr, .context_id = 1,
-                                  .stream_id = s->id, .start_ns = start, .end_ns = end, .bytes = bytes,
-                                  .copy_kind = ck, .src_kind = sk, .dst_kind = dk};
-    fk_activity_emit(&a);
+    struct fk_node node = {.kind = FAKECUDA_ACT_MEMCPY, .dst = dst, .src = src, .bytes = bytes, .copy_kind = ck,
+                           .src_kind = sk, .dst_kind = dk};
+    if (fk_capture(s, &node))
+        return CUDA_SUCCESS;
+    uint64_t end = fk_run_node(s, &node, fk_api_enter(api));
     /* Synchronous copies, and "async" ones through pageable memory (staged
      * by the host), return when the copy is done. */
     if (sync || host == FK_MEM_PAGEABLE)
@@ -314,26 +310,13 @@ static CUresult fk_memset(const char *api, CUdeviceptr d, unsigned v, size_t esz
         return CUDA_ERROR_INVALID_HANDLE;
     if (!d)
         return CUDA_ERROR_INVALID_VALUE;
-    uint32_t corr = fk_api_enter(api);
-    size_t rows = h ? h : 1, stride = h ? pitch : n * esz;
-    for (size_t y = 0; y < rows; y++) {
-        char *row = (char *)d + y * stride;
-        for (size_t i = 0; i < n; i++) {
-            if (esz == 1)
-                row[i] = (char)v;
-            else if (esz == 2)
-                memcpy(row + 2 * i, &(uint16_t){(uint16_t)v}, 2);
-            else
-                memcpy(row + 4 * i, &(uint32_t){v}, 4);
-        }
-    }
-    uint64_t bytes = (uint64_t)n * esz * rows;
+    size_t rows = h ? h : 1;
     struct CUstream_st *s = fk_stream(hs, pt);
-    uint64_t start, end = fk_submit(s, fk_copy_ns(bytes, fk_cfg.dtod_bw), &start);
-    struct fakecuda_activity a = {.kind = FAKECUDA_ACT_MEMSET, .correlation_id = corr, .context_id = 1,
-                                  .stream_id = s->id, .start_ns = start, .end_ns = end, .bytes = bytes,
-                                  .memset_value = (int)v, .dst_kind = fk_side_kind(d)};
-    fk_activity_emit(&a);
+    struct fk_node node = {.kind = FAKECUDA_ACT_MEMSET, .dst = (void *)d, .bytes = (uint64_t)n * esz * rows,
+                           .value = v, .esz = esz, .n = n, .pitch = h ? pitch : 0, .rows = rows,
+                           .dst_kind = fk_side_kind(d)};
+    if (!fk_capture(s, &node))
+        fk_run_node(s, &node, fk_api_enter(api));
     return CUDA_SUCCESS;
 }
 

@@ -8,7 +8,7 @@
 
 #include "fk_driver.h"
 
-static struct CUstream_st fk_legacy = {FK_MAGIC_STREAM, 7, 0, 0, 1};
+static struct CUstream_st fk_legacy = {FK_MAGIC_STREAM, 7, 0, 0, 1, NULL};
 static struct CUstream_st **fk_streams;
 static size_t fk_nstreams;
 static uint32_t fk_next_stream_id = 13;

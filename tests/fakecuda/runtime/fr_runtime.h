@@ -65,7 +65,14 @@
     X(eventSynchronize, cuEventSynchronize, "cuEventSynchronize") \
     X(eventQuery, cuEventQuery, "cuEventQuery")                \
     X(eventElapsedTime, cuEventElapsedTime_v2, "cuEventElapsedTime") \
-    X(getProcAddress, cuGetProcAddress_v2, "cuGetProcAddress")
+    X(getProcAddress, cuGetProcAddress_v2, "cuGetProcAddress") \
+    X(streamBeginCapture, cuStreamBeginCapture_v2, "cuStreamBeginCapture") \
+    X(streamEndCapture, cuStreamEndCapture, "cuStreamEndCapture") \
+    X(streamIsCapturing, cuStreamIsCapturing, "cuStreamIsCapturing") \
+    X(graphInstantiate, cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags") \
+    X(graphLaunch, cuGraphLaunch, "cuGraphLaunch")             \
+    X(graphExecDestroy, cuGraphExecDestroy, "cuGraphExecDestroy") \
+    X(graphDestroy, cuGraphDestroy, "cuGraphDestroy")
 
 struct fr_driver {
 #define FR_FIELD(field, fn, name) __typeof__(fn) *field;
