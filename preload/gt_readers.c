@@ -195,6 +195,43 @@ void gt_rd_copy_2d(struct gt_event *ev, int res, const CUDA_MEMCPY2D *p, int asy
         gt_set_copy(ev, GT_COPY_HTOH, gt_host_mem_of(p->srcHost), bytes, async);
 }
 
+void gt_rd_copy_3d(struct gt_event *ev, int res, const CUDA_MEMCPY3D *p, int async, CUstream stream, int pt)
+{
+    gt_set_stream(ev, stream, pt);
+    if (res != CUDA_SUCCESS || !p) {
+        gt_set_copy(ev, GT_COPY_HTOD, GT_HM_UNKNOWN, 0, async);
+        return;
+    }
+    size_t bytes = gt_mul_sat(gt_mul_sat(p->WidthInBytes, p->Height), p->Depth ? p->Depth : 1);
+    int sd = gt_is_device_side(p->srcMemoryType), dd = gt_is_device_side(p->dstMemoryType);
+    if (p->srcMemoryType == CU_MEMORYTYPE_UNIFIED || p->dstMemoryType == CU_MEMORYTYPE_UNIFIED)
+        gt_copy_by_address(ev, p->dstMemoryType == CU_MEMORYTYPE_HOST ? p->dstHost : (const void *)p->dstDevice,
+                           p->srcMemoryType == CU_MEMORYTYPE_HOST ? p->srcHost : (const void *)p->srcDevice, bytes,
+                           async);
+    else if (sd && dd)
+        gt_set_copy(ev, GT_COPY_DTOD, GT_HM_NONE, bytes, async);
+    else if (dd)
+        gt_set_copy(ev, GT_COPY_HTOD, gt_host_mem_of(p->srcHost), bytes, async);
+    else if (sd)
+        gt_set_copy(ev, GT_COPY_DTOH, gt_host_mem_of(p->dstHost), bytes, async);
+    else
+        gt_set_copy(ev, GT_COPY_HTOH, gt_host_mem_of(p->srcHost), bytes, async);
+}
+
+void gt_rd_copy_rt_3d(struct gt_event *ev, int res, const struct cudaMemcpy3DParms *p, int async, cudaStream_t stream,
+                      int pt)
+{
+    if (res != cudaSuccess || !p) {
+        gt_set_stream(ev, stream, pt);
+        gt_set_copy(ev, GT_COPY_HTOD, GT_HM_UNKNOWN, 0, async);
+        return;
+    }
+    /* Linear memory: the extent's width is in bytes. Arrays are device side. */
+    size_t bytes = gt_mul_sat(gt_mul_sat(p->extent.width, p->extent.height ? p->extent.height : 1),
+                              p->extent.depth ? p->extent.depth : 1);
+    gt_rd_copy_rt(ev, p->dstPtr.ptr, p->srcPtr.ptr, bytes, p->kind, async, stream, pt);
+}
+
 void gt_rd_copy_peer(struct gt_event *ev, size_t bytes, int async, void *stream, int pt)
 {
     gt_set_stream(ev, stream, pt);

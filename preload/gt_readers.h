@@ -32,6 +32,9 @@ void gt_rd_copy(struct gt_event *ev, enum gt_copy_kind kind, const void *host, s
 void gt_rd_copy_unified(struct gt_event *ev, CUdeviceptr dst, CUdeviceptr src, size_t bytes, int async,
                         CUstream stream, int pt);
 void gt_rd_copy_2d(struct gt_event *ev, int res, const CUDA_MEMCPY2D *p, int async, CUstream stream, int pt);
+void gt_rd_copy_3d(struct gt_event *ev, int res, const CUDA_MEMCPY3D *p, int async, CUstream stream, int pt);
+void gt_rd_copy_rt_3d(struct gt_event *ev, int res, const struct cudaMemcpy3DParms *p, int async, cudaStream_t stream,
+                      int pt);
 void gt_rd_copy_peer(struct gt_event *ev, size_t bytes, int async, void *stream, int pt);
 void gt_rd_memset(struct gt_event *ev, size_t bytes, int async, void *stream, int pt);
 

@@ -96,3 +96,18 @@ def test_graph_capture_and_replay():
         assert_eq([w[2] for w in work if w[0] == "kernel"], [20000, 30000, 20000])
     assert_eq(run.q1("SELECT count(*) FROM gpu_activity"), 5 * 4 + 1)
     assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE linked = 0"), 0)
+
+
+def test_3d_copies_and_host_functions():
+    run = run_traced([prog("copy3d")])
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.proc.stdout, "copy3d: ok, host function ran\n")
+    copies = run.q("SELECT c.name, m.kind, m.bytes, m.host_mem, m.async, m.time_source FROM memcpys m "
+                   "JOIN api_calls c ON c.id = m.api_call_id ORDER BY m.api_call_id")
+    assert_eq(copies, [("cudaMemcpy3D", "HtoD", 24576, "pageable", 0, "gpu"),
+                       ("cudaMemcpy3DAsync", "DtoH", 24576, "pinned", 1, "gpu"),
+                       ("cuMemcpy3D_v2", "HtoD", 8192, "pageable", 0, "gpu")])
+    stream = run.q1("SELECT stream FROM api_calls WHERE name = 'cudaMemcpy3DAsync'")
+    assert_eq(run.q("SELECT name, stream FROM api_calls WHERE name = 'cudaLaunchHostFunc'"),
+              [("cudaLaunchHostFunc", stream)])
+    assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE linked = 0"), 0)

@@ -62,8 +62,9 @@ def test_every_gpu_record_linked_to_its_call():
 def test_unintercepted_gpu_work_lands_flagged():
     run = run_traced([prog("unhooked")], env=GROUND_TRUTH)
     assert_eq(run.proc.returncode, 0)
-    rows = run.q("SELECT kind, linked, bytes FROM gpu_activity ORDER BY start_ns")
-    assert_eq(rows, [("memcpy", 0, 8192), ("kernel", 1, None)])
+    rows = run.q("SELECT kind, name, linked, bytes FROM gpu_activity ORDER BY start_ns")
+    assert_eq(rows, [("memcpy", None, 1, 8192), ("kernel", "unlisted_kernel", 0, None),
+                     ("kernel", "linked_kernel", 1, None)])
 
 
 def test_gpu_timing_off():

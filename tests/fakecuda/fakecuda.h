@@ -28,6 +28,10 @@ void fakecuda_set_kernel_ns(const char *name, uint64_t ns);
  * running `ns` nanoseconds on the GPU (0: the default duration). */
 CUfunction fakecuda_driver_kernel(const char *name, uint64_t ns);
 
+/* Launches f on s through an entry point that is not part of CUDA's API,
+ * as a new or private driver function would: GPU work no tracer wraps. */
+CUresult fakecuda_unlisted_launch(CUfunction f, CUstream s);
+
 /* ---- runtime side: libcudart.so.13 ---- */
 
 /* A host-side kernel handle for cudaLaunchKernel / cudaLaunchKernelExC,

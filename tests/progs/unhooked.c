@@ -1,6 +1,7 @@
-/* unhooked: GPU work through an entry point the shim does not wrap
- * (cuMemcpy3D), beside work it does (one cuLaunchKernel): the copy's GPU
- * record must still land in the trace, flagged as not linked to a call. */
+/* unhooked: GPU work through an entry point the shim does not wrap (a
+ * driver function outside CUDA's API), beside work it does (a cuMemcpy3D
+ * of 8192 bytes, one cuLaunchKernel): the unwrapped kernel's GPU record
+ * must still land in the trace, flagged as not linked to a call. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,9 @@ int main(void)
     c.Height = 2;
     c.Depth = 1;
     CUresult r = cuMemcpy3D(&c);
+    CUfunction hidden = fakecuda_driver_kernel("unlisted_kernel", 0);
+    if (fakecuda_unlisted_launch(hidden, NULL))
+        return 1;
     CUfunction f = fakecuda_driver_kernel("linked_kernel", 0);
     if (cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) || cuCtxSynchronize())
         return 1;

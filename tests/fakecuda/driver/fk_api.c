@@ -337,6 +337,11 @@ FK_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
     return fk_launch("cuLaunchKernel", f, gx, gy, gz, bx, by, bz, shm, s, 0);
 }
 
+FK_API CUresult fakecuda_unlisted_launch(CUfunction f, CUstream s)
+{
+    return fk_launch("fakecuda_unlisted_launch", f, 1, 1, 1, 1, 1, 1, 0, s, 0);
+}
+
 FK_API CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                     unsigned bz, unsigned shm, CUstream s, void **params, void **extra)
 {

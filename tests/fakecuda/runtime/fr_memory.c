@@ -191,6 +191,48 @@ FR_API cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dp, const void *src,
     return fr_copy2d(dst, dp, src, sp, w, h, k, 1, s, 1);
 }
 
+/* Linear memory only (pitched pointers); arrays are not simulated. */
+static cudaError_t fr_copy3d(const struct cudaMemcpy3DParms *p, int async, cudaStream_t s, int pt)
+{
+    READY();
+    if (!p || p->srcArray || p->dstArray)
+        return fr_set_error(cudaErrorInvalidValue);
+    CUDA_MEMCPY3D c;
+    memset(&c, 0, sizeof(c));
+    int src_dev = p->kind == cudaMemcpyDeviceToHost || p->kind == cudaMemcpyDeviceToDevice;
+    int dst_dev = p->kind == cudaMemcpyHostToDevice || p->kind == cudaMemcpyDeviceToDevice;
+    if (p->kind == cudaMemcpyDefault)
+        c.srcMemoryType = c.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+    else {
+        c.srcMemoryType = src_dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+        c.dstMemoryType = dst_dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+    }
+    c.srcHost = p->srcPtr.ptr;
+    c.srcDevice = (CUdeviceptr)p->srcPtr.ptr;
+    c.srcPitch = p->srcPtr.pitch;
+    c.srcHeight = p->srcPtr.ysize;
+    c.dstHost = p->dstPtr.ptr;
+    c.dstDevice = (CUdeviceptr)p->dstPtr.ptr;
+    c.dstPitch = p->dstPtr.pitch;
+    c.dstHeight = p->dstPtr.ysize;
+    c.WidthInBytes = p->extent.width;
+    c.Height = p->extent.height;
+    c.Depth = p->extent.depth;
+    const struct fr_driver *d = fr_drv(pt);
+    RET(async ? d->memcpy3DAsync(&c, s) : d->memcpy3D(&c));
+}
+
+FR_API cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p) { return fr_copy3d(p, 0, NULL, 0); }
+FR_API cudaError_t cudaMemcpy3D_ptds(const struct cudaMemcpy3DParms *p) { return fr_copy3d(p, 0, NULL, 1); }
+FR_API cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t s)
+{
+    return fr_copy3d(p, 1, s, 0);
+}
+FR_API cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms *p, cudaStream_t s)
+{
+    return fr_copy3d(p, 1, s, 1);
+}
+
 FR_API cudaError_t cudaMemcpyPeer(void *dst, int dd, const void *src, int sd, size_t n)
 {
     (void)dd;

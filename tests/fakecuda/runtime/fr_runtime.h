@@ -44,6 +44,8 @@
     X(memcpyDtoDAsync, cuMemcpyDtoDAsync_v2, "cuMemcpyDtoDAsync") \
     X(memcpy2D, cuMemcpy2D_v2, "cuMemcpy2D")                   \
     X(memcpy2DAsync, cuMemcpy2DAsync_v2, "cuMemcpy2DAsync")    \
+    X(memcpy3D, cuMemcpy3D_v2, "cuMemcpy3D")                   \
+    X(memcpy3DAsync, cuMemcpy3DAsync_v2, "cuMemcpy3DAsync")    \
     X(memcpyPeer, cuMemcpyPeer, "cuMemcpyPeer")                \
     X(memcpyPeerAsync, cuMemcpyPeerAsync, "cuMemcpyPeerAsync") \
     X(memsetD8, cuMemsetD8_v2, "cuMemsetD8")                   \
