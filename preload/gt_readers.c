@@ -232,6 +232,21 @@ void gt_rd_copy_rt_3d(struct gt_event *ev, int res, const struct cudaMemcpy3DPar
     gt_rd_copy_rt(ev, p->dstPtr.ptr, p->srcPtr.ptr, bytes, p->kind, async, stream, pt);
 }
 
+void gt_rd_copy_batch(struct gt_event *ev, int res, void *const *dsts, const void *const *srcs, const size_t *sizes,
+                      size_t count, void *stream, int pt)
+{
+    if (res != 0 || !dsts || !srcs || !sizes || count == 0) {
+        gt_set_stream(ev, stream, pt);
+        gt_set_copy(ev, GT_COPY_HTOD, GT_HM_UNKNOWN, 0, 1);
+        return;
+    }
+    size_t bytes = 0;
+    for (size_t i = 0; i < count; i++)
+        bytes = sizes[i] > SIZE_MAX - bytes ? SIZE_MAX : bytes + sizes[i];
+    gt_set_stream(ev, stream, pt);
+    gt_copy_by_address(ev, dsts[0], srcs[0], bytes, 1);
+}
+
 void gt_rd_copy_peer(struct gt_event *ev, size_t bytes, int async, void *stream, int pt)
 {
     gt_set_stream(ev, stream, pt);

@@ -35,6 +35,8 @@ void gt_rd_copy_2d(struct gt_event *ev, int res, const CUDA_MEMCPY2D *p, int asy
 void gt_rd_copy_3d(struct gt_event *ev, int res, const CUDA_MEMCPY3D *p, int async, CUstream stream, int pt);
 void gt_rd_copy_rt_3d(struct gt_event *ev, int res, const struct cudaMemcpy3DParms *p, int async, cudaStream_t stream,
                       int pt);
+void gt_rd_copy_batch(struct gt_event *ev, int res, void *const *dsts, const void *const *srcs, const size_t *sizes,
+                      size_t count, void *stream, int pt);
 void gt_rd_copy_peer(struct gt_event *ev, size_t bytes, int async, void *stream, int pt);
 void gt_rd_memset(struct gt_event *ev, size_t bytes, int async, void *stream, int pt);
 

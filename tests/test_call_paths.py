@@ -111,3 +111,16 @@ def test_3d_copies_and_host_functions():
     assert_eq(run.q("SELECT name, stream FROM api_calls WHERE name = 'cudaLaunchHostFunc'"),
               [("cudaLaunchHostFunc", stream)])
     assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE linked = 0"), 0)
+
+
+def test_batch_copies_and_pool_allocation():
+    run = run_traced([prog("batch")])
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.proc.stdout, "batch: ok\n")
+    # one call for the batch: its bytes summed; each of its copies on the GPU linked to it
+    copies = run.q("SELECT api_call_id, kind, bytes, host_mem, async FROM memcpys")
+    assert_eq([c[1:] for c in copies], [("HtoD", 1024 + 2048 + 4096, "pinned", 1)])
+    assert_eq(run.q("SELECT bytes FROM gpu_activity WHERE api_call_id = ? ORDER BY start_ns", copies[0][0]),
+              [(1024,), (2048,), (4096,)])
+    assert_eq(run.q("SELECT api, kind, bytes FROM allocations WHERE api = 'cudaMallocFromPoolAsync'"),
+              [("cudaMallocFromPoolAsync", "async", 65536)])

@@ -43,7 +43,7 @@ tests-build: $(TEST_PROGS) $(UNIT_TESTS) $(BUILD)/asan/libgputrace.so $(BUILD)/t
 -include tests/unit/budget.mk
 
 # Call paths beyond symbol interposition.
-tests-build: $(TPROG)/dl_launcher $(TPROG)/rt_basic_static $(TPROG)/rtld_next $(TPROG)/graph $(TPROG)/copy3d
+tests-build: $(TPROG)/dl_launcher $(TPROG)/rt_basic_static $(TPROG)/rtld_next $(TPROG)/graph $(TPROG)/copy3d $(TPROG)/batch
 
 $(TPROG)/dl_launcher: tests/progs/dl_launcher.c
 	@mkdir -p $(dir $@)

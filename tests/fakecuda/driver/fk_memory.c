@@ -348,3 +348,64 @@ FK_MEMSET2D_ASYNC(cuMemsetD2D8Async, unsigned char, 1, 0)
 FK_MEMSET2D_ASYNC(cuMemsetD2D8Async_ptsz, unsigned char, 1, 1)
 FK_MEMSET2D_ASYNC(cuMemsetD2D32Async, unsigned int, 4, 0)
 FK_MEMSET2D_ASYNC(cuMemsetD2D32Async_ptsz, unsigned int, 4, 1)
+
+/* A batch is one call: every pair runs in order on the stream under the
+ * call's correlation id. */
+static CUresult fk_copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUstream hs, int pt)
+{
+    CHECK_CTX();
+    if (!dsts || !srcs || !sizes || !count || !fk_stream_valid(hs))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUstream_st *s = fk_stream(hs, pt);
+    uint32_t corr = fk_api_enter("cuMemcpyBatchAsync");
+    uint64_t end = 0;
+    int pageable = 0;
+    for (size_t i = 0; i < count; i++) {
+        int sk = fk_side_kind((uintptr_t)srcs[i]), dk = fk_side_kind((uintptr_t)dsts[i]);
+        int ck = fk_copy_kind(sk, dk);
+        struct fk_node node = {.kind = FAKECUDA_ACT_MEMCPY, .dst = (void *)dsts[i], .src = (const void *)srcs[i],
+                               .bytes = sizes[i], .copy_kind = ck, .src_kind = sk, .dst_kind = dk};
+        pageable |= (ck == 1 && sk == FK_MEM_PAGEABLE) || (ck == 2 && dk == FK_MEM_PAGEABLE);
+        end = fk_run_node(s, &node, corr);
+    }
+    if (pageable)
+        fk_wait_until(end);
+    return CUDA_SUCCESS;
+}
+
+FK_API CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                      CUmemcpyAttributes *attrs, size_t *attrs_idx, size_t nattrs, CUstream s)
+{
+    (void)attrs; (void)attrs_idx; (void)nattrs;
+    return fk_copy_batch(dsts, srcs, sizes, count, s, 0);
+}
+
+FK_API CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                           CUmemcpyAttributes *attrs, size_t *attrs_idx, size_t nattrs, CUstream s)
+{
+    (void)attrs; (void)attrs_idx; (void)nattrs;
+    return fk_copy_batch(dsts, srcs, sizes, count, s, 1);
+}
+
+/* Pools: one default pool per device; pool allocations are ordinary ones. */
+static struct CUmemPoolHandle_st *const fk_default_pool = (struct CUmemPoolHandle_st *)(uintptr_t)0x9001;
+
+FK_API CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+    if (!pool || dev < 0 || dev >= fk_cfg.devices)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pool = fk_default_pool;
+    return CUDA_SUCCESS;
+}
+
+FK_API CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s)
+{
+    if (pool != fk_default_pool || !fk_stream_valid(s))
+        return CUDA_ERROR_INVALID_VALUE;
+    return cuMemAlloc_v2(p, n);
+}
+
+FK_API CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s)
+{
+    return cuMemAllocFromPoolAsync(p, n, pool, s);
+}

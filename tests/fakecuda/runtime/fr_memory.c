@@ -289,3 +289,45 @@ FR_API cudaError_t cudaMemset2DAsync_ptsz(void *p, size_t pitch, int v, size_t w
 {
     return fr_memset(p, v, w, pitch, h, 1, s, 1);
 }
+
+static cudaError_t fr_copy_batch(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
+                                 cudaStream_t s, int pt)
+{
+    READY();
+    RET(fr_drv(pt)->memcpyBatchAsync((CUdeviceptr *)dsts, (CUdeviceptr *)srcs, (size_t *)sizes, count, NULL, NULL,
+                                     0, s));
+}
+
+FR_API cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
+                                        struct cudaMemcpyAttributes *attrs, size_t *idx, size_t nattrs,
+                                        cudaStream_t s)
+{
+    (void)attrs; (void)idx; (void)nattrs;
+    return fr_copy_batch(dsts, srcs, sizes, count, s, 0);
+}
+
+FR_API cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *dsts, const void *const *srcs, const size_t *sizes,
+                                             size_t count, struct cudaMemcpyAttributes *attrs, size_t *idx,
+                                             size_t nattrs, cudaStream_t s)
+{
+    (void)attrs; (void)idx; (void)nattrs;
+    return fr_copy_batch(dsts, srcs, sizes, count, s, 1);
+}
+
+FR_API cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *pool, int device)
+{
+    READY();
+    RET(fr_drv(0)->deviceGetDefaultMemPool((CUmemoryPool *)pool, device));
+}
+
+FR_API cudaError_t cudaMallocFromPoolAsync(void **p, size_t n, cudaMemPool_t pool, cudaStream_t s)
+{
+    READY();
+    RET(fr_drv(0)->memAllocFromPoolAsync((CUdeviceptr *)p, n, (CUmemoryPool)pool, s));
+}
+
+FR_API cudaError_t cudaMallocFromPoolAsync_ptsz(void **p, size_t n, cudaMemPool_t pool, cudaStream_t s)
+{
+    READY();
+    RET(fr_drv(1)->memAllocFromPoolAsync((CUdeviceptr *)p, n, (CUmemoryPool)pool, s));
+}

@@ -45,6 +45,9 @@
     X(memcpy2D, cuMemcpy2D_v2, "cuMemcpy2D")                   \
     X(memcpy2DAsync, cuMemcpy2DAsync_v2, "cuMemcpy2DAsync")    \
     X(memcpy3D, cuMemcpy3D_v2, "cuMemcpy3D")                   \
+    X(memcpyBatchAsync, cuMemcpyBatchAsync_v2, "cuMemcpyBatchAsync") \
+    X(deviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool") \
+    X(memAllocFromPoolAsync, cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync") \
     X(memcpy3DAsync, cuMemcpy3DAsync_v2, "cuMemcpy3DAsync")    \
     X(memcpyPeer, cuMemcpyPeer, "cuMemcpyPeer")                \
     X(memcpyPeerAsync, cuMemcpyPeerAsync, "cuMemcpyPeerAsync") \
