@@ -170,6 +170,28 @@ static int gt_is_device_side(CUmemorytype t)
     return t == CU_MEMORYTYPE_DEVICE || t == CU_MEMORYTYPE_ARRAY;
 }
 
+/* A 2D or 3D copy described by memory types: the driver's word on which
+ * side is the device; unified addresses are looked up. */
+static void gt_copy_by_types(struct gt_event *ev, CUmemorytype st, const void *sh, CUdeviceptr sdev,
+                             CUmemorytype dt, const void *dh, CUdeviceptr ddev, size_t bytes, int async)
+{
+    const void *src = st == CU_MEMORYTYPE_HOST ? sh : (const void *)sdev;
+    const void *dst = dt == CU_MEMORYTYPE_HOST ? dh : (const void *)ddev;
+    if (st == CU_MEMORYTYPE_UNIFIED || dt == CU_MEMORYTYPE_UNIFIED) {
+        gt_copy_by_address(ev, dst, src, bytes, async);
+        return;
+    }
+    int sd = gt_is_device_side(st), dd = gt_is_device_side(dt);
+    if (sd && dd)
+        gt_set_copy(ev, GT_COPY_DTOD, GT_HM_NONE, bytes, async);
+    else if (dd)
+        gt_set_copy(ev, GT_COPY_HTOD, gt_host_mem_of(src), bytes, async);
+    else if (sd)
+        gt_set_copy(ev, GT_COPY_DTOH, gt_host_mem_of(dst), bytes, async);
+    else
+        gt_set_copy(ev, GT_COPY_HTOH, gt_host_mem_of(src), bytes, async);
+}
+
 void gt_rd_copy_2d(struct gt_event *ev, int res, const CUDA_MEMCPY2D *p, int async, CUstream stream, int pt)
 {
     gt_set_stream(ev, stream, pt);
@@ -177,22 +199,8 @@ void gt_rd_copy_2d(struct gt_event *ev, int res, const CUDA_MEMCPY2D *p, int asy
         gt_set_copy(ev, GT_COPY_HTOD, GT_HM_UNKNOWN, 0, async);
         return;
     }
-    size_t bytes = gt_mul_sat(p->WidthInBytes, p->Height);
-    if (p->srcMemoryType == CU_MEMORYTYPE_UNIFIED || p->dstMemoryType == CU_MEMORYTYPE_UNIFIED) {
-        const void *s = p->srcMemoryType == CU_MEMORYTYPE_HOST ? p->srcHost : (const void *)p->srcDevice;
-        const void *d = p->dstMemoryType == CU_MEMORYTYPE_HOST ? p->dstHost : (const void *)p->dstDevice;
-        gt_copy_by_address(ev, d, s, bytes, async);
-        return;
-    }
-    int sd = gt_is_device_side(p->srcMemoryType), dd = gt_is_device_side(p->dstMemoryType);
-    if (sd && dd)
-        gt_set_copy(ev, GT_COPY_DTOD, GT_HM_NONE, bytes, async);
-    else if (dd)
-        gt_set_copy(ev, GT_COPY_HTOD, gt_host_mem_of(p->srcHost), bytes, async);
-    else if (sd)
-        gt_set_copy(ev, GT_COPY_DTOH, gt_host_mem_of(p->dstHost), bytes, async);
-    else
-        gt_set_copy(ev, GT_COPY_HTOH, gt_host_mem_of(p->srcHost), bytes, async);
+    gt_copy_by_types(ev, p->srcMemoryType, p->srcHost, p->srcDevice, p->dstMemoryType, p->dstHost, p->dstDevice,
+                     gt_mul_sat(p->WidthInBytes, p->Height), async);
 }
 
 void gt_rd_copy_3d(struct gt_event *ev, int res, const CUDA_MEMCPY3D *p, int async, CUstream stream, int pt)
@@ -202,20 +210,8 @@ void gt_rd_copy_3d(struct gt_event *ev, int res, const CUDA_MEMCPY3D *p, int asy
         gt_set_copy(ev, GT_COPY_HTOD, GT_HM_UNKNOWN, 0, async);
         return;
     }
-    size_t bytes = gt_mul_sat(gt_mul_sat(p->WidthInBytes, p->Height), p->Depth ? p->Depth : 1);
-    int sd = gt_is_device_side(p->srcMemoryType), dd = gt_is_device_side(p->dstMemoryType);
-    if (p->srcMemoryType == CU_MEMORYTYPE_UNIFIED || p->dstMemoryType == CU_MEMORYTYPE_UNIFIED)
-        gt_copy_by_address(ev, p->dstMemoryType == CU_MEMORYTYPE_HOST ? p->dstHost : (const void *)p->dstDevice,
-                           p->srcMemoryType == CU_MEMORYTYPE_HOST ? p->srcHost : (const void *)p->srcDevice, bytes,
-                           async);
-    else if (sd && dd)
-        gt_set_copy(ev, GT_COPY_DTOD, GT_HM_NONE, bytes, async);
-    else if (dd)
-        gt_set_copy(ev, GT_COPY_HTOD, gt_host_mem_of(p->srcHost), bytes, async);
-    else if (sd)
-        gt_set_copy(ev, GT_COPY_DTOH, gt_host_mem_of(p->dstHost), bytes, async);
-    else
-        gt_set_copy(ev, GT_COPY_HTOH, gt_host_mem_of(p->srcHost), bytes, async);
+    gt_copy_by_types(ev, p->srcMemoryType, p->srcHost, p->srcDevice, p->dstMemoryType, p->dstHost, p->dstDevice,
+                     gt_mul_sat(gt_mul_sat(p->WidthInBytes, p->Height), p->Depth ? p->Depth : 1), async);
 }
 
 void gt_rd_copy_rt_3d(struct gt_event *ev, int res, const struct cudaMemcpy3DParms *p, int async, cudaStream_t stream,

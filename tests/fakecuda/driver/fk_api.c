@@ -402,6 +402,7 @@ FK_API CUresult cuCtxSynchronize(void)
     uint64_t t0 = fakecuda_now_ns();
     uint32_t corr = fk_api_enter("cuCtxSynchronize");
     fk_wait_until(fk_all_done_time());
+    fk_wait_host_functions(NULL);
     fk_emit_sync(corr, 4, 0, t0);
     return CUDA_SUCCESS;
 }
@@ -415,6 +416,7 @@ static CUresult fk_stream_sync(CUstream hs, int pt)
     uint32_t corr = fk_api_enter("cuStreamSynchronize");
     struct CUstream_st *s = fk_stream(hs, pt);
     fk_wait_until(fk_stream_done_time(s));
+    fk_wait_host_functions(s->legacy ? NULL : s);
     fk_emit_sync(corr, 3, s->id, t0);
     return CUDA_SUCCESS;
 }
@@ -562,6 +564,7 @@ struct fk_host_fn {
     CUhostFn fn;
     void *data;
     uint64_t at;
+    struct CUstream_st *stream;
 };
 
 static void *fk_host_fn_thread(void *arg)
@@ -569,6 +572,8 @@ static void *fk_host_fn_thread(void *arg)
     struct fk_host_fn *h = arg;
     fk_wait_until(h->at);
     h->fn(h->data);
+    atomic_fetch_sub(&h->stream->pending_host, 1);
+    atomic_fetch_sub(&fk_pending_host, 1);
     free(h);
     return NULL;
 }
@@ -584,9 +589,14 @@ static CUresult fk_host_func(CUstream hs, CUhostFn fn, void *data, int pt)
     uint64_t start;
     h->fn = fn;
     h->data = data;
-    h->at = fk_submit(fk_stream(hs, pt), 0, &start);
+    h->stream = fk_stream(hs, pt);
+    h->at = fk_submit(h->stream, 0, &start);
+    atomic_fetch_add(&h->stream->pending_host, 1);
+    atomic_fetch_add(&fk_pending_host, 1);
     pthread_t t;
     if (pthread_create(&t, NULL, fk_host_fn_thread, h) != 0) {
+        atomic_fetch_sub(&h->stream->pending_host, 1);
+        atomic_fetch_sub(&fk_pending_host, 1);
         free(h);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }

@@ -3,6 +3,7 @@
 #define FK_DRIVER_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <cuda.h>
 #include "fakecuda.h"
@@ -30,7 +31,13 @@ struct CUstream_st {
     uint64_t tail;       /* when the last work submitted here ends */
     int legacy;
     struct CUgraph_st *capture; /* stream capture in progress: work becomes graph nodes */
+    _Atomic int pending_host;   /* host functions submitted here and not yet returned */
 };
+
+/* Host functions not yet returned, over all streams. */
+extern _Atomic int fk_pending_host;
+/* Syncs wait for host functions too, as the real driver's do. */
+void fk_wait_host_functions(struct CUstream_st *s);
 
 /* A node of a captured graph: the work, replayed at each graph launch. */
 struct fk_node {

@@ -8,7 +8,8 @@
 
 #include "fk_driver.h"
 
-static struct CUstream_st fk_legacy = {FK_MAGIC_STREAM, 7, 0, 0, 1, NULL};
+static struct CUstream_st fk_legacy = {FK_MAGIC_STREAM, 7, 0, 0, 1, NULL, 0};
+_Atomic int fk_pending_host;
 static struct CUstream_st **fk_streams;
 static size_t fk_nstreams;
 static uint32_t fk_next_stream_id = 13;
@@ -153,4 +154,15 @@ void fk_stream_wait_event(struct CUstream_st *s, struct CUevent_st *e)
     if (e->recorded && e->time > s->tail)
         s->tail = e->time;
     pthread_mutex_unlock(&fk_lock);
+}
+
+void fk_wait_host_functions(struct CUstream_st *s)
+{
+    for (;;) {
+        int pending = s ? atomic_load(&s->pending_host) : atomic_load(&fk_pending_host);
+        if (!pending)
+            return;
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
 }
