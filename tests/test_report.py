@@ -43,8 +43,8 @@ def test_report_finds_the_planted_stall():
     assert stall["before"][0].startswith("wait_first "), stall["before"]
     assert stall["after"][0].startswith("launch_second "), stall["after"]
     assert_eq(stall["device"], 0)
-    # every other gap is far shorter (a loaded machine may add a few ms)
-    assert all(g["dur_ns"] < 20_000_000 for g in gaps[1:]), gaps
+    # the only long one (a loaded machine may add gaps of a few ms)
+    assert_eq(sum(1 for g in gaps if g["dur_ns"] >= 45_000_000), 1, gaps)
     assert doc["summary"]["idle_by_cause_ns"]["host"] >= 49_000_000
     assert doc["summary"]["gpu_times"] is True
     devs = doc["processes"][0]["devices"]
