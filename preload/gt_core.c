@@ -14,6 +14,7 @@
 #include "gt_names.h"
 #include "gt_ranges.h"
 #include "gt_ring.h"
+#include "gt_signals.h"
 #include "gt_stacks.h"
 #include "gt_writer.h"
 
@@ -86,6 +87,7 @@ static void gt_session_start_locked(void)
         return;
     }
     atomic_store(&gt_state, GT_STATE_ACTIVE);
+    gt_signals_install();
 }
 
 void gt_session_start(void)

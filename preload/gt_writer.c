@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -69,6 +70,9 @@ static struct gt_writer *gt_w;
  * shuts down. */
 static pthread_mutex_t gt_wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gt_wake = PTHREAD_COND_INITIALIZER;
+/* A fatal signal asks the writer to finish the trace (gt_signals.c). */
+static _Atomic int gt_finish_signal;
+static sem_t gt_finish_done;
 
 /* ---- small helpers ---- */
 
@@ -447,6 +451,59 @@ static void gt_drain(struct gt_writer *w)
         gt_commit(w);
 }
 
+static void gt_writer_close_db(struct gt_writer *w);
+static void gt_writer_free(struct gt_writer *w);
+static void gt_create_indexes(struct gt_writer *w);
+
+/* Everything buffered goes in, then the indexes; the file is left whole. */
+static void gt_writer_finish(struct gt_writer *w, int complete, int sig, int free_after)
+{
+    gt_ring_drain_all(gt_write_event, w);
+    gt_cupti_drain(gt_write_gpu_record, w);
+    if (gt_begin_txn(w) == 0) {
+        gt_meta(w, "complete", complete ? "1" : "0");
+        if (sig)
+            gt_meta_u64(w, "terminated_by_signal", (uint64_t)sig);
+        gt_create_indexes(w);
+        gt_commit(w);
+        /* One self-contained file: fold the WAL back in. */
+        gt_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE");
+    }
+    if (free_after)
+        gt_writer_free(w);
+    else
+        gt_writer_close_db(w);
+}
+
+/* On the writer thread, asked by a signal handler: the process is about to
+ * die of a signal whose default action it kept. */
+static void gt_writer_finish_for_signal(struct gt_writer *w, int sig)
+{
+    if (!atomic_exchange(&w->finishing, 1)) {
+        atomic_store(&gt_state, GT_STATE_FINISHED);
+        gt_cupti_stop();
+        /* Not freed: exit() on another thread may still be looking at it. */
+        gt_writer_finish(w, 1, sig, 0);
+    }
+    sem_post(&gt_finish_done);
+}
+
+void gt_writer_finish_on_signal(int sig)
+{
+    atomic_store(&gt_finish_signal, sig);
+}
+
+int gt_writer_wait_finished(int seconds)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += seconds;
+    int rc;
+    while ((rc = sem_timedwait(&gt_finish_done, &ts)) == -1 && errno == EINTR)
+        ;
+    return rc;
+}
+
 static void *gt_writer_main(void *arg)
 {
     struct gt_writer *w = arg;
@@ -463,6 +520,11 @@ static void *gt_writer_main(void *arg)
         if (!atomic_load(&w->stop))
             pthread_cond_timedwait(&gt_wake, &gt_wake_lock, &ts);
         pthread_mutex_unlock(&gt_wake_lock);
+        int sig = atomic_load(&gt_finish_signal);
+        if (sig) {
+            gt_writer_finish_for_signal(w, sig);
+            return NULL;
+        }
         gt_drain(w);
     }
     return NULL;
@@ -529,12 +591,20 @@ static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *c
     gt_meta(w, "complete", "0");
 }
 
-static void gt_writer_free(struct gt_writer *w)
+static void gt_writer_close_db(struct gt_writer *w)
 {
-    for (int i = 0; i < ST_COUNT; i++)
+    for (int i = 0; i < ST_COUNT; i++) {
         sqlite3_finalize(w->st[i]);
+        w->st[i] = NULL;
+    }
     if (w->db)
         sqlite3_close(w->db);
+    w->db = NULL;
+}
+
+static void gt_writer_free(struct gt_writer *w)
+{
+    gt_writer_close_db(w);
     gt_strlist_free(&w->modules);
     free(w->frames);
     free(w->tids);
@@ -601,6 +671,7 @@ int gt_writer_open(const char *path, const struct gt_config *cfg, char *err, siz
         return -1;
     }
     w->last_commit_ns = gt_now_ns();
+    sem_init(&gt_finish_done, 0, 0);
     gt_w = w;
     return 0;
 }
@@ -663,16 +734,9 @@ void gt_writer_stop(int complete)
         pthread_mutex_unlock(&gt_wake_lock);
         pthread_join(w->thread, NULL);
     }
-    gt_ring_drain_all(gt_write_event, w);
-    gt_cupti_drain(gt_write_gpu_record, w);
-    if (gt_begin_txn(w) == 0) {
-        gt_meta(w, "complete", complete ? "1" : "0");
-        gt_create_indexes(w);
-        gt_commit(w);
-        /* One self-contained file: fold the WAL back in. */
-        gt_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE");
-    }
-    gt_writer_free(w);
+    if (atomic_exchange(&w->finishing, 1))
+        return; /* a fatal signal got there first and finished the trace */
+    gt_writer_finish(w, complete, 0, 1);
 }
 
 void gt_writer_after_fork_child(void)

@@ -19,6 +19,10 @@ void gt_writer_wake(void);
 /* Drains everything, finalizes and closes the trace; `complete` says the
  * process is ending normally. Safe to call once. */
 void gt_writer_stop(int complete);
+/* From a signal handler (async-signal-safe): asks the writer thread to
+ * finish the trace now; gt_writer_wait_finished waits for it (0: done). */
+void gt_writer_finish_on_signal(int sig);
+int gt_writer_wait_finished(int seconds);
 /* In a fork child: forgets the parent's trace without touching it. */
 void gt_writer_after_fork_child(void);
 

@@ -50,6 +50,7 @@ struct gt_writer {
     pthread_t thread;
     int thread_started;
     atomic_int stop;
+    atomic_int finishing;  /* taken by whichever of exit and a fatal signal finishes first */
 };
 
 /* Ids for names first seen in CUPTI records, clear of the shim's own. */

@@ -366,3 +366,40 @@ def test_killed_process_leaves_readable_trace():
                          text=True)
     assert_eq(out.returncode, 0, out.stderr)
     assert "did not finish" in out.stdout, out.stdout
+
+
+def test_sigint_and_sigterm_finish_the_trace():
+    # The program keeps the default action for both: it still dies of the
+    # signal, and the trace is finished first (everything written, indexed,
+    # one file), so report and audit can read it.
+    import signal
+    import time
+    from gtlib import SHIM
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        d = tmpdir()
+        db = os.path.join(d, "t.db")
+        env = base_env({"GPUTRACE_OUTPUT": db, "FAKECUDA_LAUNCH_NS": "20000"})
+        env["LD_PRELOAD"] = SHIM
+        p = subprocess.Popen([prog("threads"), "1", "100000000"], env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+        try:
+            seen, deadline = 0, time.monotonic() + 20
+            while seen < 1000 and time.monotonic() < deadline:
+                time.sleep(0.1)
+                try:
+                    seen = query(db, "SELECT count(*) FROM kernels")[0][0]
+                except Exception:
+                    seen = 0
+            assert seen >= 1000, "no commits seen while the program ran"
+        finally:
+            p.send_signal(sig)
+            p.wait(timeout=30)
+        assert_eq(p.returncode, -sig, "died of the signal, as without the tracer")
+        assert_eq(os.listdir(d), ["t.db"], "one finished file")
+        assert_eq(query(db, "SELECT value FROM meta WHERE key = 'complete'")[0][0], "1")
+        assert_eq(query(db, "SELECT value FROM meta WHERE key = 'terminated_by_signal'")[0][0], str(int(sig)))
+        assert query(db, "SELECT count(*) FROM kernels")[0][0] >= seen
+        assert query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'calls_start'")[0][0] == 1
+        out = subprocess.run([os.path.join(os.path.dirname(SHIM), "gputrace"), "report", db], capture_output=True,
+                             text=True)
+        assert_eq(out.returncode, 0, out.stderr)
