@@ -114,7 +114,7 @@ static size_t gt_launch_rows(struct gt_launch_sample *s, size_t n, int by_site, 
 static int gt_launch_overhead(struct gt_trace *t, struct gt_sites *sites, struct gt_report *r)
 {
     sqlite3_stmt *q;
-    if (gt_prepare(t, "SELECT COALESCE(k.name, '(unknown kernel)'), c.stack_id, k.api_end_ns - k.api_start_ns, "
+    if (gt_prepare(t, "SELECT COALESCE(k.name, '(unknown kernel)'), " GT_SITE_KEY("c") ", k.api_end_ns - k.api_start_ns, "
                       "k.start_ns - k.api_end_ns, k.end_ns - k.start_ns, k.time_source = 'gpu' "
                       "FROM kernels k JOIN calls c ON c.id = k.api_call_id WHERE k.result = 0 AND k.captured = 0", &q) < 0)
         return -1;
@@ -197,7 +197,7 @@ static struct gt_h2d_row *gt_h2d_row_for(struct gt_report *r, const struct gt_si
 static int gt_h2d(struct gt_trace *t, struct gt_sites *sites, struct gt_report *r)
 {
     sqlite3_stmt *q;
-    if (gt_prepare(t, "SELECT c.stack_id, m.bytes, m.host_mem, m.async, m.api_end_ns - m.api_start_ns, "
+    if (gt_prepare(t, "SELECT " GT_SITE_KEY("c") ", m.bytes, m.host_mem, m.async, m.api_end_ns - m.api_start_ns, "
                       "m.end_ns - m.start_ns, m.time_source = 'gpu' "
                       "FROM memcpys m JOIN calls c ON c.id = m.api_call_id WHERE m.kind = 'HtoD' AND m.result = 0 AND m.captured = 0",
                    &q) < 0)
@@ -252,7 +252,7 @@ struct gt_interval {
 struct gt_hcall {
     uint64_t start, end;
     int cat; /* 0 other, 1 sync, 2 copy, 3 launch */
-    int64_t stack_id;
+    int64_t site_key;
 };
 
 static int gt_iv_by_dev_start(const void *a, const void *b)
@@ -309,7 +309,7 @@ static struct gt_hcall *gt_load_calls(struct gt_trace *t, size_t *n, uint64_t *m
     sqlite3_stmt *q;
     *n = 0;
     *max_dur = 0;
-    if (gt_prepare(t, "SELECT start_ns, end_ns, category, stack_id FROM api_calls ORDER BY start_ns", &q) < 0)
+    if (gt_prepare(t, "SELECT c.start_ns, c.end_ns, c.category, " GT_SITE_KEY("c") " FROM api_calls c ORDER BY c.start_ns", &q) < 0)
         return NULL;
     size_t cap = 1024;
     struct gt_hcall *v = malloc(cap * sizeof(*v));
@@ -325,7 +325,7 @@ static struct gt_hcall *gt_load_calls(struct gt_trace *t, size_t *n, uint64_t *m
         c->end = (uint64_t)sqlite3_column_int64(q, 1);
         const char *cat = (const char *)sqlite3_column_text(q, 2);
         c->cat = !cat ? 0 : !strcmp(cat, "sync") ? 1 : !strcmp(cat, "memcpy") ? 2 : !strcmp(cat, "launch") ? 3 : 0;
-        c->stack_id = sqlite3_column_int64(q, 3);
+        c->site_key = sqlite3_column_int64(q, 3);
         if (c->end > c->start && c->end - c->start > *max_dur)
             *max_dur = c->end - c->start;
     }
@@ -370,8 +370,8 @@ static void gt_classify_gap(struct gt_gap *g, const struct gt_hcall *c, size_t n
     size_t after = gt_first_call_from(c, n, ge);
     size_t before = gt_first_call_from(c, n, gs);
     /* the last call that had started by the gap's start */
-    g->before = *gt_site_of(sites, before > 0 ? c[before - 1].stack_id : 0);
-    g->after = *gt_site_of(sites, after < n ? c[after].stack_id : 0);
+    g->before = *gt_site_of(sites, before > 0 ? c[before - 1].site_key : 0);
+    g->after = *gt_site_of(sites, after < n ? c[after].site_key : 0);
 }
 
 static int gt_idle_by_time(const void *a, const void *b)
@@ -490,9 +490,9 @@ static int gt_sync_by_blocked(const void *a, const void *b)
 static int gt_syncs(struct gt_trace *t, struct gt_sites *sites, struct gt_report *r)
 {
     sqlite3_stmt *q;
-    if (gt_prepare(t, "SELECT s.kind, c.stack_id, s.end_ns - s.start_ns FROM syncs s "
+    if (gt_prepare(t, "SELECT s.kind, " GT_SITE_KEY("c") ", s.end_ns - s.start_ns FROM syncs s "
                       "JOIN calls c ON c.id = s.api_call_id WHERE s.kind != 'stream_wait_event' UNION ALL "
-                      "SELECT CASE WHEN m.async = 0 THEN 'memcpy_dtoh' ELSE 'memcpy_pageable' END, c.stack_id, "
+                      "SELECT CASE WHEN m.async = 0 THEN 'memcpy_dtoh' ELSE 'memcpy_pageable' END, " GT_SITE_KEY("c") ", "
                       "m.api_end_ns - m.api_start_ns FROM memcpys m JOIN calls c ON c.id = m.api_call_id "
                       "WHERE m.captured = 0 AND ((m.kind = 'DtoH' AND m.async = 0) OR "
                       "(m.async = 1 AND m.host_mem = 'pageable'))",

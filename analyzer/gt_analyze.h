@@ -8,14 +8,17 @@
 
 #include "gt_trace.h"
 
-#define GT_SITE_FRAMES 3
+#define GT_SITE_FRAMES 5
+#define GT_SITE_NATIVE_FRAMES 3
 
-/* Where a call came from: the first frames of the user's code (frames in
- * the CUDA, tracer and framework libraries are skipped), innermost first. */
+/* Where a call came from, innermost first: the first frames of the user's
+ * code (frames in the CUDA, tracer and framework libraries are skipped);
+ * for a call made from Python, its Python frames, then the framework's
+ * native frames that reached CUDA. */
 struct gt_site {
     int nframes;                    /* 0: no stack recorded */
-    char frames[GT_SITE_FRAMES][160];  /* "function (module+0xoffset)" */
-    char text[520];                 /* frames joined with " < ", or "(no stack)" */
+    char frames[GT_SITE_FRAMES][160];  /* "function (module+0xoffset)", "file.py:12 in function" */
+    char text[840];                 /* frames joined with " < ", or "(no stack)" */
 };
 
 struct gt_launch_row {

@@ -80,6 +80,26 @@ static int gt_probe(struct gt_trace *t, int *has_meta)
     return rc;
 }
 
+/* Version 1 traces predate Python stacks. The analyses read both versions
+ * through the same names: temporary objects (found before the file's own)
+ * supply the missing column and empty Python tables, leaving the file
+ * untouched. */
+static int gt_trace_shim_v1(struct gt_trace *t)
+{
+    return sqlite3_exec(t->db,
+                        "CREATE TEMP VIEW calls AS SELECT *, NULL AS pystack_id FROM main.calls;"
+                        "CREATE TEMP VIEW api_calls AS SELECT *, NULL AS pystack_id FROM main.api_calls;"
+                        "CREATE TEMP TABLE py_code (id INTEGER PRIMARY KEY, file TEXT, function TEXT, "
+                        "first_line INTEGER);"
+                        "CREATE TEMP TABLE py_frames (id INTEGER PRIMARY KEY, code_id INTEGER, lasti INTEGER, "
+                        "line INTEGER);"
+                        "CREATE TEMP TABLE py_stacks (pystack_id INTEGER, depth INTEGER, frame_id INTEGER);"
+                        "CREATE TEMP VIEW py_stack_frames AS SELECT s.pystack_id, s.depth, c.file, c.function, "
+                        "f.line, c.first_line, f.lasti FROM py_stacks s JOIN py_frames f ON f.id = s.frame_id "
+                        "JOIN py_code c ON c.id = f.code_id;",
+                        NULL, NULL, NULL);
+}
+
 int gt_trace_open(struct gt_trace *t, const char *path)
 {
     memset(t, 0, sizeof(*t));
@@ -168,6 +188,11 @@ int gt_trace_open(struct gt_trace *t, const char *path)
     if (v < 1) {
         fprintf(stderr, "gputrace: %s: schema version %lld is not a released trace format (need 1 to %d)\n",
                 path, (long long)v, GT_SCHEMA_VERSION);
+        gt_trace_close(t);
+        return GT_EXIT_USAGE;
+    }
+    if (v < 2 && gt_trace_shim_v1(t) < 0) {
+        fprintf(stderr, "gputrace: %s: cannot read this version 1 trace: %s\n", path, sqlite3_errmsg(t->db));
         gt_trace_close(t);
         return GT_EXIT_USAGE;
     }

@@ -42,6 +42,7 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
     c->stack_depth = GT_DEFAULT_STACK_DEPTH;
     c->buffer_events = GT_DEFAULT_BUFFER_EVENTS;
     c->gpu_timing = 1;
+    c->python = 1;
 
     const char *v = get("GPUTRACE_OUTPUT");
     if (v) {
@@ -79,6 +80,16 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
         else
             gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 'cupti' or 'off'; using %s",
                            "GPUTRACE_GPU_TIMING", v, "cupti");
+    }
+    v = get("GPUTRACE_PYTHON");
+    if (v) {
+        if (strcmp(v, "1") == 0)
+            c->python = 1;
+        else if (strcmp(v, "0") == 0)
+            c->python = 0;
+        else
+            gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 1 or 0; using %s", "GPUTRACE_PYTHON",
+                           v, "1");
     }
     return nwarn;
 }

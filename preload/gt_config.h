@@ -16,6 +16,7 @@ struct gt_config {
     int stack_depth;           /* 0: off */
     uint32_t buffer_events;    /* per thread ring, a power of two */
     int gpu_timing;            /* 1: CUPTI (GPUTRACE_GPU_TIMING=cupti), 0: off */
+    int python;                /* 1: Python stacks where Python runs (GPUTRACE_PYTHON=1), 0: off */
 };
 
 /* Reads settings through `get` (getenv in the shim). Each bad value falls

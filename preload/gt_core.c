@@ -12,6 +12,7 @@
 #include "gt_core.h"
 #include "gt_cupti.h"
 #include "gt_names.h"
+#include "gt_python.h"
 #include "gt_ranges.h"
 #include "gt_ring.h"
 #include "gt_signals.h"
@@ -65,6 +66,9 @@ static void gt_session_start_locked(void)
         gt_expand_output(GT_DEFAULT_OUTPUT, &vars, path, sizeof(path), err, sizeof(err));
     }
     gt_stacks_init(cfg.stack_depth);
+    char pywhy[256] = "";
+    if (cfg.python && !gt_python_init(cfg.stack_depth, pywhy, sizeof(pywhy)) && pywhy[0] && cfg.stack_depth > 0)
+        gt_warn("Python call sites not recorded: %s; native stacks only", pywhy);
     gt_ring_configure(cfg.buffer_events, 24ull << 20);
     if (gt_writer_open(path, &cfg, err, sizeof(err)) < 0) {
         gt_warn("%s; not tracing this process", err);
@@ -104,6 +108,7 @@ void gt_call_end(struct gt_call *c, int result, int category)
         if (atomic_load_explicit(&gt_state, memory_order_relaxed) == GT_STATE_ACTIVE) {
             c->ev.result = result;
             c->ev.stack_id = gt_stack_capture();
+            c->ev.pystack_id = gt_python_capture();
             gt_ring_push(&c->ev);
         }
     }

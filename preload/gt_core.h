@@ -69,6 +69,7 @@ static inline int gt_call_begin(struct gt_call *c, uint32_t api, int category)
     c->ev.has_stream = 0;
     c->ev.captured = 0;
     c->ev.stack_id = 0;
+    c->ev.pystack_id = 0;
     c->ev.corr = 0;
     if (gt_makes_gpu_work(category) && atomic_load_explicit(&gt_cupti_enabled, memory_order_acquire)) {
         c->ev.corr = gt_next_corr();

@@ -45,6 +45,7 @@ struct gt_event {
     uint8_t has_stream;
     uint8_t captured;    /* made during stream capture: became a graph node, ran nothing */
     uint8_t pad[2];
+    uint32_t pystack_id; /* the Python stack (gt_python.h); 0: none */
     union {
         struct {
             uint32_t name_id;

@@ -24,6 +24,7 @@
 #include "gt_hooks.h"
 #include "gt_names.h"
 #include "gt_ring.h"
+#include "gt_python.h"
 #include "gt_stacks.h"
 #include "gt_symbols.h"
 #include "gt_writer.h"
@@ -36,8 +37,8 @@
 #define GT_INDEX_MARK "-- @indexes"
 
 static const char *const gt_sql[ST_COUNT] = {
-    [ST_CALL] = "INSERT INTO calls(id,tid,api_id,start_ns,end_ns,result,stream,stack_id,corr,captured) "
-                "VALUES(?,?,?,?,?,?,?,?,?,?)",
+    [ST_CALL] = "INSERT INTO calls(id,tid,api_id,start_ns,end_ns,result,stream,stack_id,corr,captured,pystack_id) "
+                "VALUES(?,?,?,?,?,?,?,?,?,?,?)",
     [ST_LAUNCH] = "INSERT INTO launch_args VALUES(?,?,?,?,?,?,?,?,?,?)",
     [ST_COPY] = "INSERT INTO copy_args VALUES(?,?,?,?,?,?)",
     [ST_MEMSET] = "INSERT INTO memset_args VALUES(?,?,?,?)",
@@ -53,6 +54,9 @@ static const char *const gt_sql[ST_COUNT] = {
                "copy_kind,src_kind,dst_kind,sync_type) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_EXT] = "INSERT OR REPLACE INTO ext_corr VALUES(?,?)",
     [ST_OVERHEAD] = "INSERT INTO cupti_overhead VALUES(?,?,?)",
+    [ST_PYCODE] = "INSERT INTO py_code VALUES(?,?,?,?)",
+    [ST_PYFRAME] = "INSERT INTO py_frames VALUES(?,?,?,?)",
+    [ST_PYSTACK] = "INSERT INTO py_stacks VALUES(?,?,?)",
 };
 
 static const char *const gt_category_names[GT_CAT_COUNT] = {
@@ -124,7 +128,7 @@ static void gt_meta_u64(struct gt_writer *w, const char *key, uint64_t v)
     gt_meta(w, key, buf);
 }
 
-static int gt_bit_test_set(uint8_t *bits, uint32_t i)
+int gt_bit_test_set(uint8_t *bits, uint32_t i)
 {
     uint8_t m = (uint8_t)(1u << (i & 7));
     if (bits[i >> 3] & m)
@@ -318,6 +322,7 @@ static void gt_write_event(const struct gt_event *e, void *arg)
         return;
     gt_emit_thread(w, e->tid);
     gt_emit_stack(w, e->stack_id);
+    gt_emit_pystack(w, e->pystack_id);
     int64_t id = ++w->next_call_id;
     sqlite3_stmt *s = w->st[ST_CALL];
     sqlite3_bind_int64(s, 1, id);
@@ -341,6 +346,10 @@ static void gt_write_event(const struct gt_event *e, void *arg)
     else
         sqlite3_bind_null(s, 9);
     sqlite3_bind_int(s, 10, e->captured);
+    if (e->pystack_id)
+        sqlite3_bind_int64(s, 11, e->pystack_id);
+    else
+        sqlite3_bind_null(s, 11);
     gt_step_keep(w, ST_CALL);
     w->events_written++;
 
@@ -422,6 +431,7 @@ static void gt_write_counters(struct gt_writer *w)
     gt_meta_u64(w, "cupti_dropped_records", gt_cupti_dropped());
     gt_meta_u64(w, "dropped_events", gt_ring_dropped());
     gt_meta_u64(w, "dropped_stacks", gt_stacks_dropped());
+    gt_meta_u64(w, "dropped_python_stacks", gt_python_dropped());
     gt_meta_u64(w, "events_written", w->events_written);
     gt_meta_u64(w, "end_ns", gt_now_ns());
 }
@@ -570,7 +580,7 @@ static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *c
     char buf[8192];
     gt_meta(w, "tracer", "gputrace");
     gt_meta(w, "tracer_version", GT_VERSION);
-    gt_meta(w, "schema_version", "1");
+    gt_meta(w, "schema_version", "2");
     gt_meta_u64(w, "pid", (uint64_t)getpid());
     gt_meta_u64(w, "ppid", (uint64_t)getppid());
     gt_read_text_file("/proc/self/cmdline", buf, sizeof(buf), 1);
@@ -585,6 +595,8 @@ static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *c
     gt_meta_u64(w, "start_time_unix_ns", (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
     gt_meta(w, "clock", "CLOCK_MONOTONIC");
     gt_meta_u64(w, "stack_depth", (uint64_t)cfg->stack_depth);
+    /* Which interpreter's stacks are recorded; "" when none are. */
+    gt_meta(w, "python", gt_python_version());
     gt_meta_u64(w, "buffer_events", cfg->buffer_events);
     gt_meta(w, "output_pattern", cfg->output);
     gt_meta(w, "gpu_timing", "none");
@@ -611,6 +623,9 @@ static void gt_writer_free(struct gt_writer *w)
     gt_strlist_free(&w->gpu_names);
     free(w->stack_done);
     free(w->name_done);
+    free(w->pystack_done);
+    free(w->pycode_done);
+    free(w->pyframes);
     free(w);
 }
 
@@ -626,10 +641,12 @@ int gt_writer_open(const char *path, const struct gt_config *cfg, char *err, siz
     snprintf(w->path, sizeof(w->path), "%s", path);
     w->stack_done = calloc(1, (1u << 17) / 8 + 1);
     w->name_done = calloc(1, 8192 / 8 + 1);
+    w->pystack_done = calloc(1, (1u << 16) / 8 + 1);
+    w->pycode_done = calloc(1, (1u << 16) / 8 + 1);
     int rc = sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
                              NULL);
     char *schema = NULL;
-    if (rc == SQLITE_OK && w->stack_done && w->name_done) {
+    if (rc == SQLITE_OK && w->stack_done && w->name_done && w->pystack_done && w->pycode_done) {
         schema = malloc(gt_schema_sql_len + 1);
         if (schema) {
             memcpy(schema, gt_schema_sql, gt_schema_sql_len);

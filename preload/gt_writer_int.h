@@ -12,7 +12,7 @@
 #include <sqlite3.h>
 
 enum { ST_CALL, ST_LAUNCH, ST_COPY, ST_MEMSET, ST_SYNC, ST_ALLOC, ST_THREAD, ST_STRING, ST_MODULE, ST_FRAME,
-       ST_STACK, ST_META, ST_GPU, ST_EXT, ST_OVERHEAD, ST_COUNT };
+       ST_STACK, ST_META, ST_GPU, ST_EXT, ST_OVERHEAD, ST_PYCODE, ST_PYFRAME, ST_PYSTACK, ST_COUNT };
 
 /* Strings interned in first-seen order; an entry's index is its id. */
 struct gt_strlist {
@@ -41,6 +41,10 @@ struct gt_writer {
     uint64_t events_written;
     uint8_t *stack_done;   /* bitmap: stack ids already in the file */
     uint8_t *name_done;    /* bitmap: string ids already in the file */
+    uint8_t *pystack_done; /* bitmap: Python stack ids already in the file */
+    uint8_t *pycode_done;  /* bitmap: Python code ids already in the file */
+    struct gt_frame_slot *pyframes; /* (code id << 32 | lasti) -> py_frames row id */
+    size_t pyframe_cap, pyframe_count;
     struct gt_frame_slot *frames;
     size_t frame_cap, frame_count;
     struct gt_strlist modules;   /* module paths; id = index + 1 */
@@ -61,6 +65,10 @@ int gt_step_keep(struct gt_writer *w, int which);
 int gt_begin_txn(struct gt_writer *w);
 /* A row of `strings`: the kernel name and its demangled form. */
 void gt_insert_name(struct gt_writer *w, int64_t id, const char *name);
+/* The rows of a Python stack, its frames and code objects, once each
+ * (gt_writer_py.c). */
+void gt_emit_pystack(struct gt_writer *w, uint32_t pystack_id);
+int gt_bit_test_set(uint8_t *bits, uint32_t i);
 /* Stores one CUPTI activity record (a gt_cupti_record_fn). */
 void gt_write_gpu_record(const void *record, void *arg);
 

@@ -1,10 +1,10 @@
--- gputrace trace schema, version 1 (PRAGMA user_version = 1).
+-- gputrace trace schema, version 2 (PRAGMA user_version = 2).
 --
 -- Storage tables hold integers and ids; names, stacks and frames are stored
 -- once. The views at the end are the public, stable surface: query those.
 -- docs/schema.md documents every table and view with example queries.
 
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 
 -- Key/value facts about the traced process and the recording.
 CREATE TABLE meta (
@@ -37,7 +37,8 @@ CREATE TABLE calls (
     stream   INTEGER,            -- stream handle value; NULL where the call has none
     stack_id INTEGER,            -- NULL when stacks are off or the stack table was full
     corr     INTEGER,            -- our CUPTI external correlation id; NULL when the call makes no GPU work
-    captured INTEGER NOT NULL DEFAULT 0  -- 1: made during stream capture (a graph node, not an execution)
+    captured INTEGER NOT NULL DEFAULT 0, -- 1: made during stream capture (a graph node, not an execution)
+    pystack_id INTEGER           -- the Python stack (py_stacks); NULL when no Python ran on the thread
 );
 
 CREATE TABLE launch_args (
@@ -136,13 +137,39 @@ CREATE TABLE stacks (
     PRIMARY KEY (stack_id, depth)
 ) WITHOUT ROWID;
 
+-- Python: one row per code object (a function, a module body) seen on a
+-- stack, its names copied once.
+CREATE TABLE py_code (
+    id         INTEGER PRIMARY KEY,
+    file       TEXT NOT NULL,     -- co_filename
+    function   TEXT NOT NULL,     -- co_qualname (3.11 and later), else co_name
+    first_line INTEGER NOT NULL   -- co_firstlineno
+);
+
+-- One row per position (code object, instruction) seen, its line resolved
+-- from the code object's line table.
+CREATE TABLE py_frames (
+    id      INTEGER PRIMARY KEY,
+    code_id INTEGER NOT NULL REFERENCES py_code(id),
+    lasti   INTEGER NOT NULL,     -- instruction offset, in 2-byte code units
+    line    INTEGER               -- NULL where the instruction has no line
+);
+
+-- Deduplicated Python stacks: depth 0 = innermost, the line that made the call.
+CREATE TABLE py_stacks (
+    pystack_id INTEGER NOT NULL,
+    depth      INTEGER NOT NULL,
+    frame_id   INTEGER NOT NULL REFERENCES py_frames(id),
+    PRIMARY KEY (pystack_id, depth)
+) WITHOUT ROWID;
 
 -- ---------------------------------------------------------------------------
 -- Public views.
 
 CREATE VIEW api_calls AS
 SELECT c.id, (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pid') AS pid,
-       c.tid, n.name, n.category, c.start_ns, c.end_ns, c.result, c.stream, c.stack_id, c.captured
+       c.tid, n.name, n.category, c.start_ns, c.end_ns, c.result, c.stream, c.stack_id, c.captured,
+       c.pystack_id
 FROM calls c JOIN api_names n ON n.id = c.api_id;
 
 -- The GPU record of a call: the first CUPTI record of `kind` that carries
@@ -212,6 +239,10 @@ SELECT s.stack_id, s.depth, m.path AS module, f.offset, f.function, f.ip
 FROM stacks s JOIN frames f ON f.id = s.frame_id
 LEFT JOIN modules m ON m.id = f.module_id;
 
+CREATE VIEW py_stack_frames AS
+SELECT s.pystack_id, s.depth, c.file, c.function, f.line, c.first_line, f.lasti
+FROM py_stacks s JOIN py_frames f ON f.id = s.frame_id JOIN py_code c ON c.id = f.code_id;
+
 -- @indexes
 -- Built once, when the recording process ends: maintaining them row by row
 -- would cost the writer most of its throughput. A trace whose process died
@@ -219,6 +250,7 @@ LEFT JOIN modules m ON m.id = f.module_id;
 CREATE INDEX calls_start ON calls(start_ns);
 CREATE INDEX calls_api ON calls(api_id);
 CREATE INDEX calls_stack ON calls(stack_id);
+CREATE INDEX calls_pystack ON calls(pystack_id) WHERE pystack_id IS NOT NULL;
 CREATE INDEX calls_tid ON calls(tid, start_ns);
 CREATE INDEX frames_ip ON frames(ip);
 CREATE INDEX calls_corr ON calls(corr) WHERE corr IS NOT NULL;

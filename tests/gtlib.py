@@ -26,6 +26,15 @@ SANITIZED = {
 _tmpdirs = []
 
 
+def default_signals():
+    """preexec_fn for a child that a test signals: SIGINT and SIGQUIT at
+    their default action even when the suite itself runs as a background
+    job of a shell, which starts it with both ignored."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def tmpdir(prefix="gputrace-test-"):
     """A fresh directory, removed when the test run ends."""
     d = tempfile.mkdtemp(prefix=prefix)

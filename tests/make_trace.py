@@ -19,11 +19,12 @@ STEP_NS = 1_000              # gap between consecutive synthetic calls
 CALL_NS = 500                # duration of each synthetic call
 
 
-def call(api, category="other", tid=None, result=0, stream=None, stack=None, **extra):
+def call(api, category="other", tid=None, result=0, stream=None, stack=None, pystack=None, **extra):
     """A generic call. `stack` is a list of (module, function) pairs,
-    innermost first; equal lists share one stack id."""
+    innermost first; equal lists share one stack id. `pystack` is a list of
+    (file, function, line) triples, innermost first, likewise shared."""
     c = {"api": api, "category": category, "tid": tid, "result": result,
-         "stream": stream, "stack": stack}
+         "stream": stream, "stack": stack, "pystack": pystack}
     c.update(extra)
     return c
 
@@ -72,18 +73,19 @@ def default_meta(pid=4242):
 
 
 def make_trace(path, calls=(), meta=None, complete=True, user_version=None, threads=None,
-               default_tid=1000):
+               default_tid=1000, schema=SCHEMA):
     """Writes a trace to `path` (replaced if present) and returns it.
 
     meta: overrides merged onto default_meta(); a value of None removes the
     key. complete: sets complete='1' and end_ns after the last call; False
     leaves both out, as a process that died would. user_version: overrides
     the schema's PRAGMA user_version. threads: {tid: name} for the threads
-    table (defaults to every tid seen, unnamed)."""
+    table (defaults to every tid seen, unnamed). schema: the schema file
+    (tests/data/gputrace-v1.sql makes a version 1 trace, without Python)."""
     if os.path.exists(path):
         os.unlink(path)
     db = sqlite3.connect(path)
-    with open(SCHEMA) as f:
+    with open(schema) as f:
         db.executescript(f.read())
     m = default_meta()
     end_ns = START_NS + STEP_NS * (len(calls) + 1)
@@ -118,6 +120,22 @@ def make_trace(path, calls=(), meta=None, complete=True, user_version=None, thre
                 db.execute("INSERT INTO stacks VALUES (?, ?, ?)", (sid, depth, fid))
         return intern("stacks", stack_ids, key, add)
 
+    pystack_ids, pycode_ids, pyframe_ids = {}, {}, {}
+
+    def pystack_id(frames):
+        key = tuple(frames)
+
+        def add(sid):
+            for depth, (file, function, line) in enumerate(key):
+                cid = intern("py_code", pycode_ids, (file, function),
+                             lambda i: db.execute("INSERT INTO py_code VALUES (?, ?, ?, ?)",
+                                                  (i, file, function, line)))
+                fid = intern("py_frames", pyframe_ids, (file, function, line),
+                             lambda i: db.execute("INSERT INTO py_frames VALUES (?, ?, ?, ?)",
+                                                  (i, cid, i * 2, line)))
+                db.execute("INSERT INTO py_stacks VALUES (?, ?, ?)", (sid, depth, fid))
+        return intern("py_stacks", pystack_ids, key, add)
+
     for i, c in enumerate(calls):
         cid = i + 1
         tid = c["tid"] if c["tid"] is not None else default_tid
@@ -131,6 +149,8 @@ def make_trace(path, calls=(), meta=None, complete=True, user_version=None, thre
         db.execute("INSERT INTO calls(id, tid, api_id, start_ns, end_ns, result, stream, stack_id) "
                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    (cid, tid, aid, start, end, c["result"], c["stream"], sid))
+        if c.get("pystack"):
+            db.execute("UPDATE calls SET pystack_id = ? WHERE id = ?", (pystack_id(c["pystack"]), cid))
         if "launch" in c:
             a = c["launch"]
             nid = intern("strings", name_ids, a["kernel"],

@@ -416,15 +416,16 @@ def test_audit_real_run_timing():
 
 
 def test_audit_real_run_launch_bound():
-    """2 ms launch calls for a 1 us kernel: every launch is launch-bound and
-    the GPU idles while the host launches."""
-    path = _timing_run({"FAKECUDA_KERNEL_NS": "1000", "FAKECUDA_LAUNCH_NS": "2000000"})
+    """20 ms launch calls for a 1 us kernel: every launch is launch-bound and
+    the GPU idles while the host launches (longer than any other gap, even
+    on a machine whose page faults make the copies slow)."""
+    path = _timing_run({"FAKECUDA_KERNEL_NS": "1000", "FAKECUDA_LAUNCH_NS": "20000000"})
     r = audit("--max-launch-bound-pct", "50", "--max-idle-pct", "50", path)
     assert r.returncode == 1, r
     out = lines(r)
     m = re.match(r"FAIL max-idle-pct: (\d+\.\d+)% > 50% \(worst: .*, (\d+\.\d+) ms idle before it, "
                  r"waiting on launch\)$", out[0])
-    assert m and float(m.group(1)) > 50 and float(m.group(2)) >= 2, out
+    assert m and float(m.group(1)) > 50 and float(m.group(2)) >= 20, out
     assert re.match(r"FAIL max-launch-bound-pct: 100\.0% > 50% \(worst: main \(timing\+0x[0-9a-f]+\), "
                     r"1 of 1 launches launch-bound\)$", out[1]), out
     assert audit("--max-launch-bound-pct", "100", path).returncode == 0

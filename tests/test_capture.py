@@ -3,6 +3,8 @@ against the work they are known to do."""
 import os
 import stat
 import subprocess
+
+import gtlib
 import tempfile
 
 from gtlib import (SHIM, assert_eq, tmpdir, base_env, prog, query, run_plain, run_traced, stack_functions)
@@ -301,7 +303,7 @@ def test_existing_trace_is_replaced():
 
 def test_schema_version_and_views():
     run = run_traced([prog("rt_basic")])
-    assert_eq(run.q1("PRAGMA user_version"), 1)
+    assert_eq(run.q1("PRAGMA user_version"), 2)
     views = set(r[0] for r in run.q("SELECT name FROM sqlite_master WHERE type = 'view'"))
     for v in ("api_calls", "kernels", "memcpys", "memsets", "syncs", "stack_frames", "allocations"):
         assert v in views, v
@@ -341,8 +343,8 @@ def test_killed_process_leaves_readable_trace():
     env = base_env({"GPUTRACE_OUTPUT": os.path.join(d, "t.db"), "FAKECUDA_LAUNCH_NS": "20000",
                     "GPUTRACE_GPU_TIMING": "off"})
     env["LD_PRELOAD"] = SHIM
-    p = subprocess.Popen([prog("threads"), "1", "100000000"], env=env, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE)
+    p = subprocess.Popen([prog("threads"), "1", "100000000"], env=env, preexec_fn=gtlib.default_signals,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     db = os.path.join(d, "t.db")
     try:
         # wait until commits are visible from outside, then kill mid-run
@@ -380,8 +382,8 @@ def test_sigint_and_sigterm_finish_the_trace():
         db = os.path.join(d, "t.db")
         env = base_env({"GPUTRACE_OUTPUT": db, "FAKECUDA_LAUNCH_NS": "20000"})
         env["LD_PRELOAD"] = SHIM
-        p = subprocess.Popen([prog("threads"), "1", "100000000"], env=env, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE)
+        p = subprocess.Popen([prog("threads"), "1", "100000000"], env=env, preexec_fn=gtlib.default_signals,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             seen, deadline = 0, time.monotonic() + 20
             while seen < 1000 and time.monotonic() < deadline:

@@ -164,7 +164,7 @@ def test_info_json():
     assert j["syncs_by_kind"] == c["syncs_by_kind"]
     assert [(k["name"], k["launches"]) for k in j["top_kernels"]] == c["top_kernels"]
     assert j["complete"] is True and j["pid"] == 4242 and j["duration_ns"] == 18000
-    assert j["gpu_timing"] is None and j["schema_version"] == 1
+    assert j["gpu_timing"] is None and j["schema_version"] == 2
     # several traces: one object per line
     r = gt("info", "--format=json", path, path)
     assert [json.loads(l)["api_calls"] for l in r.stdout.splitlines()] == [17, 17]
@@ -295,7 +295,7 @@ def test_info_foreign_sqlite():
 def test_info_schema_versions():
     d = tmpdir()
     new = mt.make_trace(os.path.join(d, "new.db"), user_version=99)
-    _bad(new, "schema version 99 is newer than this gputrace supports (1); upgrade gputrace")
+    _bad(new, "schema version 99 is newer than this gputrace supports (2); upgrade gputrace")
     old = mt.make_trace(os.path.join(d, "old.db"), user_version=0)
     _bad(old, "schema version 0")
 
@@ -342,6 +342,7 @@ def test_record_forwards_signals():
     exe, _ = stub_install()
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         p = subprocess.Popen([exe, "record", "sleep", "30"], stderr=subprocess.PIPE, text=True,
+                             preexec_fn=gtlib.default_signals,
                              env=clean_env(), start_new_session=True)
         time.sleep(0.3)
         t0 = time.monotonic()
@@ -353,6 +354,7 @@ def test_record_forwards_signals():
         assert time.monotonic() - t0 < 5
     # a child that handles the signal decides the exit status
     p = subprocess.Popen([exe, "record", "sh", "-c", "trap 'exit 42' TERM; while :; do sleep 0.05; done"],
+                         preexec_fn=gtlib.default_signals,
                          stderr=subprocess.PIPE, text=True, env=clean_env(), start_new_session=True)
     time.sleep(0.5)
     p.send_signal(signal.SIGTERM)

@@ -31,7 +31,7 @@ $(TPROG)/%: tests/progs/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -cudart shared -O1 -o $@ $<
 
-GT_CORE_FOR_UNIT := preload/gt_config.c preload/gt_stacks.c preload/gt_ranges.c preload/gt_symbols.c
+GT_CORE_FOR_UNIT := preload/gt_config.c preload/gt_stacks.c preload/gt_idtab.c preload/gt_ranges.c preload/gt_symbols.c
 UNIT_CFLAGS := $(CFLAGS_BASE) -O1 -g -Ipreload -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
 $(TUNIT)/test_%: tests/unit/test_%.c $(GT_CORE_FOR_UNIT) $(wildcard preload/*.h)
