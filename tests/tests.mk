@@ -63,3 +63,10 @@ $(TPROG)/libnext_b.so: tests/progs/next/next_b.c
 	$(CC) $(CFLAGS_BASE) -fPIC -shared -o $@ $<
 $(TPROG)/rtld_next: tests/progs/rtld_next.c $(TPROG)/libnext_a.so $(TPROG)/libnext_b.so
 	$(CC) $(CFLAGS_BASE) -o $@ $< -L$(TPROG) -Wl,--no-as-needed -lnext_a -lnext_b -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' -ldl
+
+# Python: the line-table decoder, driven against each interpreter's own.
+$(TPROG)/py_lines: tests/progs/py_lines.c preload/gt_pylines.c preload/gt_python.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O1 -g -Ipreload -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	    -o $@ tests/progs/py_lines.c preload/gt_pylines.c
+tests-build: $(TPROG)/py_lines

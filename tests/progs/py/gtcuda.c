@@ -1,0 +1,91 @@
+/* gtcuda: a Python extension module that calls CUDA the way PyTorch's
+ * bindings do, with the GIL released around each call (and one entry point
+ * that keeps it, for contrast). Built by tests/test_python.py against each
+ * interpreter it finds, linked to the simulated runtime. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <cuda_runtime_api.h>
+#include "fakecuda.h"
+
+static void *gtcuda_dev;
+static char *gtcuda_host;
+static size_t gtcuda_size;
+
+static int gtcuda_ready(size_t n)
+{
+    if (n <= gtcuda_size)
+        return 0;
+    free(gtcuda_host);
+    cudaFree(gtcuda_dev);
+    gtcuda_host = calloc(1, n);
+    if (!gtcuda_host || cudaMalloc(&gtcuda_dev, n) != cudaSuccess)
+        return -1;
+    gtcuda_size = n;
+    return 0;
+}
+
+/* copy_h2d(nbytes): one blocking pageable host-to-device copy, GIL released. */
+static PyObject *gtcuda_copy_h2d(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "n", &n) || gtcuda_ready((size_t)n) < 0)
+        return NULL;
+    cudaError_t rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = cudaMemcpy(gtcuda_dev, gtcuda_host, (size_t)n, cudaMemcpyHostToDevice);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(rc);
+}
+
+/* launch(name): one kernel launch on the legacy stream, GIL released. */
+static PyObject *gtcuda_launch(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s", &name))
+        return NULL;
+    cudaError_t rc;
+    Py_BEGIN_ALLOW_THREADS
+    const void *k = fakecuda_runtime_kernel(name, 0);
+    dim3 g = {1, 1, 1}, b = {32, 1, 1};
+    rc = cudaLaunchKernel(k, g, b, NULL, 0, NULL);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(rc);
+}
+
+/* sync(): cudaDeviceSynchronize, GIL released. */
+static PyObject *gtcuda_sync(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    cudaError_t rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = cudaDeviceSynchronize();
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(rc);
+}
+
+/* sync_holding_gil(): the same with the GIL held throughout. */
+static PyObject *gtcuda_sync_holding_gil(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    return PyLong_FromLong(cudaDeviceSynchronize());
+}
+
+static PyMethodDef gtcuda_methods[] = {
+    {"copy_h2d", gtcuda_copy_h2d, METH_VARARGS, NULL},
+    {"launch", gtcuda_launch, METH_VARARGS, NULL},
+    {"sync", gtcuda_sync, METH_NOARGS, NULL},
+    {"sync_holding_gil", gtcuda_sync_holding_gil, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef gtcuda_module = {PyModuleDef_HEAD_INIT, "gtcuda", NULL, -1, gtcuda_methods,
+                                           NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit_gtcuda(void)
+{
+    return PyModule_Create(&gtcuda_module);
+}
