@@ -305,3 +305,17 @@ def test_python_layouts_match_the_headers():
         assert row.strip() and row in table, "3.%d: %r not in gt_py_layouts.h" % (minor, row)
         checked += 1
     assert checked >= 1
+
+
+def test_python_under_sanitized_shims():
+    """The stack reader under ASan+UBSan and TSan: threads, a generator and
+    recursion, each thread reading its own interpreter state."""
+    minor = sys.version_info[1] if sys.version_info[1] in supported() else max(supported())
+    exe, include = interpreters()[minor]
+    for san in ("asan", "tsan"):
+        run = run_traced([exe, os.path.join(PYDIR, "shapes.py"), "40"], sanitizer=san,
+                         env={"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": build_ext(minor, include)})
+        assert_eq(run.proc.returncode, 0, run.proc.stderr[-3000:])
+        assert "Sanitizer" not in run.proc.stderr and "runtime error" not in run.proc.stderr, run.proc.stderr[-3000:]
+        assert_eq(run.q1("SELECT count(*) FROM calls WHERE pystack_id IS NULL"), 0)
+        assert_eq(run.q1("SELECT count(*) FROM copy_args WHERE bytes IN (1000, 2000, 3000, 4000)"), 85)

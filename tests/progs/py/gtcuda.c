@@ -9,18 +9,23 @@
 
 static void *gtcuda_dev;
 static char *gtcuda_host;
-static size_t gtcuda_size;
+#define GTCUDA_MAX_COPY (1 << 20)
 
+/* One buffer pair for the process, never freed: threads copy from it with
+ * the GIL released while others call in. */
 static int gtcuda_ready(size_t n)
 {
-    if (n <= gtcuda_size)
-        return 0;
-    free(gtcuda_host);
-    cudaFree(gtcuda_dev);
-    gtcuda_host = calloc(1, n);
-    if (!gtcuda_host || cudaMalloc(&gtcuda_dev, n) != cudaSuccess)
+    if (n > GTCUDA_MAX_COPY) {
+        PyErr_SetString(PyExc_ValueError, "copy larger than 1 MiB");
         return -1;
-    gtcuda_size = n;
+    }
+    if (gtcuda_host)
+        return 0;
+    gtcuda_host = calloc(1, GTCUDA_MAX_COPY);
+    if (!gtcuda_host || cudaMalloc(&gtcuda_dev, GTCUDA_MAX_COPY) != cudaSuccess) {
+        PyErr_SetString(PyExc_MemoryError, "no buffers");
+        return -1;
+    }
     return 0;
 }
 
