@@ -10,7 +10,7 @@ WARN     := -Wall -Wextra -Werror
 CFLAGS_BASE := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE
 CUDA_INC := -I$(CUDA)/include -I$(CUDA)/extras/CUPTI/include
 
-.PHONY: all test install clean
+.PHONY: all test bench install clean
 all:
 
 include tests/fakecuda/fakecuda.mk
@@ -20,6 +20,10 @@ include tests/tests.mk
 
 test: all tests-build
 	$(PYTHON) tests/run_tests.py
+
+# Tracer cost against untraced runs measured in the same invocation.
+bench: all tests-build
+	$(PYTHON) bench/run.py
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/gputrace

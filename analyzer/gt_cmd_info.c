@@ -18,9 +18,10 @@ void gt_cmd_info_usage(FILE *out)
                  "\n"
                  "Summarizes each trace: the command, pid, host and duration, whether the\n"
                  "process finished, counts of API calls, kernel launches, copies (bytes\n"
-                 "by direction), memsets, syncs, allocations, stacks and threads, dropped\n"
-                 "events, and the most launched kernels. Traces are opened read-only and\n"
-                 "never modified.\n"
+                 "by direction), memsets, syncs, allocations, stacks and threads, the\n"
+                 "Python version and how many calls Python made (when Python stacks were\n"
+                 "recorded), dropped events, and the most launched kernels. Traces are\n"
+                 "opened read-only and never modified.\n"
                  "\n"
                  "options:\n"
                  "  --format text  an 80-column report (default)\n"
@@ -43,13 +44,14 @@ struct gt_kind {
 
 struct gt_info {
     char *cmdline, *host, *tracer_version, *gpu_timing, *cuda_version;
+    char *python;         /* meta.python: NULL before schema 2, "" when not recorded */
     int64_t pid, ppid, start_ns, end_ns, start_unix_ns, stack_depth;
     int64_t duration_ns;
     int duration_partial; /* end_ns missing: duration runs to the last call */
     int complete;
     int64_t dropped_events, dropped_stacks;
     int64_t calls, failed, threads, launches, memcpys, memcpy_bytes, memsets, memset_bytes, syncs,
-        allocs, alloc_bytes, frees, stacks;
+        allocs, alloc_bytes, frees, stacks, python_calls, python_stacks;
     struct gt_kind copy_kinds[GT_MAX_KINDS], sync_kinds[GT_MAX_KINDS], top[GT_TOP_KERNELS];
     int ncopy, nsync, ntop;
 };
@@ -58,6 +60,7 @@ static void gt_info_free(struct gt_info *in)
 {
     free(in->cmdline);
     free(in->host);
+    free(in->python);
     free(in->tracer_version);
     free(in->gpu_timing);
     free(in->cuda_version);
@@ -99,6 +102,7 @@ static int gt_info_collect(struct gt_trace *t, struct gt_info *in)
     in->cmdline = gt_trace_meta(t, "cmdline");
     in->host = gt_trace_meta(t, "host");
     in->tracer_version = gt_trace_meta(t, "tracer_version");
+    in->python = gt_trace_meta(t, "python");
     in->gpu_timing = gt_trace_meta(t, "gpu_timing");
     in->cuda_version = gt_trace_meta(t, "cuda_runtime_version");
     in->pid = gt_trace_meta_int(t, "pid", -1);
@@ -128,6 +132,8 @@ static int gt_info_collect(struct gt_trace *t, struct gt_info *in)
         {&in->alloc_bytes, "SELECT total(bytes) FROM allocations"},
         {&in->frees, "SELECT count(*) FROM api_calls WHERE category = 'free'"},
         {&in->stacks, "SELECT count(DISTINCT stack_id) FROM stacks"},
+        {&in->python_calls, "SELECT count(*) FROM calls WHERE pystack_id IS NOT NULL"},
+        {&in->python_stacks, "SELECT count(DISTINCT pystack_id) FROM py_stacks"},
     };
     for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++)
         if (gt_trace_int(t, q[i].sql, q[i].out) < 0)
@@ -275,6 +281,12 @@ static void gt_info_text(struct gt_trace *t, const struct gt_info *in)
         printf("up to %lld frames per call\n", (long long)in->stack_depth);
     else
         printf("unknown depth\n");
+    if (in->python && in->python[0]) {
+        gt_label("python:");
+        printf("CPython ");
+        gt_put_text(stdout, in->python, 8);
+        printf(" stacks, %lld of %lld calls made from Python\n", (long long)in->python_calls, (long long)in->calls);
+    }
     gt_label("recorder:");
     printf("gputrace ");
     gt_put_text(stdout, in->tracer_version ? in->tracer_version : "?", 20);
@@ -308,6 +320,8 @@ static void gt_info_text(struct gt_trace *t, const struct gt_info *in)
              (long long)in->frees, in->frees == 1 ? "" : "s");
     gt_row("allocations", in->allocs, b2);
     gt_row("unique stacks", in->stacks, NULL);
+    if (in->python && in->python[0])
+        gt_row("Python stacks", in->python_stacks, NULL);
     gt_row("dropped events", in->dropped_events, NULL);
     gt_row("dropped stacks", in->dropped_stacks, NULL);
     if (in->dropped_events > 0)
@@ -373,6 +387,10 @@ static void gt_info_json(struct gt_trace *t, const struct gt_info *in)
     printf(",\"cuda_runtime_version\":");
     gt_put_json_string(stdout, in->cuda_version);
     gt_json_int("stack_depth", in->stack_depth, 1);
+    printf(",\"python\":");
+    gt_put_json_string(stdout, in->python && in->python[0] ? in->python : NULL);
+    gt_json_int("python_calls", in->python_calls, 0);
+    gt_json_int("unique_python_stacks", in->python_stacks, 0);
     gt_json_int("api_calls", in->calls, 0);
     gt_json_int("failed_calls", in->failed, 0);
     gt_json_int("threads", in->threads, 0);

@@ -53,6 +53,7 @@ static void gt_usage(FILE *out)
                  "  GPUTRACE_OUTPUT         trace path pattern: %%p %%n %%h %%r (default\n"
                  "                          gputrace-%%n-%%p.db)\n"
                  "  GPUTRACE_STACK_DEPTH    frames per call, 0 turns stacks off (default 32)\n"
+                 "  GPUTRACE_PYTHON         1 (default) or 0: Python stacks of Python's calls\n"
                  "  GPUTRACE_BUFFER_EVENTS  per-thread event ring size (default 8192)\n"
                  "  GPUTRACE_GPU_TIMING     cupti (default) or off: GPU-side times via CUPTI\n"
                  "  GPUTRACE_CUPTI_PATH     the CUPTI library to load\n"

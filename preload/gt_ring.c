@@ -55,7 +55,8 @@ static struct gt_ring *gt_ring_create(void)
         atomic_fetch_sub(&gt_ring_bytes, bytes);
         return NULL;
     }
-    struct gt_ring *r = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* Faulted in now, once, rather than a page at a time on the hot path. */
+    struct gt_ring *r = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (r == MAP_FAILED) {
         atomic_fetch_sub(&gt_ring_bytes, bytes);
         return NULL;

@@ -12,6 +12,13 @@ if [ ${#need[@]} -gt 0 ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
 fi
+# The Python tests build a small C extension against the python3 that runs them.
+if ! python3 -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-dev
+fi
 cuda="${CUDA:-/usr/local/cuda}"
 if [ ! -f "$cuda/include/cuda.h" ] || [ ! -x "$cuda/bin/nvcc" ]; then
     echo "setup: CUDA toolkit not found at $cuda (set CUDA=/path/to/cuda)" >&2

@@ -148,6 +148,9 @@ def test_python_extension_releasing_the_gil():
         assert re.match(r"gtcuda_copy_h2d \(gtcuda\.so\+0x[0-9a-f]+\)$", site[-1]), site
         text = subprocess.run([GPUTRACE, "report", db], capture_output=True, text=True).stdout
         assert "at ext_loop.py:%d in load_batch\n" % m["copy"] in text, text
+        info = json.loads(subprocess.run([GPUTRACE, "info", "--format", "json", db], capture_output=True,
+                                         text=True).stdout)
+        assert_eq((info["python"], info["python_calls"]), ("3.%d" % minor, info["api_calls"]))
 
 
 def test_python_ctypes_cdll_and_pydll():
@@ -319,3 +322,62 @@ def test_python_under_sanitized_shims():
         assert "Sanitizer" not in run.proc.stderr and "runtime error" not in run.proc.stderr, run.proc.stderr[-3000:]
         assert_eq(run.q1("SELECT count(*) FROM calls WHERE pystack_id IS NULL"), 0)
         assert_eq(run.q1("SELECT count(*) FROM copy_args WHERE bytes IN (1000, 2000, 3000, 4000)"), 85)
+
+
+def test_report_sites_from_python_stacks():
+    """A synthetic trace with known stacks: Python frames first (library
+    files by their package path), then the framework's native frames between
+    the interpreter and CUDA, the innermost and the one Python called."""
+    import make_trace as mt
+    d = tmpdir()
+    native = [("/usr/lib/libcudart.so.13", "cudaMemcpy"),
+              ("/env/lib/libc10_cuda.so", "c10::cuda::memcpy_and_sync"),
+              ("/env/lib/libtorch_cuda.so", "at::native::copy_kernel_cuda"),
+              ("/env/lib/libtorch_python.so", "THPVariable_copy_"),
+              ("/usr/lib/libpython3.12.so.1.0", "_PyEval_EvalFrameDefault"),
+              ("/usr/bin/python3.12", "main")]
+    py = [("/env/lib/python3.12/site-packages/torch/utils/data.py", "fetch", 57),
+          ("/home/u/train.py", "load_batch", 12), ("/home/u/train.py", "<module>", 30)]
+    via_ctypes = [("/usr/lib/libcudart.so.13", "cudaDeviceSynchronize"),
+                  ("/usr/lib/x86_64-linux-gnu/libffi.so.8", "ffi_call_unix64"),
+                  ("/usr/lib/python3.12/lib-dynload/_ctypes.cpython-312-x86_64-linux-gnu.so", "_ctypes_callproc"),
+                  ("/usr/lib/libpython3.12.so.1.0", "_PyObject_MakeTpCall")]
+    calls = [mt.memcpy("HtoD", 1 << 20, stack=native, pystack=py) for _ in range(3)]
+    calls += [mt.sync("device", stack=via_ctypes, pystack=[("/home/u/train.py", "<module>", 31)])]
+    path = mt.make_trace(os.path.join(d, "py.db"), calls=calls)
+    r = subprocess.run([GPUTRACE, "report", "--format", "json", path], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout)
+    h2d = j["h2d_hotspots"]
+    assert_eq(len(h2d), 1)
+    assert_eq(h2d[0]["count"], 3)
+    assert_eq([re.sub(r"\+0x[0-9a-f]+", "", f) for f in h2d[0]["site"]],
+              ["torch/utils/data.py:57 in fetch", "train.py:12 in load_batch", "train.py:30 in <module>",
+               "c10::cuda::memcpy_and_sync (libc10_cuda.so)", "THPVariable_copy_ (libtorch_python.so)"])
+    syncs = [s for s in j["syncs"] if s["kind"] == "device"]
+    assert_eq(syncs[0]["site"], ["train.py:31 in <module>"])
+    text = subprocess.run([GPUTRACE, "report", path], capture_output=True, text=True).stdout
+    assert "    at torch/utils/data.py:57 in fetch\n    < train.py:12 in load_batch\n" in text, text
+
+
+def test_version_1_traces_still_read():
+    """A trace written before Python stacks existed (schema version 1) reads
+    in info, report and audit, and is left untouched."""
+    import hashlib
+    import make_trace as mt
+    d = tmpdir()
+    v1 = os.path.join(ROOT, "tests", "data", "gputrace-v1.sql")
+    path = mt.make_trace(os.path.join(d, "v1.db"), schema=v1,
+                         calls=[mt.launch("k", stack=[("/bin/app", "main")]), mt.memcpy("HtoD", 4096),
+                                mt.sync("device")])
+    assert_eq(query(path, "PRAGMA user_version")[0][0], 1)
+    before = hashlib.sha256(open(path, "rb").read()).hexdigest()
+    r = subprocess.run([GPUTRACE, "info", "--format", "json", path], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert_eq(json.loads(r.stdout)["schema_version"], 1)
+    r = subprocess.run([GPUTRACE, "report", "--format", "json", path], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert_eq(json.loads(r.stdout)["h2d_hotspots"][0]["bytes"], 4096)
+    r = subprocess.run([GPUTRACE, "audit", "--max-pageable-h2d-bytes", "4096", path], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert_eq(hashlib.sha256(open(path, "rb").read()).hexdigest(), before)

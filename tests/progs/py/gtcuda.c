@@ -7,23 +7,25 @@
 #include <cuda_runtime_api.h>
 #include "fakecuda.h"
 
-static void *gtcuda_dev;
-static char *gtcuda_host;
+static char *gtcuda_host;         /* shared, only ever read by the copies */
+static __thread void *gtcuda_dev; /* each thread copies into its own */
 #define GTCUDA_MAX_COPY (1 << 20)
 
-/* One buffer pair for the process, never freed: threads copy from it with
- * the GIL released while others call in. */
+/* Buffers are never freed: threads copy with the GIL released while
+ * others call in. Called with the GIL held. */
 static int gtcuda_ready(size_t n)
 {
     if (n > GTCUDA_MAX_COPY) {
         PyErr_SetString(PyExc_ValueError, "copy larger than 1 MiB");
         return -1;
     }
-    if (gtcuda_host)
-        return 0;
-    gtcuda_host = calloc(1, GTCUDA_MAX_COPY);
-    if (!gtcuda_host || cudaMalloc(&gtcuda_dev, GTCUDA_MAX_COPY) != cudaSuccess) {
-        PyErr_SetString(PyExc_MemoryError, "no buffers");
+    if (!gtcuda_host && !(gtcuda_host = calloc(1, GTCUDA_MAX_COPY))) {
+        PyErr_SetString(PyExc_MemoryError, "no host buffer");
+        return -1;
+    }
+    if (!gtcuda_dev && cudaMalloc(&gtcuda_dev, GTCUDA_MAX_COPY) != cudaSuccess) {
+        gtcuda_dev = NULL;
+        PyErr_SetString(PyExc_MemoryError, "no device buffer");
         return -1;
     }
     return 0;
@@ -50,9 +52,17 @@ static PyObject *gtcuda_launch(PyObject *self, PyObject *args)
     const char *name;
     if (!PyArg_ParseTuple(args, "s", &name))
         return NULL;
+    /* A kernel is registered once, as a .cu file's are; the last one is
+     * kept, since loops launch the same kernel again and again. */
+    static char last_name[128];
+    static const void *last;
+    if (!last || strcmp(name, last_name) != 0) {
+        snprintf(last_name, sizeof(last_name), "%s", name);
+        last = fakecuda_runtime_kernel(last_name, 0);
+    }
+    const void *k = last;
     cudaError_t rc;
     Py_BEGIN_ALLOW_THREADS
-    const void *k = fakecuda_runtime_kernel(name, 0);
     dim3 g = {1, 1, 1}, b = {32, 1, 1};
     rc = cudaLaunchKernel(k, g, b, NULL, 0, NULL);
     Py_END_ALLOW_THREADS

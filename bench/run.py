@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""gputrace benchmarks on the simulated GPU, launch cost set to zero so what
+remains is the tracer's. Every figure is a difference or ratio against the
+untraced run measured in the same invocation, never an absolute target.
+
+Usage: python3 bench/run.py [--calls N] [--rounds R] [--depth D]
+
+python-call-cost: host time per kernel launch made from Python through a C
+extension that releases the GIL, DEPTH Python frames down, under four
+settings: untraced; traced with stacks off; native stacks only
+(GPUTRACE_PYTHON=0, 32 frames); native and Python stacks (the default).
+Each setting runs R times, interleaved; per setting the median and p99 of
+all calls' times are reported, and the added cost against untraced."""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import gtlib  # noqa: E402
+import test_python  # noqa: E402
+
+SETTINGS = [
+    ("untraced", None),
+    ("stacks off", {"GPUTRACE_STACK_DEPTH": "0"}),
+    ("native stacks (32)", {"GPUTRACE_PYTHON": "0"}),
+    ("native + Python stacks", {}),
+]
+
+
+def percentile(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(len(xs) * p))]
+
+
+def run_once(exe, extdir, calls, depth, extra, workdir):
+    out = os.path.join(workdir, "times.txt")
+    env = gtlib.base_env({"PYTHONPATH": extdir, "PYTHONDONTWRITEBYTECODE": "1", "GPUTRACE_GPU_TIMING": "off",
+                          "GPUTRACE_BUFFER_EVENTS": "131072",
+                          "FAKECUDA_KERNEL_NS": "0",
+                          "GPUTRACE_OUTPUT": os.path.join(workdir, "bench-%p.db")})
+    if extra is not None:
+        env.update(extra)
+        env["LD_PRELOAD"] = gtlib.SHIM
+    r = subprocess.run([exe, os.path.join(HERE, "py_workload.py"), str(calls), str(depth), out], env=env,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("bench: workload failed: %s" % r.stderr)
+    with open(out) as f:
+        times = [int(x) for x in f.read().split()]
+    dropped = 0
+    for fn in os.listdir(workdir):
+        if fn.endswith(".db"):
+            dropped += int(gtlib.query(os.path.join(workdir, fn),
+                                       "SELECT value FROM meta WHERE key = 'dropped_events'")[0][0])
+            os.unlink(os.path.join(workdir, fn))
+    return times, dropped
+
+
+def python_call_cost(args):
+    found = test_python.interpreters()
+    minor = sys.version_info[1] if sys.version_info[1] in found else max(found)
+    exe, include = found[minor]
+    extdir = test_python.build_ext(minor, include)
+    results = {name: [] for name, _ in SETTINGS}
+    drops = {name: 0 for name, _ in SETTINGS}
+    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
+        for _ in range(args.rounds):
+            for name, extra in SETTINGS:
+                times, dropped = run_once(exe, extdir, args.calls, args.depth, extra, d)
+                results[name] += times
+                drops[name] += dropped
+    base50 = statistics.median(results["untraced"])
+    base99 = percentile(results["untraced"], 0.99)
+    print("python-call-cost: Python 3.%d, %d launches x %d rounds, %d Python frames deep, GPU timing off"
+          % (minor, args.calls, args.rounds, args.depth))
+    print("  %-24s %10s %10s %12s %12s %8s" % ("setting", "p50 ns", "p99 ns", "added p50", "added p99", "dropped"))
+    for name, _ in SETTINGS:
+        xs = results[name]
+        p50, p99 = statistics.median(xs), percentile(xs, 0.99)
+        print("  %-24s %10.0f %10.0f %12s %12s %8d" % (
+            name, p50, p99, "-" if name == "untraced" else "%+.0f" % (p50 - base50),
+            "-" if name == "untraced" else "%+.0f" % (p99 - base99), drops[name]))
+    py = statistics.median(results["native + Python stacks"]) - statistics.median(results["native stacks (32)"])
+    print("  Python stacks add %+.0f ns per call over native stacks alone (p50)" % py)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--calls", type=int, default=50000)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--depth", type=int, default=12)
+    args = ap.parse_args()
+    if not os.path.exists(gtlib.SHIM):
+        sys.exit("bench: build first (make)")
+    print("machine: %s, %d CPUs" % (os.uname().machine, os.cpu_count()))
+    python_call_cost(args)
+
+
+if __name__ == "__main__":
+    main()
