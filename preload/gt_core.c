@@ -23,6 +23,8 @@ GT_TLS int gt_tls_busy;
 _Atomic int gt_state = GT_STATE_IDLE;
 
 static pthread_mutex_t gt_session_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t gt_session_pid; /* the process whose trace is open */
+static _Atomic int gt_exit_finishing;
 
 void gt_warn(const char *fmt, ...)
 {
@@ -90,6 +92,7 @@ static void gt_session_start_locked(void)
         atomic_store(&gt_state, GT_STATE_DISABLED);
         return;
     }
+    gt_session_pid = getpid();
     atomic_store(&gt_state, GT_STATE_ACTIVE);
     gt_signals_install();
 }
@@ -165,11 +168,24 @@ static void gt_fork_child(void)
     gt_core_after_fork_child();
 }
 
+void gt_finish_at_exit(void)
+{
+    if (atomic_load(&gt_state) != GT_STATE_ACTIVE || getpid() != gt_session_pid ||
+        atomic_exchange(&gt_exit_finishing, 1))
+        return;
+    int saved = errno;
+    gt_tls_busy = 1;
+    gt_writer_finish_on_signal(GT_FINISH_EXIT);
+    gt_writer_wait_finished(5);
+    errno = saved;
+}
+
 void gt_core_after_fork_child(void)
 {
     gt_writer_after_fork_child();
     gt_cupti_after_fork_child();
     gt_ring_after_fork_child();
+    atomic_store(&gt_exit_finishing, 0);
     /* A child that uses CUDA gets its own trace, named by its own pid. */
     if (atomic_load(&gt_state) == GT_STATE_ACTIVE)
         atomic_store(&gt_state, GT_STATE_IDLE);

@@ -91,6 +91,11 @@ static inline void gt_call_stop(struct gt_call *c)
 /* Records the event (unless its category is NONE) and leaves the guard. */
 void gt_call_end(struct gt_call *c, int result, int category);
 
+/* Before _exit: finishes this process's trace through the writer thread,
+ * waiting a bounded time. Does nothing in a vfork child (it shares the
+ * parent's memory, and the trace is the parent's) or without a session. */
+void gt_finish_at_exit(void);
+
 /* Called by the fork handler and tests. */
 void gt_core_after_fork_child(void);
 

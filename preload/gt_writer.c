@@ -472,7 +472,7 @@ static void gt_writer_finish(struct gt_writer *w, int complete, int sig, int fre
     gt_cupti_drain(gt_write_gpu_record, w);
     if (gt_begin_txn(w) == 0) {
         gt_meta(w, "complete", complete ? "1" : "0");
-        if (sig)
+        if (sig > 0)
             gt_meta_u64(w, "terminated_by_signal", (uint64_t)sig);
         gt_create_indexes(w);
         gt_commit(w);

@@ -20,7 +20,9 @@ void gt_writer_wake(void);
  * process is ending normally. Safe to call once. */
 void gt_writer_stop(int complete);
 /* From a signal handler (async-signal-safe): asks the writer thread to
- * finish the trace now; gt_writer_wait_finished waits for it (0: done). */
+ * finish the trace now; gt_writer_wait_finished waits for it (0: done).
+ * GT_FINISH_EXIT for a process ending in _exit, not by a signal. */
+#define GT_FINISH_EXIT (-1)
 void gt_writer_finish_on_signal(int sig);
 int gt_writer_wait_finished(int seconds);
 /* In a fork child: forgets the parent's trace without touching it. */

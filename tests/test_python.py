@@ -381,3 +381,21 @@ def test_version_1_traces_still_read():
     r = subprocess.run([GPUTRACE, "audit", "--max-pageable-h2d-bytes", "4096", path], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert_eq(hashlib.sha256(open(path, "rb").read()).hexdigest(), before)
+
+
+def test_python_fork_worker():
+    """A forked worker (DataLoader's way) traces into its own file, with its
+    own Python stacks; so does the parent."""
+    script = os.path.join(PYDIR, "fork_worker.py")
+    m = markers("fork_worker.py")
+    minor = sys.version_info[1] if sys.version_info[1] in supported() else max(supported())
+    exe, include = interpreters()[minor]
+    run = run_traced([exe, script], env={"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": build_ext(minor, include)})
+    assert_eq(run.proc.returncode, 0, run.proc.stderr)
+    assert_eq(len(run.traces), 2, run.traces)
+    seen = {}
+    for db in run.traces:
+        (cid, nbytes), = query(db, "SELECT call_id, bytes FROM copy_args")
+        seen[nbytes] = pystack(db, cid)
+    assert_eq(seen[111], [(script, "worker", m["child_copy"]), (script, "<module>", m["child_call"])])
+    assert_eq(seen[222], [(script, "parent", m["parent_copy"]), (script, "<module>", m["parent_call"])])
