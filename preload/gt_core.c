@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gt_config.h"
@@ -48,6 +49,34 @@ static const char *gt_getenv(const char *name)
     return getenv(name);
 }
 
+/* exec keeps the pid, so an image started by exec would name its trace as
+ * the image before it did: that file is kept, and this one is named apart
+ * (t-123.db, then t-123.2.db, t-123.3.db...). */
+static void gt_path_apart(char *path, size_t len)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !gt_writer_is_earlier_image(path))
+        return;
+    char base[1024];
+    snprintf(base, sizeof(base), "%s", path);
+    char *dot = strrchr(base, '.'), *slash = strrchr(base, '/');
+    const char *ext = "";
+    if (dot && (!slash || dot > slash) && dot != base) {
+        ext = path + (dot - base);
+        *dot = 0;
+    }
+    for (int k = 2; k < 1000; k++) {
+        char next[1100];
+        snprintf(next, sizeof(next), "%s.%d%s", base, k, ext);
+        if (strlen(next) >= len)
+            return;
+        if (lstat(next, &st) != 0 || !gt_writer_is_earlier_image(next)) {
+            memcpy(path, next, strlen(next) + 1); /* fits: checked above */
+            return;
+        }
+    }
+}
+
 static void gt_session_start_locked(void)
 {
     struct gt_config cfg;
@@ -67,6 +96,7 @@ static void gt_session_start_locked(void)
         gt_warn("GPUTRACE_OUTPUT: %s; using %s", err, GT_DEFAULT_OUTPUT);
         gt_expand_output(GT_DEFAULT_OUTPUT, &vars, path, sizeof(path), err, sizeof(err));
     }
+    gt_path_apart(path, sizeof(path));
     gt_stacks_init(cfg.stack_depth);
     char pywhy[256] = "";
     if (cfg.python && !gt_python_init(cfg.stack_depth, pywhy, sizeof(pywhy)) && pywhy[0] && cfg.stack_depth > 0)
@@ -168,16 +198,29 @@ static void gt_fork_child(void)
     gt_core_after_fork_child();
 }
 
-void gt_finish_at_exit(void)
+int gt_finish_at_exit(void)
 {
-    if (atomic_load(&gt_state) != GT_STATE_ACTIVE || getpid() != gt_session_pid ||
+    if (gt_tls_busy || atomic_load(&gt_state) != GT_STATE_ACTIVE || getpid() != gt_session_pid ||
         atomic_exchange(&gt_exit_finishing, 1))
-        return;
+        return 0;
     int saved = errno;
     gt_tls_busy = 1;
     gt_writer_finish_on_signal(GT_FINISH_EXIT);
     gt_writer_wait_finished(5);
+    gt_tls_busy = 0;
     errno = saved;
+    return 1;
+}
+
+int gt_finish_before_exec(void)
+{
+    return gt_finish_at_exit();
+}
+
+void gt_exec_returned(int finished)
+{
+    if (finished && atomic_exchange(&gt_state, GT_STATE_DISABLED) != GT_STATE_DISABLED)
+        gt_warn("exec failed after this process's trace was finished; the rest of the process is not traced");
 }
 
 void gt_core_after_fork_child(void)

@@ -94,7 +94,11 @@ void gt_call_end(struct gt_call *c, int result, int category);
 /* Before _exit: finishes this process's trace through the writer thread,
  * waiting a bounded time. Does nothing in a vfork child (it shares the
  * parent's memory, and the trace is the parent's) or without a session. */
-void gt_finish_at_exit(void);
+int gt_finish_at_exit(void);
+/* Before exec: the same. After an exec that failed and returned: the trace
+ * is finished, so the rest of the process goes untraced, said once. */
+int gt_finish_before_exec(void);
+void gt_exec_returned(int finished);
 
 /* Called by the fork handler and tests. */
 void gt_core_after_fork_child(void);

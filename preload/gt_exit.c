@@ -21,12 +21,12 @@ static _Noreturn void gt_exit_group(int status)
 
 GT_EXPORT_NORETURN void _exit(int status)
 {
-    gt_finish_at_exit();
+    (void)gt_finish_at_exit();
     gt_exit_group(status);
 }
 
 GT_EXPORT_NORETURN void _Exit(int status)
 {
-    gt_finish_at_exit();
+    (void)gt_finish_at_exit();
     gt_exit_group(status);
 }

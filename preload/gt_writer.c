@@ -575,6 +575,45 @@ static int gt_create_file(const char *path, char *err, size_t err_len)
     return 0;
 }
 
+/* When this process started (clock ticks since boot, /proc/self/stat field
+ * 22): with the pid, it tells this process's earlier images (before an
+ * exec) from another process that had the same pid. */
+static unsigned long long gt_process_start_ticks(void)
+{
+    char buf[1024];
+    gt_read_text_file("/proc/self/stat", buf, sizeof(buf), 0);
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    unsigned long long ticks = 0;
+    for (int field = 2; p && *p && field < 22; p++)
+        if (*p == ' ')
+            field++;
+    if (p)
+        ticks = strtoull(p, NULL, 10);
+    return ticks;
+}
+
+int gt_writer_is_earlier_image(const char *path)
+{
+    sqlite3 *db = NULL;
+    int same = 0;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW, NULL) == SQLITE_OK) {
+        sqlite3_stmt *q = NULL;
+        if (sqlite3_prepare_v2(db,
+                               "SELECT (SELECT value FROM meta WHERE key = 'pid'), "
+                               "(SELECT value FROM meta WHERE key = 'process_start_ticks')",
+                               -1, &q, NULL) == SQLITE_OK &&
+            sqlite3_step(q) == SQLITE_ROW) {
+            const char *pid = (const char *)sqlite3_column_text(q, 0);
+            const char *ticks = (const char *)sqlite3_column_text(q, 1);
+            same = pid && ticks && strtoll(pid, NULL, 10) == (long long)getpid() &&
+                   strtoull(ticks, NULL, 10) == gt_process_start_ticks();
+        }
+        sqlite3_finalize(q);
+    }
+    sqlite3_close(db);
+    return same;
+}
+
 static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg)
 {
     char buf[8192];
@@ -583,6 +622,7 @@ static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *c
     gt_meta(w, "schema_version", "2");
     gt_meta_u64(w, "pid", (uint64_t)getpid());
     gt_meta_u64(w, "ppid", (uint64_t)getppid());
+    gt_meta_u64(w, "process_start_ticks", gt_process_start_ticks());
     gt_read_text_file("/proc/self/cmdline", buf, sizeof(buf), 1);
     gt_meta(w, "cmdline", buf);
     if (gethostname(buf, sizeof(buf)) != 0)

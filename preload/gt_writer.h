@@ -12,6 +12,9 @@ int gt_writer_open(const char *path, const struct gt_config *cfg, char *err, siz
 /* Records whether GPU times are captured: mode 'cupti' (detail: the library)
  * or 'none' (detail: why not). Before gt_writer_start. */
 void gt_writer_set_gpu_timing(const char *mode, const char *detail);
+/* 1 when the file at `path` is a trace this very process wrote before an
+ * exec replaced its program (same pid, same start time). */
+int gt_writer_is_earlier_image(const char *path);
 /* Starts the writer thread. Returns 0 or -1. */
 int gt_writer_start(void);
 /* Asks the writer to drain now (a ring is filling up). */
