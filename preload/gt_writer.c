@@ -86,17 +86,27 @@ static int gt_exec(sqlite3 *db, const char *sql)
     return sqlite3_exec(db, sql, NULL, NULL, NULL);
 }
 
+/* A write failed (a full disk, a file size limit, an I/O error): one line,
+ * and recording stops for the rest of the process, whose calls then go
+ * straight through. What was committed stays a consistent database. */
+static void gt_writer_failed(struct gt_writer *w, const char *why)
+{
+    if (w->failed)
+        return;
+    w->failed = 1;
+    int active = GT_STATE_ACTIVE;
+    atomic_compare_exchange_strong(&gt_state, &active, GT_STATE_DISABLED);
+    gt_warn("cannot write %s: %s; recording stops, the trace keeps what was committed", w->path, why);
+}
+
 int gt_step(struct gt_writer *w, int which)
 {
     sqlite3_stmt *s = w->st[which];
     int rc = sqlite3_step(s);
     sqlite3_reset(s);
     sqlite3_clear_bindings(s);
-    if (rc != SQLITE_DONE && !w->failed) {
-        w->failed = 1;
-        gt_warn("cannot write %s: %s; recording stops, the trace keeps what was committed", w->path,
-                sqlite3_errstr(rc));
-    }
+    if (rc != SQLITE_DONE)
+        gt_writer_failed(w, sqlite3_errstr(rc));
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -106,11 +116,8 @@ int gt_step_keep(struct gt_writer *w, int which)
     sqlite3_stmt *s = w->st[which];
     int rc = sqlite3_step(s);
     sqlite3_reset(s);
-    if (rc != SQLITE_DONE && !w->failed) {
-        w->failed = 1;
-        gt_warn("cannot write %s: %s; recording stops, the trace keeps what was committed", w->path,
-                sqlite3_errstr(rc));
-    }
+    if (rc != SQLITE_DONE)
+        gt_writer_failed(w, sqlite3_errstr(rc));
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -417,8 +424,7 @@ int gt_begin_txn(struct gt_writer *w)
         return -1;
     if (!w->in_txn) {
         if (gt_exec(w->db, "BEGIN") != SQLITE_OK) {
-            w->failed = 1;
-            gt_warn("cannot write %s: %s; recording stops", w->path, sqlite3_errmsg(w->db));
+            gt_writer_failed(w, sqlite3_errmsg(w->db));
             return -1;
         }
         w->in_txn = 1;
@@ -444,9 +450,7 @@ static void gt_commit(struct gt_writer *w)
         gt_write_counters(w);
     int rc = gt_exec(w->db, w->failed ? "ROLLBACK" : "COMMIT");
     if (rc != SQLITE_OK && !w->failed) {
-        w->failed = 1;
-        gt_warn("cannot write %s: %s; recording stops, the trace keeps what was committed", w->path,
-                sqlite3_errmsg(w->db));
+        gt_writer_failed(w, sqlite3_errmsg(w->db));
         gt_exec(w->db, "ROLLBACK");
     }
     w->in_txn = 0;
@@ -474,8 +478,11 @@ static void gt_writer_finish(struct gt_writer *w, int complete, int sig, int fre
         gt_meta(w, "complete", complete ? "1" : "0");
         if (sig > 0)
             gt_meta_u64(w, "terminated_by_signal", (uint64_t)sig);
-        gt_create_indexes(w);
+        /* The data first, on its own: indexes that do not fit (a full disk)
+         * must not take the last events with them. */
         gt_commit(w);
+        if (!w->failed)
+            gt_create_indexes(w);
         /* One self-contained file: fold the WAL back in. */
         gt_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE");
     }
@@ -669,7 +676,49 @@ static void gt_writer_free(struct gt_writer *w)
     free(w);
 }
 
+/* A file size limit (RLIMIT_FSIZE) reached by the tracer's writes raises
+ * SIGXFSZ, whose default action would kill the program. The writer thread
+ * blocks every signal; a program thread that writes the trace (creating it,
+ * finishing it at exit) blocks SIGXFSZ meanwhile and discards the one its
+ * own writes raised. The write itself fails with EFBIG, as on a full disk. */
+struct gt_xfsz {
+    sigset_t old;
+    int was_pending;
+};
+
+static void gt_xfsz_block(struct gt_xfsz *x)
+{
+    sigset_t s, pending;
+    sigemptyset(&s);
+    sigaddset(&s, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &s, &x->old);
+    x->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+}
+
+static void gt_xfsz_restore(struct gt_xfsz *x)
+{
+    sigset_t s, pending;
+    sigemptyset(&s);
+    sigaddset(&s, SIGXFSZ);
+    if (!x->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
+        struct timespec now = {0, 0};
+        sigtimedwait(&s, NULL, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, &x->old, NULL);
+}
+
+static int gt_writer_open_blocked(const char *path, const struct gt_config *cfg, char *err, size_t err_len);
+
 int gt_writer_open(const char *path, const struct gt_config *cfg, char *err, size_t err_len)
+{
+    struct gt_xfsz x;
+    gt_xfsz_block(&x);
+    int rc = gt_writer_open_blocked(path, cfg, err, err_len);
+    gt_xfsz_restore(&x);
+    return rc;
+}
+
+static int gt_writer_open_blocked(const char *path, const struct gt_config *cfg, char *err, size_t err_len)
 {
     if (gt_create_file(path, err, err_len) < 0)
         return -1;
@@ -742,8 +791,13 @@ static void gt_create_indexes(struct gt_writer *w)
     memcpy(schema, gt_schema_sql, gt_schema_sql_len);
     schema[gt_schema_sql_len] = 0;
     idx = strstr(schema, GT_INDEX_MARK);
-    if (idx && gt_exec(w->db, idx) != SQLITE_OK)
-        gt_warn("cannot index %s: %s; the trace is complete but slower to query", w->path, sqlite3_errmsg(w->db));
+    if (idx && gt_exec(w->db, "BEGIN") == SQLITE_OK) {
+        if (gt_exec(w->db, idx) != SQLITE_OK || gt_exec(w->db, "COMMIT") != SQLITE_OK) {
+            gt_warn("cannot index %s: %s; the trace is complete but slower to query", w->path,
+                    sqlite3_errmsg(w->db));
+            gt_exec(w->db, "ROLLBACK");
+        }
+    }
     free(schema);
 }
 
@@ -793,7 +847,10 @@ void gt_writer_stop(int complete)
     }
     if (atomic_exchange(&w->finishing, 1))
         return; /* a fatal signal got there first and finished the trace */
+    struct gt_xfsz x;
+    gt_xfsz_block(&x);
     gt_writer_finish(w, complete, 0, 1);
+    gt_xfsz_restore(&x);
 }
 
 void gt_writer_after_fork_child(void)

@@ -120,6 +120,10 @@ enum fk_mem { FK_MEM_PAGEABLE = FAKECUDA_MEM_PAGEABLE, FK_MEM_PINNED = FAKECUDA_
 void fk_mem_add(uintptr_t base, size_t len, int kind, int owned);
 int fk_mem_remove(uintptr_t base, int *kind);
 int fk_mem_kind(uintptr_t p);
+/* For a pointer into a registered allocation: 1 when [p, p + n) lies
+ * inside it, else 0. A pointer outside every allocation (pageable host
+ * memory) is not the driver's to check: 1. */
+int fk_mem_fits(uintptr_t p, size_t n);
 
 /* Timeline (fk_timeline.c). All times on fakecuda_now_ns. */
 struct CUstream_st *fk_stream(CUstream s, int per_thread);

@@ -184,6 +184,10 @@ static CUresult fk_copy(const char *api, void *dst, const void *src, size_t byte
         return CUDA_ERROR_INVALID_HANDLE;
     if ((!dst || !src) && bytes)
         return CUDA_ERROR_INVALID_VALUE;
+    /* As the real driver does: a copy that runs past its allocation is
+     * refused, not performed. */
+    if (!fk_mem_fits((uintptr_t)src, bytes) || !fk_mem_fits((uintptr_t)dst, bytes))
+        return CUDA_ERROR_INVALID_VALUE;
     int sk = fk_side_kind((uintptr_t)src), dk = fk_side_kind((uintptr_t)dst);
     int ck = fk_copy_kind(sk, dk);
     int host = ck == 1 ? sk : ck == 2 ? dk : ck == 11 ? sk : 0;
@@ -308,9 +312,11 @@ static CUresult fk_memset(const char *api, CUdeviceptr d, unsigned v, size_t esz
     CHECK_CTX();
     if (!fk_stream_valid(hs))
         return CUDA_ERROR_INVALID_HANDLE;
-    if (!d)
-        return CUDA_ERROR_INVALID_VALUE;
     size_t rows = h ? h : 1;
+    size_t span = h ? pitch * (rows - 1) + n * esz : n * esz;
+    /* The target must be memory the driver allocated, and the whole of it. */
+    if (!d || fk_mem_kind(d) == FK_MEM_PAGEABLE || !fk_mem_fits(d, span))
+        return CUDA_ERROR_INVALID_VALUE;
     struct CUstream_st *s = fk_stream(hs, pt);
     struct fk_node node = {.kind = FAKECUDA_ACT_MEMSET, .dst = (void *)d, .bytes = (uint64_t)n * esz * rows,
                            .value = v, .esz = esz, .n = n, .pitch = h ? pitch : 0, .rows = rows,

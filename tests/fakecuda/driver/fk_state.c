@@ -300,6 +300,19 @@ int fk_mem_remove(uintptr_t base, int *kind)
     return r;
 }
 
+int fk_mem_fits(uintptr_t p, size_t n)
+{
+    int fits = 1;
+    pthread_mutex_lock(&fk_mem_lock);
+    for (size_t i = 0; i < fk_nallocs; i++)
+        if (p >= fk_allocs[i].base && p < fk_allocs[i].base + fk_allocs[i].len) {
+            fits = n <= fk_allocs[i].base + fk_allocs[i].len - p;
+            break;
+        }
+    pthread_mutex_unlock(&fk_mem_lock);
+    return fits;
+}
+
 int fk_mem_kind(uintptr_t p)
 {
     int kind = FK_MEM_PAGEABLE;
