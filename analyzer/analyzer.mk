@@ -21,3 +21,12 @@ $(BUILD)/analyzer/shared_gt_config.o: preload/gt_config.c
 	$(CC) $(CFLAGS_BASE) -Ipreload -MMD -MP -c $< -o $@
 
 -include $(GT_ANALYZER_OBJS:.o=.d)
+
+# The same tool under ASan+UBSan, for the fuzz test of the trace reader
+# (tests/fuzz_trace.py).
+GT_ANALYZER_ASAN_FLAGS := $(CFLAGS_BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+                          -fno-sanitize-recover=undefined
+$(BUILD)/asan/gputrace: $(GT_ANALYZER_SRCS) preload/gt_config.c $(wildcard analyzer/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(GT_ANALYZER_ASAN_FLAGS) -Ianalyzer -Ipreload -o $@ $(GT_ANALYZER_SRCS) preload/gt_config.c -lsqlite3
+tests-build: $(BUILD)/asan/gputrace

@@ -8,6 +8,13 @@
 #include "gt_analyze.h"
 #include "gt_site.h"
 
+/* qsort with nothing to sort may get a NULL array, which qsort forbids. */
+static void gt_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
+
 const char *const gt_gap_cause_names[GT_GAP_CAUSES] = {"sync", "copy", "launch", "host"};
 
 static int gt_prepare(struct gt_trace *t, const char *sql, sqlite3_stmt **q)
@@ -70,7 +77,7 @@ static void gt_launch_group(struct gt_launch_sample *s, size_t n, uint64_t *scra
                 row->launch_bound++;
         }
     }
-    qsort(scratch, n, sizeof(*scratch), gt_cmp_u64);
+    gt_sort(scratch, n, sizeof(*scratch), gt_cmp_u64);
     row->count = n;
     row->api_mean_ns = row->api_total_ns / n;
     row->api_p50_ns = scratch[(n - 1) / 2];
@@ -84,7 +91,7 @@ static size_t gt_launch_rows(struct gt_launch_sample *s, size_t n, int by_site, 
     *out = NULL;
     if (!n)
         return 0;
-    qsort(s, n, sizeof(*s), by_site ? gt_by_site : gt_by_kernel);
+    gt_sort(s, n, sizeof(*s), by_site ? gt_by_site : gt_by_kernel);
     uint64_t *scratch = malloc(n * sizeof(*scratch));
     struct gt_launch_row *rows = calloc(n, sizeof(*rows));
     if (!scratch || !rows) {
@@ -106,7 +113,7 @@ static size_t gt_launch_rows(struct gt_launch_sample *s, size_t n, int by_site, 
         i = j;
     }
     free(scratch);
-    qsort(rows, nrows, sizeof(*rows), gt_row_by_api_total);
+    gt_sort(rows, nrows, sizeof(*rows), gt_row_by_api_total);
     *out = rows;
     return nrows;
 }
@@ -238,7 +245,7 @@ static int gt_h2d(struct gt_trace *t, struct gt_sites *sites, struct gt_report *
         row->bandwidth_gbps = ns ? (double)row->bytes / (double)ns : 0;
         row->small_storm = row->count >= 100 && row->bytes / row->count < 64 * 1024;
     }
-    qsort(r->h2d, r->nh2d, sizeof(*r->h2d), gt_h2d_by_host);
+    gt_sort(r->h2d, r->nh2d, sizeof(*r->h2d), gt_h2d_by_host);
     return 0;
 }
 
@@ -415,7 +422,7 @@ static int gt_gaps(struct gt_trace *t, const struct gt_analyze_opts *o, struct g
         return -1;
     }
     /* Busy time over all devices: the union of their intervals. */
-    qsort(iv, niv, sizeof(*iv), gt_iv_by_start);
+    gt_sort(iv, niv, sizeof(*iv), gt_iv_by_start);
     uint64_t busy = 0, cur_s = 0, cur_e = 0;
     for (size_t i = 0; i < niv; i++) {
         if (i == 0 || iv[i].start > cur_e) {
@@ -433,7 +440,7 @@ static int gt_gaps(struct gt_trace *t, const struct gt_analyze_opts *o, struct g
     r->summary.idle_pct = gt_pct(r->summary.idle_ns, r->summary.span_ns);
 
     /* Gaps per device, between its merged busy intervals. */
-    qsort(iv, niv, sizeof(*iv), gt_iv_by_dev_start);
+    gt_sort(iv, niv, sizeof(*iv), gt_iv_by_dev_start);
     size_t cap = 0, site_cap = 0;
     for (size_t i = 0; i < niv;) {
         uint64_t end = iv[i].end, dev_busy = 0, run_start = iv[i].start;
@@ -472,8 +479,8 @@ static int gt_gaps(struct gt_trace *t, const struct gt_analyze_opts *o, struct g
         }
         i = j;
     }
-    qsort(r->gaps, r->ngaps, sizeof(*r->gaps), gt_gap_by_dur);
-    qsort(r->idle_sites, r->nidle_sites, sizeof(*r->idle_sites), gt_idle_by_time);
+    gt_sort(r->gaps, r->ngaps, sizeof(*r->gaps), gt_gap_by_dur);
+    gt_sort(r->idle_sites, r->nidle_sites, sizeof(*r->idle_sites), gt_idle_by_time);
     free(iv);
     free(calls);
     return 0;
@@ -526,7 +533,7 @@ static int gt_syncs(struct gt_trace *t, struct gt_sites *sites, struct gt_report
         r->summary.sync_ns += ns;
     }
     sqlite3_finalize(q);
-    qsort(r->syncs, r->nsyncs, sizeof(*r->syncs), gt_sync_by_blocked);
+    gt_sort(r->syncs, r->nsyncs, sizeof(*r->syncs), gt_sync_by_blocked);
     r->summary.sync_pct = gt_pct(r->summary.sync_ns, r->summary.span_ns);
     return 0;
 }

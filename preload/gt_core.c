@@ -206,10 +206,10 @@ int gt_finish_at_exit(void)
     int saved = errno;
     gt_tls_busy = 1;
     gt_writer_finish_on_signal(GT_FINISH_EXIT);
-    gt_writer_wait_finished(5);
+    int done = gt_writer_wait_finished(5) == 0;
     gt_tls_busy = 0;
     errno = saved;
-    return 1;
+    return done ? 1 : 2;
 }
 
 int gt_finish_before_exec(void)
@@ -219,7 +219,13 @@ int gt_finish_before_exec(void)
 
 void gt_exec_returned(int finished)
 {
-    if (finished && atomic_exchange(&gt_state, GT_STATE_DISABLED) != GT_STATE_DISABLED)
+    if (!finished)
+        return;
+    /* Reaped only when it is known to have finished: a wedged writer would
+     * hang the join. */
+    if (finished == 1)
+        gt_writer_join_finished();
+    if (atomic_exchange(&gt_state, GT_STATE_DISABLED) != GT_STATE_DISABLED)
         gt_warn("exec failed after this process's trace was finished; the rest of the process is not traced");
 }
 

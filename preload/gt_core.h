@@ -93,7 +93,9 @@ void gt_call_end(struct gt_call *c, int result, int category);
 
 /* Before _exit: finishes this process's trace through the writer thread,
  * waiting a bounded time. Does nothing in a vfork child (it shares the
- * parent's memory, and the trace is the parent's) or without a session. */
+ * parent's memory, and the trace is the parent's) or without a session.
+ * Returns 0 when it did nothing, 1 when the trace was finished, 2 when the
+ * writer did not answer in time. */
 int gt_finish_at_exit(void);
 /* Before exec: the same. After an exec that failed and returned: the trace
  * is finished, so the rest of the process goes untraced, said once. */

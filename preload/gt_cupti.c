@@ -46,6 +46,7 @@ _Atomic int gt_cupti_enabled;
 #define gt_cupti_on gt_cupti_enabled
 static char gt_cupti_lib[PATH_MAX];
 static pthread_mutex_t gt_cupti_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int gt_cupti_outstanding; /* buffers lent to CUPTI, not yet handed back */
 static struct gt_cupti_buf *gt_cupti_head, *gt_cupti_tail;
 static _Atomic(uint64_t) gt_cupti_dropped_records;
 static int gt_cupti_forked; /* CUPTI was running in the parent */
@@ -64,6 +65,7 @@ static void CUPTIAPI gt_cupti_buffer_requested(uint8_t **buffer, size_t *size, s
     if (posix_memalign(&p, 8, GT_CUPTI_BUFFER) == 0) {
         *buffer = p;
         *size = GT_CUPTI_BUFFER;
+        atomic_fetch_add(&gt_cupti_outstanding, 1);
     }
 }
 
@@ -77,6 +79,7 @@ static void CUPTIAPI gt_cupti_buffer_completed(CUcontext ctx, uint32_t stream, u
     struct gt_cupti_buf *b = valid ? malloc(sizeof(*b)) : NULL;
     if (!b) {
         free(buffer);
+        atomic_fetch_sub(&gt_cupti_outstanding, 1);
         return;
     }
     b->data = buffer;
@@ -89,6 +92,7 @@ static void CUPTIAPI gt_cupti_buffer_completed(CUcontext ctx, uint32_t stream, u
         gt_cupti_head = b;
     gt_cupti_tail = b;
     pthread_mutex_unlock(&gt_cupti_lock);
+    atomic_fetch_sub(&gt_cupti_outstanding, 1);
 }
 
 struct gt_find_dir {
@@ -273,6 +277,10 @@ void gt_cupti_stop(void)
     if (!gt_cupti_active())
         return;
     gt_cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    /* A buffer CUPTI's own thread was handing back while the flush ran may
+     * still be on its way: wait for every buffer lent, a bounded time. */
+    for (int ms = 0; ms < 1000 && atomic_load(&gt_cupti_outstanding) > 0; ms++)
+        usleep(1000);
     atomic_store(&gt_cupti_on, 0);
 }
 
@@ -310,6 +318,7 @@ void gt_cupti_after_fork_child(void)
         gt_cupti_forked = 1;
     atomic_store(&gt_cupti_on, 0);
     gt_cupti_head = gt_cupti_tail = NULL;
+    atomic_store(&gt_cupti_outstanding, 0);
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     gt_cupti_lock = fresh;
 }

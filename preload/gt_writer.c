@@ -853,6 +853,15 @@ void gt_writer_stop(int complete)
     gt_xfsz_restore(&x);
 }
 
+void gt_writer_join_finished(void)
+{
+    struct gt_writer *w = gt_w;
+    if (w && w->thread_started && atomic_load(&w->finishing)) {
+        pthread_join(w->thread, NULL);
+        w->thread_started = 0;
+    }
+}
+
 void gt_writer_after_fork_child(void)
 {
     /* The parent's connection and thread belong to the parent. */

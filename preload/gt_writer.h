@@ -28,6 +28,9 @@ void gt_writer_stop(int complete);
 #define GT_FINISH_EXIT (-1)
 void gt_writer_finish_on_signal(int sig);
 int gt_writer_wait_finished(int seconds);
+/* After gt_writer_wait_finished returned 0: reaps the writer thread, which
+ * has finished the trace and ended (a process that goes on after that). */
+void gt_writer_join_finished(void);
 /* In a fork child: forgets the parent's trace without touching it. */
 void gt_writer_after_fork_child(void);
 

@@ -92,9 +92,12 @@ def base_env(extra=None):
 
 
 def run_traced(argv, env=None, output=None, sanitizer=None, timeout=120, outdir=None, preload=True):
-    """Runs argv with the shim preloaded; traces go to a fresh directory."""
+    """Runs argv with the shim preloaded; traces go to a fresh directory.
+    GPUTRACE_TEST_SANITIZER=asan|tsan in the environment runs every such
+    program under that sanitized shim (tests/test_sanitized_suite.py)."""
     outdir = outdir or tmpdir()
     e = base_env(env)
+    sanitizer = sanitizer or os.environ.get("GPUTRACE_TEST_SANITIZER") or None
     if preload:
         if sanitizer:
             shim, rt = SANITIZED[sanitizer][0], sanitizer_runtime(sanitizer)

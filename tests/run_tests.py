@@ -2,7 +2,9 @@
 """gputrace test runner: every test_* function in tests/test_*.py, then every
 C unit test binary in build/tests/unit/. Ends with the line 'N passed, N failed'.
 
-Usage: python3 tests/run_tests.py [SUBSTRING...]   (run only matching tests)
+Usage: python3 tests/run_tests.py [SUBSTRING...] [-SUBSTRING...]
+  SUBSTRING   run only tests whose name contains one of them
+  -SUBSTRING  and of those, not the ones whose name contains it
 """
 import importlib.util
 import os
@@ -17,7 +19,9 @@ sys.path.insert(0, HERE)
 
 
 def wanted(name, filters):
-    return not filters or any(f in name for f in filters)
+    take = [f for f in filters if not f.startswith("-")]
+    drop = [f[1:] for f in filters if f.startswith("-")]
+    return (not take or any(f in name for f in take)) and not any(f in name for f in drop)
 
 
 def python_tests(filters):

@@ -181,7 +181,10 @@ def test_python_threads_generators_recursion():
     for minor in sorted(supported()):
         run = run_py(minor, "shapes.py", 40, env={"GPUTRACE_STACK_DEPTH": "16"})
         db = run.trace
-        main_tid = query(db, "SELECT tid FROM calls WHERE id = 1")[0][0]
+        # the main thread makes the recursion's copy (its first CUDA call
+        # may come after the workers')
+        main_tid = query(db, "SELECT c.tid FROM copy_args a JOIN calls c ON c.id = a.call_id "
+                             "WHERE a.bytes = 4000")[0][0]
         for nbytes, fn in ((1000, "worker_a"), (2000, "worker_b")):
             rows = query(db, "SELECT c.id, c.tid FROM copy_args a JOIN calls c ON c.id = a.call_id "
                              "WHERE a.bytes = ?", nbytes)

@@ -248,3 +248,12 @@ def test_rejected_arguments_pass_through_untouched():
         assert_eq(got[-1], ("cudaFree", 0))
         assert_eq([tuple(r) for r in got[1:-1]], want, san)
         assert len(want) >= 20 and all(res != 0 for _, res in want if _ != "cudaStreamSynchronize"), want
+
+
+def test_fuzz_the_trace_reader_briefly():
+    """tests/fuzz_trace.py for a few dozen mutated traces, one fixed seed
+    (run it by hand with others, for thousands)."""
+    import fuzz_trace
+    seed = 1
+    n, failures = fuzz_trace.fuzz(40, seed)
+    assert not failures, "seed %d: %s" % (seed, failures[:3])

@@ -11,7 +11,8 @@ TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPRO
 
 UNIT_TESTS :=
 
-UNIT_TESTS += $(TUNIT)/test_config $(TUNIT)/test_stacks $(TUNIT)/test_ranges $(TUNIT)/test_symbols
+UNIT_TESTS += $(TUNIT)/test_config $(TUNIT)/test_stacks $(TUNIT)/test_ranges $(TUNIT)/test_symbols \
+              $(TUNIT)/test_config_fuzz
 
 $(TPROG)/%: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
 	@mkdir -p $(dir $@)
