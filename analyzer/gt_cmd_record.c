@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+
+#include "gt_record_summary.h"
 #include <unistd.h>
 
 #include "gt_cmds.h"
@@ -21,12 +23,14 @@
 void gt_cmd_record_usage(FILE *out)
 {
     fprintf(out,
-            "usage: gputrace record [-o PATTERN] [--stack-depth N] [--] COMMAND [ARGS...]\n"
+            "usage: gputrace record [-q] [-o PATTERN] [--stack-depth N] [--] COMMAND [ARGS]\n"
             "\n"
             "Runs COMMAND with libgputrace.so preloaded. Every process that loads the\n"
             "CUDA runtime or driver writes its own trace file. gputrace exits with\n"
             "COMMAND's exit status (128+N if it was killed by signal N) and passes\n"
-            "SIGINT, SIGTERM, SIGHUP and SIGQUIT on to it.\n"
+            "SIGINT, SIGTERM, SIGHUP and SIGQUIT on to it. When COMMAND ends, a few\n"
+            "lines on stderr say where each trace is, what it holds, the top finding\n"
+            "of the report, and the command that shows more.\n"
             "\n"
             "options:\n"
             "  -o, --output PATTERN  trace file path; sets GPUTRACE_OUTPUT.\n"
@@ -36,6 +40,7 @@ void gt_cmd_record_usage(FILE *out)
             "                        Default: %s\n"
             "  --stack-depth N       native frames kept per call, 0 to %d, 0 turns\n"
             "                        stacks off; sets GPUTRACE_STACK_DEPTH. Default %d.\n"
+            "  -q, --quiet           no closing summary\n"
             "  -h, --help            show this help\n"
             "\n"
             "'--' is needed only when COMMAND starts with '-'.\n"
@@ -186,6 +191,7 @@ static const char *gt_opt_value(int argc, char **argv, int *i, const char *short
 int gt_cmd_record(int argc, char **argv)
 {
     const char *output = NULL, *depth = NULL;
+    int quiet = 0;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -200,6 +206,10 @@ int gt_cmd_record(int argc, char **argv)
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             gt_cmd_record_usage(stdout);
             return GT_EXIT_OK;
+        }
+        if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            quiet = 1;
+            continue;
         }
         if ((v = gt_opt_value(argc, argv, &i, "-o", "--output", &missing))) {
             if (missing)
@@ -237,6 +247,20 @@ int gt_cmd_record(int argc, char **argv)
     char shim[PATH_MAX];
     if (gt_find_shim(shim) < 0 || gt_set_preload(shim) < 0)
         return GT_EXIT_USAGE;
+    /* Each traced process lists its trace here, for the closing summary. */
+    char list[PATH_MAX] = "";
+    if (!quiet) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(list, sizeof(list), "%s/gputrace-record-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        int lfd = mkstemp(list);
+        if (lfd < 0 || setenv("GPUTRACE_RECORD_LIST", list, 1) < 0) {
+            if (lfd >= 0)
+                unlink(list);
+            list[0] = 0;
+        }
+        if (lfd >= 0)
+            close(lfd);
+    }
     if ((output && setenv("GPUTRACE_OUTPUT", output, 1) < 0) ||
         (depth && setenv("GPUTRACE_STACK_DEPTH", depth, 1) < 0)) {
         gt_err("cannot set environment: %s", strerror(errno));
@@ -309,14 +333,21 @@ int gt_cmd_record(int argc, char **argv)
         return GT_EXIT_FAIL;
     }
     if (r == (ssize_t)sizeof(exec_errno)) {
+        if (list[0])
+            unlink(list);
         gt_err("cannot run %s: %s", cmd[0], strerror(exec_errno));
         return exec_errno == ENOENT ? 127 : 126;
     }
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) {
+    int code = GT_EXIT_FAIL;
+    if (WIFEXITED(status)) {
+        code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
         gt_err("%s killed by signal %d", cmd[0], WTERMSIG(status));
-        return 128 + WTERMSIG(status);
+        code = 128 + WTERMSIG(status);
     }
-    return GT_EXIT_FAIL;
+    if (list[0]) {
+        gt_record_summary(list);
+        unlink(list);
+    }
+    return code;
 }

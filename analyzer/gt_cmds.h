@@ -28,6 +28,8 @@ void gt_cmd_info_usage(FILE *out);
 int gt_cmd_report(int argc, char **argv);
 void gt_cmd_report_usage(FILE *out);
 int gt_cmd_audit(int argc, char **argv);
+int gt_cmd_export(int argc, char **argv);
+void gt_cmd_export_usage(FILE *out);
 void gt_cmd_audit_usage(FILE *out);
 
 /* Prints "gputrace: " and the message to stderr. */

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,6 +79,29 @@ static void gt_path_apart(char *path, size_t len)
     }
 }
 
+/* Under `gputrace record`: adds this process's trace to the list the
+ * closing summary reads (one append, atomic for a line this short). */
+static void gt_list_trace(const char *path)
+{
+    const char *list = getenv("GPUTRACE_RECORD_LIST");
+    if (!list || !*list)
+        return;
+    char line[PATH_MAX + 2], cwd[PATH_MAX];
+    int n;
+    if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+        n = snprintf(line, sizeof(line), "%s\n", path);
+    else
+        n = snprintf(line, sizeof(line), "%s/%s\n", cwd, path);
+    if (n <= 0 || n >= (int)sizeof(line))
+        return;
+    int fd = open(list, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return;
+    ssize_t w = write(fd, line, (size_t)n);
+    (void)w;
+    close(fd);
+}
+
 static void gt_session_start_locked(void)
 {
     struct gt_config cfg;
@@ -107,6 +132,7 @@ static void gt_session_start_locked(void)
         atomic_store(&gt_state, GT_STATE_DISABLED);
         return;
     }
+    gt_list_trace(path);
     char why[512];
     if (gt_cupti_start(cfg.gpu_timing ? "cupti" : "off", why, sizeof(why))) {
         gt_writer_set_gpu_timing("cupti", gt_cupti_library());

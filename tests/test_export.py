@@ -1,0 +1,136 @@
+"""gputrace export --format perfetto, and the summary `gputrace record`
+ends with: checked against the trace they come from."""
+import json
+import os
+import re
+import subprocess
+
+import gtlib
+from gtlib import assert_eq, prog, query, run_traced, tmpdir
+
+GPUTRACE = os.path.join(gtlib.BUILD, "gputrace")
+GPU_PID_BASE = 1000000000
+
+
+def export(*args):
+    return subprocess.run([GPUTRACE, "export"] + list(args), capture_output=True, text=True)
+
+
+def test_export_perfetto_tracks_flows_and_gaps():
+    run = run_traced([prog("stall")])
+    assert_eq(run.proc.returncode, 0, run.proc.stderr)
+    db = run.trace
+    out = os.path.join(run.outdir, "t.json")
+    r = export("--format", "perfetto", db, "-o", out)
+    assert_eq((r.returncode, r.stdout, r.stderr), (0, "", ""))
+    with open(out) as f:
+        doc = json.load(f)
+    ev = doc["traceEvents"]
+    pid = int(query(db, "SELECT value FROM meta WHERE key = 'pid'")[0][0])
+    host = [e for e in ev if e["ph"] == "X" and e["pid"] == pid]
+    gpu = [e for e in ev if e["ph"] == "X" and e["pid"] >= GPU_PID_BASE and e["cat"] != "idle"]
+    idle = [e for e in ev if e["ph"] == "X" and e.get("cat") == "idle"]
+    # a slice per call, on its thread, with its name and arguments
+    calls = query(db, "SELECT id, tid, name, end_ns - start_ns FROM api_calls ORDER BY id")
+    assert_eq(len(host), len(calls))
+    by_id = {e["args"]["call_id"]: e for e in host}
+    for cid, tid, name, dur in calls:
+        e = by_id[cid]
+        assert_eq((e["tid"], e["name"]), (tid, name))
+        assert abs(e["dur"] * 1000 - dur) <= 1, (e, dur)
+    launches = [e for e in host if e["cat"] == "launch"]
+    assert launches and all("kernel" in e["args"] and e["args"]["site"] for e in launches), launches[:2]
+    # a slice per GPU interval, on its stream's track under "GPU 0"
+    assert_eq(len(gpu), query(db, "SELECT count(*) FROM gpu_activity")[0][0])
+    assert_eq(sorted(set(e["name"] for e in gpu if e["cat"] == "kernel")),
+              sorted(r[0] for r in query(db, "SELECT DISTINCT name FROM kernels")))
+    # an arrow from each call to each piece of GPU work it caused
+    starts = {e["id"]: e for e in ev if e["ph"] == "s"}
+    ends = {e["id"]: e for e in ev if e["ph"] == "f"}
+    linked = query(db, "SELECT count(*) FROM gpu_activity WHERE linked = 1")[0][0]
+    assert linked > 0
+    assert_eq((len(starts), len(ends)), (linked, linked))
+    gpu_at = {(e["pid"], e["tid"], e["ts"]) for e in gpu}
+    host_at = {(e["pid"], e["tid"], e["ts"]) for e in host}
+    for i, s in starts.items():
+        f = ends[i]
+        assert (s["pid"], s["tid"], s["ts"]) in host_at, s
+        assert (f["pid"], f["tid"], f["ts"]) in gpu_at, f
+        assert f["bp"] == "e"
+    # idle gaps: the report's, on the GPU's own track
+    rep = json.loads(subprocess.run([GPUTRACE, "report", "--format", "json", "--top", "0", db],
+                                    capture_output=True, text=True).stdout)
+    assert_eq(len(idle), len(rep["idle_gaps"]))
+    assert idle and any(e["args"]["cause"] == "host" and e["dur"] >= 50000 for e in idle), idle
+    # names for every track
+    names = {(e["pid"], e["tid"], e["name"]) for e in ev if e["ph"] == "M"}
+    assert (pid, 0, "process_name") in names
+    for tid in set(e["tid"] for e in host):
+        assert (pid, tid, "thread_name") in names
+    for p, t in set((e["pid"], e["tid"]) for e in gpu + idle):
+        assert (p, t, "thread_name") in names and (p, 0, "process_name") in names
+
+
+def test_export_usage_errors():
+    d = tmpdir()
+    run = run_traced([prog("rt_basic")])
+    r = export(run.trace)
+    assert_eq(r.returncode, 2)
+    assert "--format is required" in r.stderr, r.stderr
+    r = export("--format", "html", run.trace)
+    assert_eq(r.returncode, 2)
+    r = export("--format", "perfetto", os.path.join(d, "missing.db"))
+    assert_eq(r.returncode, 2)
+    assert r.stderr.startswith("gputrace: "), r.stderr
+    r = export("--format", "perfetto", run.trace, "-o", os.path.join(d, "no", "such", "dir.json"))
+    assert_eq(r.returncode, 1)
+    assert "cannot write" in r.stderr, r.stderr
+    # to standard output by default
+    r = export("--format", "perfetto", run.trace)
+    assert_eq(r.returncode, 0)
+    assert json.loads(r.stdout)["traceEvents"]
+
+
+def _record(args, cwd):
+    env = gtlib.base_env()
+    return subprocess.run([GPUTRACE, "record"] + args, capture_output=True, text=True, env=env, cwd=cwd,
+                          timeout=120)
+
+
+def test_record_ends_with_a_summary():
+    d = tmpdir()
+    r = _record(["-o", "t-%p.db", prog("stall")], d)
+    assert_eq(r.returncode, 0, r.stderr)
+    assert_eq(r.stdout, "stall: done\n")
+    lines = r.stderr.splitlines()
+    assert_eq(len(lines), 3, lines)
+    traces = [f for f in os.listdir(d) if f.endswith(".db")]
+    assert_eq(len(traces), 1)
+    path = os.path.join(d, traces[0])
+    calls = query(path, "SELECT count(*) FROM calls")[0][0]
+    launches = query(path, "SELECT count(*) FROM kernels")[0][0]
+    m = re.match(r"gputrace: wrote (\S+): (\d+) CUDA calls, (\d+) kernel launches, \S+ \S+ host-to-device, "
+                 r"GPU idle [\d.]+% of [\d.]+ \S+$", lines[0])
+    assert m, lines[0]
+    assert_eq((m.group(1), int(m.group(2)), int(m.group(3))), (path, calls, launches))
+    # the planted 50 ms stall is the finding, with the call that ended it
+    assert re.match(r"gputrace: top finding: the GPU sat idle 5\d\.\d+ ms \(\d+% of the run, cause: host\), "
+                    r"before launch_second \(stall\+0x[0-9a-f]+\)$", lines[1]), lines[1]
+    assert_eq(lines[2], "gputrace: more: gputrace report %s" % path)
+    # -q: nothing; a command that never calls CUDA: nothing to say
+    r = _record(["-q", "-o", "q-%p.db", prog("stall")], d)
+    assert_eq((r.returncode, r.stderr), (0, ""))
+    r = _record(["true"], d)
+    assert_eq((r.returncode, r.stderr), (0, ""))
+    assert not [f for f in os.listdir(d) if f.startswith("gputrace-record-")]
+
+
+def test_record_summary_of_many_processes():
+    d = tmpdir()
+    r = _record(["-o", "t-%p.db", prog("endings"), "children", "20"], d)
+    assert_eq(r.returncode, 0, r.stderr)
+    lines = [line for line in r.stderr.splitlines() if not line.startswith("gputrace: GPU times not recorded")]
+    wrote = [line for line in lines if line.startswith("gputrace: wrote ")]
+    assert_eq(len(wrote), 5, lines)
+    assert "gputrace: and 2 more traces" in lines, lines
+    assert lines[-1].startswith("gputrace: more: gputrace report "), lines
