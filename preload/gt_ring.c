@@ -23,7 +23,6 @@ static pthread_key_t gt_ring_key;
 static pthread_once_t gt_ring_once = PTHREAD_ONCE_INIT;
 
 static GT_TLS struct gt_ring *gt_tls_ring;
-static GT_TLS int gt_tls_no_ring;     /* this thread was refused a ring: events since */
 static GT_TLS int gt_tls_ring_exited; /* this thread is exiting: no ring again */
 
 /* Runs on the exiting thread: later calls from its other TLS destructors
@@ -33,8 +32,12 @@ static void gt_ring_thread_exit(void *p)
     struct gt_ring *r = p;
     gt_tls_ring = NULL;
     gt_tls_ring_exited = 1;
-    if (r)
+    if (r) {
         atomic_store_explicit(&r->dead, 1, memory_order_release);
+        /* Its memory goes back to the budget once the writer has drained
+         * it: sooner than the next poll when threads come and go fast. */
+        gt_writer_wake();
+    }
 }
 
 static void gt_ring_key_init(void)
@@ -79,20 +82,19 @@ void gt_ring_push(const struct gt_event *e)
 {
     struct gt_ring *r = gt_tls_ring;
     if (__builtin_expect(!r || r->generation != atomic_load_explicit(&gt_ring_gen, memory_order_relaxed), 0)) {
-        /* The ring budget was spent: try again every 64 events, as the
-         * writer frees the rings of threads that ended. */
-        if (gt_tls_ring_exited || (gt_tls_no_ring && (++gt_tls_no_ring & 63) != 0)) {
+        /* Refused while the ring budget was spent: each later event tries
+         * again (a failed try costs two atomic adds), as the writer frees
+         * the rings of threads that ended. */
+        if (gt_tls_ring_exited) {
             atomic_fetch_add_explicit(&gt_ring_orphan_drops, 1, memory_order_relaxed);
             return;
         }
         r = gt_tls_ring = gt_ring_create();
         if (!r) {
-            gt_tls_no_ring |= 1;
             gt_writer_wake();
             atomic_fetch_add_explicit(&gt_ring_orphan_drops, 1, memory_order_relaxed);
             return;
         }
-        gt_tls_no_ring = 0;
     }
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
@@ -190,5 +192,4 @@ void gt_ring_after_fork_child(void)
     atomic_store(&gt_ring_orphan_drops, 0);
     gt_ring_freed_drops = 0;
     atomic_fetch_add(&gt_ring_gen, 1);
-    gt_tls_no_ring = 0;
 }
