@@ -1,5 +1,6 @@
 /* gt_cmd_report.c: `gputrace report`: launch overhead, H2D hotspots, GPU
  * idle gaps and syncs, as text for a terminal or as JSON. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,12 +9,14 @@
 #include "gt_analyze.h"
 #include "gt_cmds.h"
 #include "gt_fmt.h"
+#include "gt_report_html.h"
 #include "gt_trace.h"
 
 void gt_cmd_report_usage(FILE *out)
 {
     fprintf(out,
-            "usage: gputrace report [--format text|json] [--top N] [--min-gap DURATION] TRACE.db...\n"
+            "usage: gputrace report [--format text|json|html] [-o FILE] [--top N]\n"
+            "                       [--min-gap DURATION] TRACE.db...\n"
             "\n"
             "What a trace says about where the time goes:\n"
             "  launch overhead  per kernel and per launch site: count, host time in the\n"
@@ -33,10 +36,15 @@ void gt_cmd_report_usage(FILE *out)
             "(no CUPTI) host-side times stand in, and the report says so.\n"
             "\n"
             "options:\n"
-            "  --format text|json   output format (default text); JSON has the top-level\n"
+            "  --format text|json|html\n"
+            "                       output format (default text); JSON has the top-level\n"
             "                       keys summary, launch_overhead, h2d_hotspots,\n"
             "                       idle_gaps, idle_by_site, syncs, advice,\n"
-            "                       processes\n"
+            "                       processes; HTML is one self-contained file (nothing\n"
+            "                       fetched) with a GPU busy/idle timeline whose gaps\n"
+            "                       link to their rows, charts of the top launch and\n"
+            "                       H2D sites, and the tables\n"
+            "  -o, --output FILE    write there (default: standard output)\n"
             "  --top N              rows per table (default 10; 0: all)\n"
             "  --min-gap DURATION   shortest idle gap listed: 250us, 1ms, 2s, or ns\n"
             "                       (default 1ms)\n"
@@ -50,7 +58,8 @@ void gt_cmd_report_usage(FILE *out)
 }
 
 struct gt_report_opts {
-    int json;
+    int json, html;
+    const char *output;  /* NULL: standard output */
     struct gt_analyze_opts a;
 };
 
@@ -267,6 +276,7 @@ struct gt_one {
     const char *path;
     long long pid;
     struct gt_report r;
+    struct gt_busy busy; /* --format html only */
 };
 
 static void gt_json_tables(FILE *out, const struct gt_one *v, size_t n)
@@ -407,21 +417,29 @@ static int gt_parse(int argc, char **argv, struct gt_report_opts *o)
 {
     static const struct option longs[] = {
         {"format", required_argument, NULL, 'f'}, {"top", required_argument, NULL, 't'},
-        {"min-gap", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"min-gap", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'},
+        {"output", required_argument, NULL, 'o'}, {NULL, 0, NULL, 0},
     };
-    o->json = 0;
+    o->json = o->html = 0;
+    o->output = NULL;
     o->a.top = 10;
     o->a.min_gap_ns = 1000000;
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:", longs, NULL)) != -1) {
         switch (c) {
         case 'f':
+            o->json = o->html = 0;
             if (strcmp(optarg, "json") == 0)
                 o->json = 1;
+            else if (strcmp(optarg, "html") == 0)
+                o->html = 1;
             else if (strcmp(optarg, "text") != 0)
-                return gt_usage_error("report", "--format must be text or json, not '%s'", optarg);
+                return gt_usage_error("report", "--format must be text, json or html, not '%s'", optarg);
+            break;
+        case 'o':
+            o->output = optarg;
             break;
         case 't': {
             char *end;
@@ -492,31 +510,52 @@ int gt_cmd_report(int argc, char **argv)
         rc = gt_check_usable(&t);
         if (rc == GT_EXIT_OK) {
             v[i].pid = (long long)gt_trace_meta_int(&t, "pid", 0);
-            if (gt_analyze(&t, &o.a, &v[i].r) < 0)
+            if (gt_analyze(&t, &o.a, &v[i].r) < 0) {
                 rc = GT_EXIT_FAIL;
-            else
+            } else {
                 done++;
+                if (o.html && gt_busy_load(&t, &v[i].r, &v[i].busy, 1000) < 0) {
+                    gt_err("%s: %s", v[i].path, sqlite3_errmsg(t.db));
+                    rc = GT_EXIT_FAIL;
+                }
+            }
         }
         gt_trace_close(&t);
     }
+    FILE *out = stdout;
+    if (rc == GT_EXIT_OK && o.output && strcmp(o.output, "-") != 0 && !(out = fopen(o.output, "w"))) {
+        gt_err("cannot write %s: %s", o.output, strerror(errno));
+        rc = GT_EXIT_FAIL;
+    }
     if (rc == GT_EXIT_OK) {
         if (o.json) {
-            gt_json(stdout, v, n);
+            gt_json(out, v, n);
+        } else if (o.html) {
+            gt_html_begin(out, n == 1 ? v[0].path : "gputrace report");
+            for (size_t i = 0; i < n; i++)
+                gt_html_trace(out, v[i].path, v[i].pid, &v[i].r, &v[i].busy, &o.a, (int)i);
+            gt_html_end(out);
         } else {
             for (size_t i = 0; i < n; i++) {
                 if (i)
-                    fputc('\n', stdout);
-                gt_text(stdout, v[i].path, &v[i].r, &o);
+                    fputc('\n', out);
+                gt_text(out, v[i].path, &v[i].r, &o);
             }
             if (n > 1) {
                 struct gt_summary total = gt_total(v, n);
-                fprintf(stdout, "\n== totals over %zu processes\n", n);
-                gt_text_summary(stdout, &total);
+                fprintf(out, "\n== totals over %zu processes\n", n);
+                gt_text_summary(out, &total);
             }
         }
+        if (out != stdout ? fclose(out) != 0 : fflush(out) != 0) {
+            gt_err("cannot write %s: %s", o.output ? o.output : "standard output", strerror(errno));
+            rc = GT_EXIT_FAIL;
+        }
     }
-    for (size_t i = 0; i < done; i++)
+    for (size_t i = 0; i < done; i++) {
         gt_report_free(&v[i].r);
+        gt_busy_free(&v[i].busy);
+    }
     free(v);
     return rc;
 }

@@ -134,3 +134,85 @@ def test_record_summary_of_many_processes():
     assert_eq(len(wrote), 5, lines)
     assert "gputrace: and 2 more traces" in lines, lines
     assert lines[-1].startswith("gputrace: more: gputrace report "), lines
+
+
+def _png_pixels(path):
+    """(width, height, rows of (r, g, b)) of an 8-bit RGB or RGBA PNG, with
+    nothing but the standard library."""
+    import struct
+    import zlib
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, w = 8, b"", 0
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and ctype in (2, 6), (depth, ctype)
+            bpp = 3 if ctype == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(w)])
+        prev = line
+    return w, h, rows
+
+
+def test_html_report_renders_offline():
+    """One self-contained file; headless Chromium draws its timeline: busy
+    time in green and the planted 50 ms gap in red, over most of the row."""
+    import shutil
+    run = run_traced([prog("stall")])
+    db = run.trace
+    html = os.path.join(run.outdir, "report.html")
+    r = subprocess.run([GPUTRACE, "report", "--format", "html", "-o", html, db], capture_output=True, text=True)
+    assert_eq((r.returncode, r.stdout, r.stderr), (0, "", ""))
+    with open(html) as f:
+        page = f.read()
+    for needle in ("http://", "https://", "<script", "src=", "@import", "url("):
+        assert needle not in page, needle
+    for section in ("GPU timeline", "GPU idle gaps", "Launch overhead", "Host-to-device copies", "Syncs by call site"):
+        assert section in page, section
+    assert 'href="#gap-0-0"' in page and 'id="gap-0-0"' in page, "the gap links to its row"
+    assert "launch_second (stall+0x" in page
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert chromium, "scripts/setup-debian.sh installs chromium"
+    png = os.path.join(run.outdir, "report.png")
+    r = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        "--window-size=1200,700", "--screenshot=" + png, "file://" + html],
+                       capture_output=True, text=True, timeout=120)
+    assert os.path.exists(png), r.stderr[-2000:]
+    w, h, rows = _png_pixels(png)
+    assert_eq((w, h), (1200, 700))
+
+    def near(px, rgb, tol=40):
+        return all(abs(a - b) <= tol for a, b in zip(px, rgb))
+    # the timeline band: the row with the most gap-red pixels
+    red = [sum(1 for px in row if near(px, (0xe4, 0x9c, 0x9a))) for row in rows]
+    band = max(range(h), key=lambda y: red[y])
+    assert red[band] > w * 0.6, ("the 50 ms gap covers most of the 55 ms timeline", red[band])
+    in_band = [y for y in range(h) if red[y] > red[band] // 2]
+    green = max(sum(1 for px in rows[y] if near(px, (0x2e, 0x9e, 0x4f), 30)) for y in in_band)
+    assert green > 10, ("busy time drawn beside the gap", green)
