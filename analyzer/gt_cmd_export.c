@@ -150,7 +150,13 @@ static int gt_export_calls(struct gt_trace *t, struct gt_export *x, struct gt_si
         }
         if (sqlite3_column_int(q, 18))
             fputs(",\"captured\":1", x->out);
-        const struct gt_site *site = gt_site_of(sites, sqlite3_column_int64(q, 8));
+        int64_t key = sqlite3_column_int64(q, 8);
+        /* The whole stacks are a query away (stack_frames, py_stack_frames). */
+        if (key & 0xffffffff)
+            fprintf(x->out, ",\"stack_id\":%lld", (long long)(key & 0xffffffff));
+        if (key >> 32)
+            fprintf(x->out, ",\"pystack_id\":%lld", (long long)(key >> 32));
+        const struct gt_site *site = gt_site_of(sites, key);
         if (site->nframes) {
             fputs(",\"site\":", x->out);
             gt_site_json(x->out, site);

@@ -200,7 +200,8 @@ def test_html_report_renders_offline():
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     assert chromium, "scripts/setup-debian.sh installs chromium"
     png = os.path.join(run.outdir, "report.png")
-    r = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+    r = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                        "--hide-scrollbars",
                         "--window-size=1200,700", "--screenshot=" + png, "file://" + html],
                        capture_output=True, text=True, timeout=120)
     assert os.path.exists(png), r.stderr[-2000:]
