@@ -217,3 +217,20 @@ def test_html_report_renders_offline():
     in_band = [y for y in range(h) if red[y] > red[band] // 2]
     green = max(sum(1 for px in rows[y] if near(px, (0x2e, 0x9e, 0x4f), 30)) for y in in_band)
     assert green > 10, ("busy time drawn beside the gap", green)
+
+
+def test_gpu_validation_script_dry_run():
+    """scripts/gpu-validate.sh --simulated: the real-GPU script's own
+    plumbing (build, trace, every check on the CUDA C++ program, the
+    results files) works here, so a lent GPU is not spent debugging it."""
+    d = tmpdir()
+    r = subprocess.run([os.path.join(gtlib.ROOT, "scripts", "gpu-validate.sh"), "--simulated", "--out", d],
+                       capture_output=True, text=True, timeout=300)
+    assert_eq(r.returncode, 0, r.stdout[-3000:] + r.stderr[-2000:])
+    with open(os.path.join(d, "validation.json")) as f:
+        res = json.load(f)
+    assert res["simulated"] is True
+    assert len(res["checks"]) >= 12 and all(c["ok"] for c in res["checks"]), res["checks"]
+    assert any("every kernel record CUPTI delivered is linked" in c["check"] for c in res["checks"])
+    with open(os.path.join(d, "validation.md")) as f:
+        assert "SIMULATED GPU" in f.read()
