@@ -10,13 +10,24 @@ extension that releases the GIL, DEPTH Python frames down, under four
 settings: untraced; traced with stacks off; native stacks only
 (GPUTRACE_PYTHON=0, 32 frames); native and Python stacks (the default).
 Each setting runs R times, interleaved; per setting the median and p99 of
-all calls' times are reported, and the added cost against untraced."""
+all calls' times are reported, and the added cost against untraced.
+
+c-call-cost: the same for kernel launches from C (bench/launch_loop.c),
+40 native frames deep: stacks off, 32-frame stacks, and 32-frame stacks
+with GPU timing through CUPTI (its own cost, reported apart).
+
+writer: one thread launching as fast as it can (--writer-events, default
+1,000,000 launches) into the default rings: events written per second of
+recording, events dropped, the trace's bytes per event, the tracer's added
+peak resident memory, and `gputrace report` on that trace (time, peak
+resident memory)."""
 import argparse
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -89,16 +100,103 @@ def python_call_cost(args):
     print("  Python stacks add %+.0f ns per call over native stacks alone (p50)" % py)
 
 
+C_SETTINGS = [
+    ("untraced", None),
+    ("stacks off", {"GPUTRACE_STACK_DEPTH": "0", "GPUTRACE_GPU_TIMING": "off"}),
+    ("32-frame stacks", {"GPUTRACE_GPU_TIMING": "off"}),
+    ("32-frame stacks + CUPTI", {}),
+]
+
+
+def run_c(n, depth, extra, workdir, keep=False, launch_ns=0):
+    out = os.path.join(workdir, "times.txt")
+    env = gtlib.base_env({"FAKECUDA_KERNEL_NS": "0", "FAKECUDA_LAUNCH_NS": str(launch_ns),
+                          "GPUTRACE_OUTPUT": os.path.join(workdir, "c-%p.db")})
+    if extra is not None:
+        env.update(extra)
+        env["LD_PRELOAD"] = gtlib.SHIM
+    r = subprocess.run([gtlib.prog("launch_loop"), str(n), str(depth), out], env=env, capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        sys.exit("bench: launch_loop failed: %s" % r.stderr)
+    with open(out) as f:
+        times = [int(x) for x in f.read().split()]
+    dbs = [os.path.join(workdir, fn) for fn in os.listdir(workdir) if fn.endswith(".db")]
+    if not keep:
+        for db in dbs:
+            os.unlink(db)
+    return times, int(r.stdout.strip()), dbs
+
+
+def c_call_cost(args):
+    results = {name: [] for name, _ in C_SETTINGS}
+    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
+        for _ in range(args.rounds):
+            for name, extra in C_SETTINGS:
+                results[name] += run_c(args.calls, 40, extra, d)[0]
+    base50, base99 = statistics.median(results["untraced"]), percentile(results["untraced"], 0.99)
+    print("c-call-cost: %d launches x %d rounds from C, 40 native frames deep, launch cost 0"
+          % (args.calls, args.rounds))
+    print("  %-24s %10s %10s %12s %12s" % ("setting", "p50 ns", "p99 ns", "added p50", "added p99"))
+    for name, _ in C_SETTINGS:
+        xs = results[name]
+        p50, p99 = statistics.median(xs), percentile(xs, 0.99)
+        print("  %-24s %10.0f %10.0f %12s %12s" % (name, p50, p99, "-" if name == "untraced" else
+                                                    "%+.0f" % (p50 - base50), "-" if name == "untraced" else
+                                                    "%+.0f" % (p99 - base99)))
+
+
+def writer(args):
+    import resource
+    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
+        for pace in (args.writer_pace_ns,):
+            t0 = time.monotonic()
+            _, _, dbs = run_c(args.writer_events, 1, {"GPUTRACE_GPU_TIMING": "off"}, d, keep=True, launch_ns=pace)
+            wall = time.monotonic() - t0
+            meta = dict(gtlib.query(dbs[0], "SELECT key, value FROM meta"))
+            os.unlink(dbs[0])
+            made = int(meta["events_written"]) + int(meta["dropped_events"])
+            print("writer, paced: %d launches of %d ns each: %.0f events/s offered, %d dropped (%.1f%%)"
+                  % (made, pace, made / wall, int(meta["dropped_events"]),
+                     100.0 * int(meta["dropped_events"]) / max(1, made)))
+        _, rss_plain, _ = run_c(args.writer_events, 1, None, d)
+        _, rss_traced, dbs = run_c(args.writer_events, 1, {"GPUTRACE_GPU_TIMING": "off"}, d, keep=True)
+        db = dbs[0]
+        meta = dict(gtlib.query(db, "SELECT key, value FROM meta"))
+        written, dropped = int(meta["events_written"]), int(meta["dropped_events"])
+        secs = (int(meta["end_ns"]) - int(meta["start_ns"])) / 1e9
+        size = os.path.getsize(db)
+        pid = os.fork()
+        if pid == 0:
+            os.execv(os.path.join(gtlib.BUILD, "gputrace"), ["gputrace", "report", "-o", "/dev/null", db])
+        t0 = time.monotonic()
+        _, status, usage = os.wait4(pid, 0)
+        report_s = time.monotonic() - t0
+    print("writer, unpaced: %d launches from one thread, as fast as it can, GPU timing off" % args.writer_events)
+    print("  events written            %d in %.2f s of recording: %.0f events/s" % (written, secs, written / secs))
+    print("  events dropped            %d (%.1f%%)" % (dropped, 100.0 * dropped / max(1, written + dropped)))
+    print("  trace size                %.1f bytes per event written (%d bytes)" % (size / max(1, written), size))
+    print("  added peak resident       %+.1f MiB (%d kB traced, %d kB untraced)"
+          % ((rss_traced - rss_plain) / 1024, rss_traced, rss_plain))
+    print("  gputrace report           %.2f s, peak resident %.1f MiB, status %d"
+          % (report_s, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)))
+    del resource
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--calls", type=int, default=50000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--depth", type=int, default=12)
+    ap.add_argument("--writer-events", type=int, default=1000000)
+    ap.add_argument("--writer-pace-ns", type=int, default=1000)
     args = ap.parse_args()
     if not os.path.exists(gtlib.SHIM):
         sys.exit("bench: build first (make)")
     print("machine: %s, %d CPUs" % (os.uname().machine, os.cpu_count()))
     python_call_cost(args)
+    c_call_cost(args)
+    writer(args)
 
 
 if __name__ == "__main__":

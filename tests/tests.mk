@@ -71,3 +71,9 @@ $(TPROG)/py_lines: tests/progs/py_lines.c preload/gt_pylines.c preload/gt_python
 	$(CC) $(CFLAGS_BASE) -O1 -g -Ipreload -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	    -o $@ tests/progs/py_lines.c preload/gt_pylines.c
 tests-build: $(TPROG)/py_lines
+
+# The C workload of bench/run.py.
+$(TPROG)/launch_loop: bench/launch_loop.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O2 -g $(CUDA_INC) -Itests/fakecuda -o $@ $< $(TEST_LIBS)
+tests-build: $(TPROG)/launch_loop
