@@ -33,6 +33,7 @@
 
 #define GT_POLL_NS   10000000ull   /* how often the rings are drained */
 #define GT_COMMIT_NS 250000000ull  /* longest time an event stays uncommitted */
+#define GT_BUSY_EVENTS 256         /* a drain this big means more are coming */
 #define GT_VERSION   "0.1.0"
 #define GT_INDEX_MARK "-- @indexes"
 
@@ -457,12 +458,13 @@ static void gt_commit(struct gt_writer *w)
     w->last_commit_ns = gt_now_ns();
 }
 
-static void gt_drain(struct gt_writer *w)
+static uint64_t gt_drain(struct gt_writer *w)
 {
-    gt_ring_drain_all(gt_write_event, w);
+    uint64_t n = gt_ring_drain_all(gt_write_event, w);
     gt_cupti_drain(gt_write_gpu_record, w);
     if (w->in_txn && gt_now_ns() - w->last_commit_ns >= GT_COMMIT_NS)
         gt_commit(w);
+    return n;
 }
 
 static void gt_writer_close_db(struct gt_writer *w);
@@ -525,7 +527,20 @@ static void *gt_writer_main(void *arg)
 {
     struct gt_writer *w = arg;
     gt_tls_busy = 1; /* the tracer's own thread: never recorded */
+    uint64_t drained = 0;
     while (!atomic_load(&w->stop)) {
+        /* While events pour in, drain again at once: a ring that passed
+         * half full while this thread was writing sent its wake-up to no
+         * one, and would fill up during a sleep. */
+        if (drained >= GT_BUSY_EVENTS || gt_ring_pressure() >= 25) {
+            int sig = atomic_load(&gt_finish_signal);
+            if (sig) {
+                gt_writer_finish_for_signal(w, sig);
+                return NULL;
+            }
+            drained = gt_drain(w);
+            continue;
+        }
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += (long)GT_POLL_NS;
@@ -542,7 +557,7 @@ static void *gt_writer_main(void *arg)
             gt_writer_finish_for_signal(w, sig);
             return NULL;
         }
-        gt_drain(w);
+        drained = gt_drain(w);
     }
     return NULL;
 }
