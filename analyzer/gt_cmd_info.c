@@ -91,6 +91,8 @@ static int gt_kinds(struct gt_trace *t, const char *sql, struct gt_kind *kinds, 
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
         gt_trace_sql_error(t, "query failed");
+        while (n > 0)
+            free(kinds[--n].name);
         return -1;
     }
     return n;
@@ -163,7 +165,14 @@ static int gt_info_collect(struct gt_trace *t, struct gt_info *in)
                         "ORDER BY n DESC, name LIMIT 5",
                         in->top, GT_TOP_KERNELS);
     if (in->ncopy < 0 || in->nsync < 0 || in->ntop < 0) {
-        in->ncopy = in->nsync = in->ntop = 0; /* nothing to free past a failure */
+        /* Each list that failed freed its own names: keep the others'
+         * counts for gt_info_free, and zero the failed ones. */
+        if (in->ncopy < 0)
+            in->ncopy = 0;
+        if (in->nsync < 0)
+            in->nsync = 0;
+        if (in->ntop < 0)
+            in->ntop = 0;
         return -1;
     }
     return 0;

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Fuzzes the analyzer's trace reader: mutated traces (flipped bytes,
 overwritten and zeroed pages, truncation, damaged SQLite headers, rewritten
-rows) go through two reading commands each (drawn from info, report and
-audit, text and JSON) of the ASan+UBSan build of gputrace
+rows) go through two reading commands each (drawn from info, report,
+audit and export, in every format) of the ASan+UBSan build of gputrace
 (build/asan/gputrace). Each run must end with status 0, 1 or 2, within its
 time limit, with no sanitizer report and no death by signal; status 2 must
 come with a 'gputrace: ' line on stderr.
@@ -29,6 +29,7 @@ COMMANDS = [
     ["info"], ["info", "--format", "json"], ["report"], ["report", "--format", "json", "--min-gap", "0"],
     ["audit", "--max-idle-pct", "50", "--max-pageable-h2d-bytes", "1", "--max-launch-bound-pct", "10",
      "--max-sync-pct", "50"],
+    ["export", "--format", "perfetto", "-o", "/dev/null"], ["report", "--format", "html", "-o", "/dev/null"],
 ]
 
 
