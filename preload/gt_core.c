@@ -205,6 +205,9 @@ static void gt_atexit(void)
 static void gt_fork_prepare(void)
 {
     pthread_mutex_lock(&gt_session_lock);
+    /* Before the names and ranges locks: the writer may need them to
+     * finish the pass it is in. */
+    gt_writer_fork_prepare();
     gt_names_fork_lock();
     gt_ranges_fork_lock();
 }
@@ -213,6 +216,7 @@ static void gt_fork_parent(void)
 {
     gt_ranges_fork_unlock();
     gt_names_fork_unlock();
+    gt_writer_fork_release();
     pthread_mutex_unlock(&gt_session_lock);
 }
 
@@ -220,6 +224,7 @@ static void gt_fork_child(void)
 {
     gt_ranges_fork_unlock();
     gt_names_fork_unlock();
+    gt_writer_fork_release();
     pthread_mutex_unlock(&gt_session_lock);
     gt_core_after_fork_child();
 }

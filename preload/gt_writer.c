@@ -74,6 +74,10 @@ static struct gt_writer *gt_w;
 /* Static, never destroyed: threads may still signal it while the writer
  * shuts down. */
 static pthread_mutex_t gt_wake_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Held by the writer while it works (SQLite, the symbolizer, their locks),
+ * and by fork() for its duration: a child must never inherit a lock that
+ * the parent's writer held mid-write, with no thread left to release it. */
+static pthread_mutex_t gt_work_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gt_wake = PTHREAD_COND_INITIALIZER;
 /* A fatal signal asks the writer to finish the trace (gt_signals.c). */
 static _Atomic int gt_finish_signal;
@@ -460,11 +464,25 @@ static void gt_commit(struct gt_writer *w)
 
 static uint64_t gt_drain(struct gt_writer *w)
 {
+    pthread_mutex_lock(&gt_work_lock);
     uint64_t n = gt_ring_drain_all(gt_write_event, w);
     gt_cupti_drain(gt_write_gpu_record, w);
     if (w->in_txn && gt_now_ns() - w->last_commit_ns >= GT_COMMIT_NS)
         gt_commit(w);
+    pthread_mutex_unlock(&gt_work_lock);
     return n;
+}
+
+void gt_writer_fork_prepare(void)
+{
+    pthread_mutex_lock(&gt_work_lock);
+    pthread_mutex_lock(&gt_wake_lock);
+}
+
+void gt_writer_fork_release(void)
+{
+    pthread_mutex_unlock(&gt_wake_lock);
+    pthread_mutex_unlock(&gt_work_lock);
 }
 
 static void gt_writer_close_db(struct gt_writer *w);
@@ -502,7 +520,9 @@ static void gt_writer_finish_for_signal(struct gt_writer *w, int sig)
         atomic_store(&gt_state, GT_STATE_FINISHED);
         gt_cupti_stop();
         /* Not freed: exit() on another thread may still be looking at it. */
+        pthread_mutex_lock(&gt_work_lock);
         gt_writer_finish(w, 1, sig, 0);
+        pthread_mutex_unlock(&gt_work_lock);
     }
     sem_post(&gt_finish_done);
 }
@@ -864,7 +884,9 @@ void gt_writer_stop(int complete)
         return; /* a fatal signal got there first and finished the trace */
     struct gt_xfsz x;
     gt_xfsz_block(&x);
+    pthread_mutex_lock(&gt_work_lock);
     gt_writer_finish(w, complete, 0, 1);
+    pthread_mutex_unlock(&gt_work_lock);
     gt_xfsz_restore(&x);
 }
 

@@ -31,6 +31,10 @@ int gt_writer_wait_finished(int seconds);
 /* After gt_writer_wait_finished returned 0: reaps the writer thread, which
  * has finished the trace and ended (a process that goes on after that). */
 void gt_writer_join_finished(void);
+/* Around fork(): the writer finishes what it is writing and holds still
+ * (prepare), and resumes (release, in the parent and in the child). */
+void gt_writer_fork_prepare(void);
+void gt_writer_fork_release(void);
 /* In a fork child: forgets the parent's trace without touching it. */
 void gt_writer_after_fork_child(void);
 
