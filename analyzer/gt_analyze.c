@@ -599,7 +599,8 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
     if (sqlite3_step(q) == SQLITE_ROW) {
         r->summary.calls = (uint64_t)sqlite3_column_int64(q, 0);
         int64_t a = sqlite3_column_int64(q, 1), b = sqlite3_column_int64(q, 2);
-        r->summary.span_ns = b > a ? (uint64_t)(b - a) : 0;
+        /* Unsigned: a damaged trace may hold any times at all. */
+        r->summary.span_ns = b > a ? (uint64_t)b - (uint64_t)a : 0;
         r->summary.first_ns = (uint64_t)a;
     }
     sqlite3_finalize(q);

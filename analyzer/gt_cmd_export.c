@@ -61,16 +61,25 @@ static void gt_ev_begin(struct gt_export *x)
     x->events++;
 }
 
+/* a - b, held within int64 (a damaged trace may hold any times). */
+static int64_t gt_sub_sat(int64_t a, int64_t b)
+{
+    int64_t d;
+    if (__builtin_sub_overflow(a, b, &d))
+        return a < b ? INT64_MIN + 1 : INT64_MAX;
+    return d == INT64_MIN ? INT64_MIN + 1 : d;
+}
+
 static void gt_ts(struct gt_export *x, const char *key, int64_t ns)
 {
-    int64_t d = ns - x->origin_ns;
+    int64_t d = gt_sub_sat(ns, x->origin_ns);
     fprintf(x->out, ",\"%s\":%s%" PRId64 ".%03" PRId64, key, d < 0 ? "-" : "", (d < 0 ? -d : d) / 1000,
             (d < 0 ? -d : d) % 1000);
 }
 
 static void gt_dur(struct gt_export *x, int64_t start, int64_t end)
 {
-    int64_t d = end > start ? end - start : 0;
+    int64_t d = end > start ? gt_sub_sat(end, start) : 0;
     fprintf(x->out, ",\"dur\":%" PRId64 ".%03" PRId64, d / 1000, d % 1000);
 }
 
