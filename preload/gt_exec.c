@@ -18,8 +18,28 @@ typedef int (*gt_fexecve_fn)(int, char *const[], char *const[]);
 
 extern char **environ;
 
+/* Resolved once, at load: exec is often called in a vfork child, which
+ * shares the parent's memory and should run as little as possible. */
+static void *gt_real_exec[5];
+static const char *const gt_exec_names[5] = {"execve", "execv", "execvp", "execvpe", "fexecve"};
+
+__attribute__((constructor)) static void gt_exec_init(void)
+{
+    for (int i = 0; i < 5; i++)
+        gt_real_exec[i] = dlsym(RTLD_NEXT, gt_exec_names[i]);
+}
+
 static void *gt_next(const char *name)
 {
+    for (int i = 0; i < 5; i++)
+        if (gt_exec_names[i] == name || __builtin_strcmp(gt_exec_names[i], name) == 0) {
+            void *p = __atomic_load_n(&gt_real_exec[i], __ATOMIC_ACQUIRE);
+            if (!p) {
+                p = dlsym(RTLD_NEXT, name);
+                __atomic_store_n(&gt_real_exec[i], p, __ATOMIC_RELEASE);
+            }
+            return p;
+        }
     return dlsym(RTLD_NEXT, name);
 }
 
