@@ -139,6 +139,17 @@ def test_exec_gives_each_image_its_own_file():
     assert_eq(kernels_by_name(run.trace), {"ending_kernel": 20})
 
 
+def test_vfork_and_exec_leave_the_parent_trace_alone():
+    """vfork children share the parent's memory: their exec (and the _exit
+    if it failed) must not touch the parent's trace, which goes on."""
+    run = same_as_untraced([ENDINGS, "vfork", "25"])
+    assert_eq(run.proc.returncode, 0, run.proc.stderr)
+    assert_eq(run.proc.stderr, "")
+    assert_eq(len(run.traces), 1, run.traces)
+    assert_eq(kernels_by_name(run.trace), {"ending_kernel": 25, "after_vfork": 1})
+    assert_eq(meta(run.trace, "complete"), "1")
+
+
 def test_many_short_lived_processes():
     run = same_as_untraced([ENDINGS, "children", "30"])
     assert_eq(len(run.traces), 7, run.traces)

@@ -19,7 +19,9 @@
  *   exec-fail      execs a file that does not exist, then launches N
  *                  "after_failed_exec" and exits 0
  *   children       forks 6 children one after another; each launches N and
- *                  exits; the parent launches too */
+ *                  exits; the parent launches too
+ *   vfork          vforks 3 children that exec /bin/true (one through
+ *                  execve, one execv, one execvp), then launches once more */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +145,27 @@ int main(int argc, char **argv)
         execl("/nonexistent/gputrace-test", "x", (char *)NULL);
         printf("exec failed as expected\n");
         launch_n("after_failed_exec", n_launch);
+        return 0;
+    }
+    if (strcmp(mode, "vfork") == 0) {
+        for (int i = 0; i < 3; i++) {
+            pid_t pid = vfork();
+            if (pid == 0) {
+                char *args[] = {"true", NULL}, *envp[] = {NULL};
+                if (i == 0)
+                    execve("/bin/true", args, envp);
+                else if (i == 1)
+                    execv("/bin/true", args);
+                else
+                    execvp("true", args);
+                _exit(127);
+            }
+            int st;
+            waitpid(pid, &st, 0);
+            if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                return 1;
+        }
+        launch_n("after_vfork", 1);
         return 0;
     }
     if (strcmp(mode, "children") == 0) {
