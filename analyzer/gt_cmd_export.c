@@ -92,17 +92,6 @@ static void gt_meta_name(struct gt_export *x, const char *what, int64_t pid, int
     fputs("}}", x->out);
 }
 
-static void gt_site_json(FILE *out, const struct gt_site *s)
-{
-    fputc('[', out);
-    for (int i = 0; i < s->nframes; i++) {
-        if (i)
-            fputc(',', out);
-        gt_put_json_string(out, s->frames[i]);
-    }
-    fputc(']', out);
-}
-
 /* A GPU's "process": one per traced process and device. */
 static int64_t gt_gpu_track_pid(int64_t pid, int64_t device)
 {
@@ -168,7 +157,7 @@ static int gt_export_calls(struct gt_trace *t, struct gt_export *x, struct gt_si
         const struct gt_site *site = gt_site_of(sites, key);
         if (site->nframes) {
             fputs(",\"site\":", x->out);
-            gt_site_json(x->out, site);
+            gt_site_put_json(x->out, site);
         }
         fputs("}}", x->out);
     }
@@ -278,9 +267,9 @@ static int gt_export_gaps(struct gt_trace *t, struct gt_export *x, int64_t pid)
         fputs(",\"args\":{\"cause\":", x->out);
         gt_put_json_string(x->out, gt_gap_cause_names[g->cause]);
         fprintf(x->out, ",\"idle_ns\":%" PRIu64 ",\"before\":", g->dur_ns);
-        gt_site_json(x->out, &g->before);
+        gt_site_put_json(x->out, &g->before);
         fputs(",\"after\":", x->out);
-        gt_site_json(x->out, &g->after);
+        gt_site_put_json(x->out, &g->after);
         fputs("}}", x->out);
     }
     gt_report_free(&r);

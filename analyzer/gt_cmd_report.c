@@ -10,6 +10,7 @@
 #include "gt_cmds.h"
 #include "gt_fmt.h"
 #include "gt_report_html.h"
+#include "gt_site.h"
 #include "gt_trace.h"
 
 void gt_cmd_report_usage(FILE *out)
@@ -224,17 +225,6 @@ static void gt_text(FILE *out, const char *path, const struct gt_report *r, cons
 
 /* ---- JSON ---- */
 
-static void gt_json_site(FILE *out, const struct gt_site *s)
-{
-    fputc('[', out);
-    for (int i = 0; i < s->nframes; i++) {
-        if (i)
-            fputc(',', out);
-        gt_put_json_string(out, s->frames[i]);
-    }
-    fputc(']', out);
-}
-
 static void gt_json_summary(FILE *out, const struct gt_summary *s)
 {
     fprintf(out,
@@ -258,7 +248,7 @@ static void gt_json_launch_row(FILE *out, const struct gt_launch_row *k, int by_
     fprintf(out, "{\"pid\":%lld,", pid);
     if (by_site) {
         fputs("\"site\":", out);
-        gt_json_site(out, &k->site);
+        gt_site_put_json(out, &k->site);
     } else {
         fputs("\"kernel\":", out);
         gt_put_json_string(out, k->kernel);
@@ -303,7 +293,7 @@ static void gt_json_tables(FILE *out, const struct gt_one *v, size_t n)
         for (size_t i = 0; i < v[t].r.nh2d; i++, first = 0) {
             const struct gt_h2d_row *h = &v[t].r.h2d[i];
             fprintf(out, "%s{\"pid\":%lld,\"site\":", first ? "" : ",", v[t].pid);
-            gt_json_site(out, &h->site);
+            gt_site_put_json(out, &h->site);
             fprintf(out,
                     ",\"bytes\":%llu,\"count\":%llu,\"host_ns\":%llu,\"gpu_ns\":%llu,\"pageable_bytes\":%llu,"
                     "\"pinned_bytes\":%llu,\"blocking\":%llu,\"async\":%llu,\"async_pageable\":%llu,"
@@ -322,9 +312,9 @@ static void gt_json_tables(FILE *out, const struct gt_one *v, size_t n)
             fprintf(out, "%s{\"pid\":%lld,\"device\":%d,\"start_ns\":%llu,\"dur_ns\":%llu,\"cause\":\"%s\",\"before\":",
                     first ? "" : ",", v[t].pid, g->device, (unsigned long long)g->start_ns,
                     (unsigned long long)g->dur_ns, gt_gap_cause_names[g->cause]);
-            gt_json_site(out, &g->before);
+            gt_site_put_json(out, &g->before);
             fputs(",\"after\":", out);
-            gt_json_site(out, &g->after);
+            gt_site_put_json(out, &g->after);
             fputc('}', out);
         }
     fputs("],\"idle_by_site\":[", out);
@@ -334,7 +324,7 @@ static void gt_json_tables(FILE *out, const struct gt_one *v, size_t n)
             const struct gt_idle_site *x = &v[t].r.idle_sites[i];
             fprintf(out, "%s{\"pid\":%lld,\"idle_ns\":%llu,\"gaps\":%llu,\"site\":", first ? "" : ",", v[t].pid,
                     (unsigned long long)x->idle_ns, (unsigned long long)x->gaps);
-            gt_json_site(out, &x->site);
+            gt_site_put_json(out, &x->site);
             fputc('}', out);
         }
     fputs("],\"syncs\":[", out);
@@ -345,7 +335,7 @@ static void gt_json_tables(FILE *out, const struct gt_one *v, size_t n)
             fprintf(out, "%s{\"pid\":%lld,\"kind\":\"%s\",\"count\":%llu,\"dur_ns\":%llu,\"site\":",
                     first ? "" : ",", v[t].pid, s->kind, (unsigned long long)s->count,
                     (unsigned long long)s->blocked_ns);
-            gt_json_site(out, &s->site);
+            gt_site_put_json(out, &s->site);
             fputc('}', out);
         }
     fputs("]", out);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_fmt.h"
 #include "gt_site.h"
 
 static const char *const gt_not_user[] = {
@@ -232,4 +233,15 @@ void gt_sites_free(struct gt_sites *s)
     sqlite3_finalize(s->frames);
     sqlite3_finalize(s->pyframes);
     memset(s, 0, sizeof(*s));
+}
+
+void gt_site_put_json(FILE *out, const struct gt_site *s)
+{
+    fputc('[', out);
+    for (int i = 0; i < s->nframes; i++) {
+        if (i)
+            fputc(',', out);
+        gt_put_json_string(out, s->frames[i]);
+    }
+    fputc(']', out);
 }

@@ -4,6 +4,7 @@
 #define GT_SITE_H
 
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "gt_analyze.h"
@@ -29,5 +30,7 @@ int gt_sites_init(struct gt_sites *s, sqlite3 *db);
 /* Never NULL: a stack-less call gets a site reading "(no stack)". */
 const struct gt_site *gt_site_of(struct gt_sites *s, int64_t key);
 void gt_sites_free(struct gt_sites *s);
+/* A site as a JSON array of its frames, innermost first. */
+void gt_site_put_json(FILE *out, const struct gt_site *s);
 
 #endif

@@ -216,40 +216,61 @@ static int64_t gt_module_id(struct gt_writer *w, const char *path)
     return id;
 }
 
-static int gt_frames_grow(struct gt_writer *w)
+static size_t gt_idmap_slot_of(uint64_t key, size_t cap)
 {
-    size_t cap = w->frame_cap ? w->frame_cap * 2 : 4096;
-    struct gt_frame_slot *n = calloc(cap, sizeof(*n));
+    return (size_t)(key * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
+}
+
+static int gt_idmap_grow(struct gt_idmap *m)
+{
+    size_t cap = m->cap ? m->cap * 2 : 1024;
+    struct gt_idmap_slot *n = calloc(cap, sizeof(*n));
     if (!n)
         return -1;
-    for (size_t i = 0; i < w->frame_cap; i++) {
-        if (!w->frames[i].ip)
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->slots[i].key)
             continue;
-        size_t j = (w->frames[i].ip * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
-        while (n[j].ip)
+        size_t j = gt_idmap_slot_of(m->slots[i].key, cap);
+        while (n[j].key)
             j = (j + 1) & (cap - 1);
-        n[j] = w->frames[i];
+        n[j] = m->slots[i];
     }
-    free(w->frames);
-    w->frames = n;
-    w->frame_cap = cap;
+    free(m->slots);
+    m->slots = n;
+    m->cap = cap;
     return 0;
+}
+
+int64_t gt_idmap_get(struct gt_idmap *m, uint64_t key, int *added)
+{
+    *added = 0;
+    if (m->count * 2 >= m->cap && gt_idmap_grow(m) < 0)
+        return 0;
+    size_t j = gt_idmap_slot_of(key, m->cap);
+    while (m->slots[j].key) {
+        if (m->slots[j].key == key)
+            return m->slots[j].id;
+        j = (j + 1) & (m->cap - 1);
+    }
+    m->slots[j].key = key;
+    m->slots[j].id = (int64_t)++m->count;
+    *added = 1;
+    return m->slots[j].id;
+}
+
+void gt_idmap_free(struct gt_idmap *m)
+{
+    free(m->slots);
+    memset(m, 0, sizeof(*m));
 }
 
 /* The row id of a frame, symbolized the first time its ip is seen. */
 static int64_t gt_frame_id(struct gt_writer *w, uintptr_t ip)
 {
-    if (w->frame_count * 2 >= w->frame_cap && gt_frames_grow(w) < 0)
-        return 0;
-    size_t j = (ip * 0x9E3779B97F4A7C15ull >> 20) & (w->frame_cap - 1);
-    while (w->frames[j].ip) {
-        if (w->frames[j].ip == ip)
-            return w->frames[j].id;
-        j = (j + 1) & (w->frame_cap - 1);
-    }
-    int64_t id = (int64_t)++w->frame_count;
-    w->frames[j].ip = ip;
-    w->frames[j].id = id;
+    int added;
+    int64_t id = gt_idmap_get(&w->frames, ip, &added);
+    if (!added)
+        return id;
 
     char module[PATH_MAX], func[1024];
     uint64_t offset = 0;
@@ -700,14 +721,14 @@ static void gt_writer_free(struct gt_writer *w)
 {
     gt_writer_close_db(w);
     gt_strlist_free(&w->modules);
-    free(w->frames);
+    gt_idmap_free(&w->frames);
     free(w->tids);
     gt_strlist_free(&w->gpu_names);
     free(w->stack_done);
     free(w->name_done);
     free(w->pystack_done);
     free(w->pycode_done);
-    free(w->pyframes);
+    gt_idmap_free(&w->pyframes);
     free(w);
 }
 

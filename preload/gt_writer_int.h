@@ -24,11 +24,21 @@ struct gt_strlist {
 long gt_strlist_intern(struct gt_strlist *l, const char *s, int *added);
 void gt_strlist_free(struct gt_strlist *l);
 
-/* Writer-private map from raw ips to frame row ids. */
-struct gt_frame_slot {
-    uintptr_t ip;
+/* Writer-private map from a nonzero raw key (an ip, a Python frame) to the
+ * row id it was given; ids count up from 1 in first-seen order. */
+struct gt_idmap_slot {
+    uint64_t key;
     int64_t id;
 };
+
+struct gt_idmap {
+    struct gt_idmap_slot *slots;
+    size_t cap, count;
+};
+
+/* The id of `key`: found, or the next one, with *added set. 0: out of memory. */
+int64_t gt_idmap_get(struct gt_idmap *m, uint64_t key, int *added);
+void gt_idmap_free(struct gt_idmap *m);
 
 struct gt_writer {
     sqlite3 *db;
@@ -43,10 +53,8 @@ struct gt_writer {
     uint8_t *name_done;    /* bitmap: string ids already in the file */
     uint8_t *pystack_done; /* bitmap: Python stack ids already in the file */
     uint8_t *pycode_done;  /* bitmap: Python code ids already in the file */
-    struct gt_frame_slot *pyframes; /* (code id << 32 | lasti) -> py_frames row id */
-    size_t pyframe_cap, pyframe_count;
-    struct gt_frame_slot *frames;
-    size_t frame_cap, frame_count;
+    struct gt_idmap pyframes;  /* (code id << 32 | lasti) -> py_frames row id */
+    struct gt_idmap frames;    /* ip -> frames row id */
     struct gt_strlist modules;   /* module paths; id = index + 1 */
     struct gt_strlist gpu_names; /* kernel names from CUPTI; id = GT_GPU_NAME_BASE + index */
     uint32_t *tids;        /* threads already in the file */

@@ -1,35 +1,8 @@
 /* gt_writer_py.c: Python stacks into py_stacks, py_frames and py_code.
  * Each code object is stored once; each (code, instruction) position once,
  * its line resolved here from the copied line table. Writer thread only. */
-#include <stdlib.h>
-
 #include "gt_python.h"
 #include "gt_writer_int.h"
-
-static size_t gt_pyslot(uint64_t key, size_t cap)
-{
-    return (size_t)(key * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
-}
-
-static int gt_pyframes_grow(struct gt_writer *w)
-{
-    size_t cap = w->pyframe_cap ? w->pyframe_cap * 2 : 1024;
-    struct gt_frame_slot *n = calloc(cap, sizeof(*n));
-    if (!n)
-        return -1;
-    for (size_t i = 0; i < w->pyframe_cap; i++) {
-        if (!w->pyframes[i].ip)
-            continue;
-        size_t j = gt_pyslot(w->pyframes[i].ip, cap);
-        while (n[j].ip)
-            j = (j + 1) & (cap - 1);
-        n[j] = w->pyframes[i];
-    }
-    free(w->pyframes);
-    w->pyframes = n;
-    w->pyframe_cap = cap;
-    return 0;
-}
 
 static void gt_emit_pycode(struct gt_writer *w, uint32_t code_id, const struct gt_pycode *c)
 {
@@ -47,23 +20,16 @@ static void gt_emit_pycode(struct gt_writer *w, uint32_t code_id, const struct g
  * The key is never 0: code ids start at 1. */
 static int64_t gt_pyframe_id(struct gt_writer *w, uint64_t raw)
 {
-    if (w->pyframe_count * 2 >= w->pyframe_cap && gt_pyframes_grow(w) < 0)
-        return 0;
-    size_t j = gt_pyslot(raw, w->pyframe_cap);
-    while (w->pyframes[j].ip) {
-        if (w->pyframes[j].ip == raw)
-            return w->pyframes[j].id;
-        j = (j + 1) & (w->pyframe_cap - 1);
-    }
     uint32_t code_id = (uint32_t)(raw >> 32);
     int lasti = (int)(uint32_t)raw;
     struct gt_pycode c;
     if (gt_pycode_get(code_id, &c) < 0)
         return 0;
+    int added;
+    int64_t id = gt_idmap_get(&w->pyframes, raw, &added);
+    if (!added)
+        return id;
     gt_emit_pycode(w, code_id, &c);
-    int64_t id = (int64_t)++w->pyframe_count;
-    w->pyframes[j].ip = raw;
-    w->pyframes[j].id = id;
     int line = gt_py_line(gt_python_minor(), c.linetable, c.linetable_len, c.first_line, lasti);
     sqlite3_stmt *s = w->st[ST_PYFRAME];
     sqlite3_bind_int64(s, 1, id);
