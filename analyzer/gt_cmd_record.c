@@ -48,7 +48,7 @@ void gt_cmd_record_usage(FILE *out)
             "environment (read by the traced processes; options above override):\n"
             "  GPUTRACE_OUTPUT         as -o\n"
             "  GPUTRACE_STACK_DEPTH    as --stack-depth\n"
-            "  GPUTRACE_BUFFER_EVENTS  per-thread event ring size, a power of two\n"
+            "  GPUTRACE_BUFFER_EVENTS  largest per-thread event ring, a power of two\n"
             "                          from 64 to 1048576. Default %u.\n"
             "  GPUTRACE_PYTHON         1 (default): for calls made from Python, also\n"
             "                          the Python stack (file, function, line), read\n"

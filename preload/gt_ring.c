@@ -51,9 +51,9 @@ void gt_ring_configure(uint32_t events_per_thread, uint64_t max_total_bytes)
     gt_ring_budget = max_total_bytes;
 }
 
-static struct gt_ring *gt_ring_create(void)
+static struct gt_ring *gt_ring_map(uint32_t events)
 {
-    size_t bytes = sizeof(struct gt_ring) + (size_t)gt_ring_events * sizeof(struct gt_event);
+    size_t bytes = sizeof(struct gt_ring) + (size_t)events * sizeof(struct gt_event);
     uint64_t total = atomic_fetch_add(&gt_ring_bytes, bytes) + bytes;
     if (total > gt_ring_budget) {
         atomic_fetch_sub(&gt_ring_bytes, bytes);
@@ -65,17 +65,47 @@ static struct gt_ring *gt_ring_create(void)
         atomic_fetch_sub(&gt_ring_bytes, bytes);
         return NULL;
     }
-    r->mask = gt_ring_events - 1;
+    r->mask = events - 1;
     r->tid = (uint32_t)syscall(SYS_gettid);
     r->generation = atomic_load(&gt_ring_gen);
     r->map_bytes = bytes;
+    return r;
+}
+
+static void gt_ring_publish(struct gt_ring *r)
+{
     pthread_once(&gt_ring_once, gt_ring_key_init);
     pthread_setspecific(gt_ring_key, r);
     struct gt_ring *head = atomic_load(&gt_ring_list);
     do {
         r->next = head;
     } while (!atomic_compare_exchange_weak(&gt_ring_list, &head, r));
+}
+
+/* Small first: most threads that touch CUDA make few calls, and a program
+ * that starts and ends many threads must not spend the budget on rings
+ * that stay nearly empty. */
+static struct gt_ring *gt_ring_create(void)
+{
+    struct gt_ring *r = gt_ring_map(gt_ring_events < GT_RING_FIRST_EVENTS ? gt_ring_events : GT_RING_FIRST_EVENTS);
+    if (r)
+        gt_ring_publish(r);
     return r;
+}
+
+/* The writer is behind on this thread: move on to a ring twice the size.
+ * The old one keeps what it holds; the writer drains it before the new
+ * one, so the thread's events stay in order. Refused by the budget, the
+ * thread keeps its ring. */
+static struct gt_ring *gt_ring_grow(struct gt_ring *r)
+{
+    struct gt_ring *n = gt_ring_map((r->mask + 1) * 2);
+    if (!n)
+        return r;
+    n->older = r;
+    atomic_store_explicit(&r->retired, 1, memory_order_release);
+    gt_ring_publish(n);
+    return n;
 }
 
 void gt_ring_push(const struct gt_event *e)
@@ -108,8 +138,11 @@ void gt_ring_push(const struct gt_event *e)
     atomic_store_explicit(&r->head, head + 1, memory_order_release);
     /* Half full: wake the writer now rather than at its next poll. Once per
      * half ring, so the hot path almost never pays for it. */
-    if (head + 1 - tail == ((uint64_t)r->mask + 1) / 2)
+    if (head + 1 - tail == ((uint64_t)r->mask + 1) / 2) {
+        if (r->mask + 1 < gt_ring_events)
+            gt_tls_ring = gt_ring_grow(r);
         gt_writer_wake();
+    }
 }
 
 static uint64_t gt_ring_drain(struct gt_ring *r, gt_ring_fn fn, void *arg)
@@ -124,6 +157,20 @@ static uint64_t gt_ring_drain(struct gt_ring *r, gt_ring_fn fn, void *arg)
 
 static uint64_t gt_ring_freed_drops; /* dropped counts of rings already freed; writer-owned */
 
+/* Drains the rings a thread has outgrown, oldest first, then hands each to
+ * the list walk to free: the new ring is always nearer the list head than
+ * the rings it replaced, so this runs before the walk reaches them. */
+static uint64_t gt_ring_drain_older(struct gt_ring *r, gt_ring_fn fn, void *arg)
+{
+    struct gt_ring *o = r->older;
+    if (!o)
+        return 0;
+    uint64_t n = gt_ring_drain_older(o, fn, arg) + gt_ring_drain(o, fn, arg);
+    o->released = 1;
+    r->older = NULL;
+    return n;
+}
+
 uint64_t gt_ring_drain_all(gt_ring_fn fn, void *arg)
 {
     uint64_t n = 0;
@@ -131,8 +178,16 @@ uint64_t gt_ring_drain_all(gt_ring_fn fn, void *arg)
     struct gt_ring *r = atomic_load_explicit(&gt_ring_list, memory_order_acquire);
     while (r) {
         struct gt_ring *next = r->next;
-        int dead = atomic_load_explicit(&r->dead, memory_order_acquire);
-        n += gt_ring_drain(r, fn, arg);
+        int dead;
+        if (atomic_load_explicit(&r->retired, memory_order_acquire)) {
+            /* Drained through its successor, which may not be published
+             * yet: until then it is left alone. */
+            dead = r->released;
+        } else {
+            dead = atomic_load_explicit(&r->dead, memory_order_acquire);
+            n += gt_ring_drain_older(r, fn, arg);
+            n += gt_ring_drain(r, fn, arg);
+        }
         int unlinked = 0;
         if (dead) {
             if (!prev) {

@@ -1,5 +1,7 @@
 /* gt_ring.h: one single-producer ring of events per thread, drained by the
- * writer. A full ring drops the event and counts it: the program never
+ * writer. A thread's ring starts small and, when the writer falls behind,
+ * is replaced by one twice its size, up to the configured maximum; a full
+ * ring at the maximum drops the event and counts it: the program never
  * waits for the tracer. */
 #ifndef GT_RING_H
 #define GT_RING_H
@@ -15,6 +17,9 @@ struct gt_ring {
     char pad1[56];
     _Atomic(uint64_t) dropped;
     _Atomic(int) dead;        /* owner thread exited */
+    _Atomic(int) retired;     /* owner moved on to a larger ring: no more pushes */
+    int released;             /* writer: drained after its successor took over; free it */
+    struct gt_ring *older;    /* the ring this one replaced, drained first (writer clears it) */
     uint32_t mask;
     uint32_t tid;
     uint32_t generation;      /* a fork child starts a new generation */
@@ -23,8 +28,12 @@ struct gt_ring {
     struct gt_event ev[];
 };
 
-/* Sets the ring size for rings created from now on (a power of two). */
+/* Sets the largest ring a thread may grow to (a power of two) and the
+ * bytes all rings together may take, for rings created from now on. */
 void gt_ring_configure(uint32_t events_per_thread, uint64_t max_total_bytes);
+
+/* A thread's first ring, in events (or the maximum, if smaller). */
+#define GT_RING_FIRST_EVENTS 512u
 
 /* Records one event from the calling thread; drops and counts if full. */
 void gt_ring_push(const struct gt_event *e);

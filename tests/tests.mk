@@ -39,6 +39,12 @@ $(TUNIT)/test_%: tests/unit/test_%.c $(GT_CORE_FOR_UNIT) $(wildcard preload/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(GT_CORE_FOR_UNIT) -lunwind -ldl -lpthread
 
+# The rings alone, their writer's wake-up a counter in the test.
+UNIT_TESTS += $(TUNIT)/test_ring
+$(TUNIT)/test_ring: tests/unit/test_ring.c preload/gt_ring.c $(wildcard preload/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -o $@ $< preload/gt_ring.c -lpthread
+
 .PHONY: tests-build
 tests-build: $(TEST_PROGS) $(UNIT_TESTS) $(BUILD)/asan/libgputrace.so $(BUILD)/tsan/libgputrace.so
 -include tests/unit/budget.mk
