@@ -130,8 +130,10 @@ static int gt_info_collect(struct gt_trace *t, struct gt_info *in)
         {&in->memsets, "SELECT count(*) FROM memsets"},
         {&in->memset_bytes, "SELECT total(bytes) FROM memsets"},
         {&in->syncs, "SELECT count(*) FROM syncs"},
-        {&in->allocs, "SELECT count(*) FROM allocations"},
-        {&in->alloc_bytes, "SELECT total(bytes) FROM allocations"},
+        /* the allocations view lists frees too, where the writer stored their arguments */
+        {&in->allocs, "SELECT count(*) FROM allocations a JOIN api_names n ON n.name = a.api WHERE n.category = 'alloc'"},
+        {&in->alloc_bytes,
+         "SELECT total(bytes) FROM allocations a JOIN api_names n ON n.name = a.api WHERE n.category = 'alloc'"},
         {&in->frees, "SELECT count(*) FROM api_calls WHERE category = 'free'"},
         {&in->stacks, "SELECT count(DISTINCT stack_id) FROM stacks"},
         {&in->python_calls, "SELECT count(*) FROM calls WHERE pystack_id IS NOT NULL"},

@@ -38,22 +38,17 @@
 #define GT_INDEX_MARK "-- @indexes"
 
 static const char *const gt_sql[ST_COUNT] = {
-    [ST_CALL] = "INSERT INTO calls(id,tid,api_id,start_ns,end_ns,result,stream,stack_id,corr,captured,pystack_id) "
-                "VALUES(?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_LAUNCH] = "INSERT INTO launch_args VALUES(?,?,?,?,?,?,?,?,?,?)",
-    [ST_COPY] = "INSERT INTO copy_args VALUES(?,?,?,?,?,?)",
-    [ST_MEMSET] = "INSERT INTO memset_args VALUES(?,?,?,?)",
-    [ST_SYNC] = "INSERT INTO sync_args VALUES(?,?,?)",
-    [ST_ALLOC] = "INSERT INTO alloc_args VALUES(?,?,?,?)",
+    [ST_EVENT] = "INSERT INTO events(id,tid,api_id,start_ns,dur_ns,result,stream,stack_id,corr,captured,pystack_id,"
+                 "a0,a1,a2,a3,a4,a5,a6,a7,a8) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_THREAD] = "INSERT OR IGNORE INTO threads VALUES(?,?)",
     [ST_STRING] = "INSERT INTO strings VALUES(?,?,?)",
     [ST_MODULE] = "INSERT INTO modules VALUES(?,?)",
     [ST_FRAME] = "INSERT INTO frames VALUES(?,?,?,?,?)",
     [ST_STACK] = "INSERT INTO stacks VALUES(?,?,?)",
     [ST_META] = "INSERT OR REPLACE INTO meta VALUES(?,?)",
-    [ST_GPU] = "INSERT INTO gpu_ops(kind,correlation_id,device,context,stream,start_ns,end_ns,name_id,bytes,"
+    [ST_GPU] = "INSERT INTO gpu_ops(kind,corr,correlation_id,device,stream,start_ns,dur_ns,name_id,bytes,"
                "copy_kind,src_kind,dst_kind,sync_type) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_EXT] = "INSERT OR REPLACE INTO ext_corr VALUES(?,?)",
+    [ST_GPU_CORR] = "UPDATE gpu_ops SET corr = ? WHERE id = ?",
     [ST_OVERHEAD] = "INSERT INTO cupti_overhead VALUES(?,?,?)",
     [ST_PYCODE] = "INSERT INTO py_code VALUES(?,?,?,?)",
     [ST_PYFRAME] = "INSERT INTO py_frames VALUES(?,?,?,?)",
@@ -65,11 +60,6 @@ static const char *const gt_category_names[GT_CAT_COUNT] = {
     [GT_CAT_SYNC] = "sync", [GT_CAT_ALLOC] = "alloc", [GT_CAT_FREE] = "free", [GT_CAT_STREAM] = "stream",
     [GT_CAT_EVENT] = "event", [GT_CAT_OTHER] = "other", [GT_CAT_GRAPH] = "graph_launch",
 };
-static const char *const gt_copy_names[] = {"HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
-static const char *const gt_hm_names[] = {"pageable", "pinned", "managed", "none", "unknown"};
-static const char *const gt_sync_names[] = {"device", "context", "stream", "event", "stream_wait_event"};
-static const char *const gt_alloc_names[] = {"device", "pinned", "managed", "registered", "async"};
-
 static struct gt_writer *gt_w;
 /* Static, never destroyed: threads may still signal it while the writer
  * shuts down. */
@@ -348,6 +338,16 @@ static void gt_emit_thread(struct gt_writer *w, uint32_t tid)
 
 /* ---- events ---- */
 
+/* Binds an optional integer: statements are not cleared between rows,
+ * which would cost as much as the row itself, so NULLs are bound too. */
+static void gt_bind_opt(sqlite3_stmt *s, int col, int present, int64_t v)
+{
+    if (present)
+        sqlite3_bind_int64(s, col, v);
+    else
+        sqlite3_bind_null(s, col);
+}
+
 static void gt_write_event(const struct gt_event *e, void *arg)
 {
     struct gt_writer *w = arg;
@@ -357,91 +357,68 @@ static void gt_write_event(const struct gt_event *e, void *arg)
     gt_emit_stack(w, e->stack_id);
     gt_emit_pystack(w, e->pystack_id);
     int64_t id = ++w->next_call_id;
-    sqlite3_stmt *s = w->st[ST_CALL];
+    sqlite3_stmt *s = w->st[ST_EVENT];
     sqlite3_bind_int64(s, 1, id);
     sqlite3_bind_int64(s, 2, e->tid);
     sqlite3_bind_int64(s, 3, e->api);
     sqlite3_bind_int64(s, 4, (int64_t)e->start_ns);
-    sqlite3_bind_int64(s, 5, (int64_t)e->end_ns);
+    sqlite3_bind_int64(s, 5, e->end_ns >= e->start_ns ? (int64_t)(e->end_ns - e->start_ns) : 0);
     sqlite3_bind_int64(s, 6, e->result);
-    /* Optional columns are bound either way: statements are not cleared
-     * between rows, which would cost as much as the row itself. */
-    if (e->has_stream)
-        sqlite3_bind_int64(s, 7, (int64_t)e->stream);
-    else
-        sqlite3_bind_null(s, 7);
-    if (e->stack_id)
-        sqlite3_bind_int64(s, 8, e->stack_id);
-    else
-        sqlite3_bind_null(s, 8);
-    if (e->corr)
-        sqlite3_bind_int64(s, 9, (int64_t)e->corr);
-    else
-        sqlite3_bind_null(s, 9);
+    gt_bind_opt(s, 7, e->has_stream, (int64_t)e->stream);
+    gt_bind_opt(s, 8, e->stack_id != 0, e->stack_id);
+    gt_bind_opt(s, 9, e->corr != 0, (int64_t)e->corr);
     sqlite3_bind_int(s, 10, e->captured);
-    if (e->pystack_id)
-        sqlite3_bind_int64(s, 11, e->pystack_id);
-    else
-        sqlite3_bind_null(s, 11);
-    gt_step_keep(w, ST_CALL);
-    w->events_written++;
+    gt_bind_opt(s, 11, e->pystack_id != 0, e->pystack_id);
 
+    /* The category's arguments in a0..a8, as schema/gputrace.sql lays them out. */
+    int64_t a[9];
+    unsigned used = 0; /* bit i: a[i] is set */
     int cat = e->api < GT_API_COUNT ? gt_hooks[e->api].category : GT_CAT_NONE;
     switch (cat) {
     case GT_CAT_LAUNCH:
         gt_emit_name(w, e->u.launch.name_id);
-        s = w->st[ST_LAUNCH];
-        sqlite3_bind_int64(s, 1, id);
-        if (e->u.launch.name_id)
-            sqlite3_bind_int64(s, 2, e->u.launch.name_id);
-        else
-            sqlite3_bind_null(s, 2);
-        sqlite3_bind_int64(s, 3, e->u.launch.device);
+        a[0] = e->u.launch.name_id;
+        a[1] = e->u.launch.device;
         for (int i = 0; i < 3; i++) {
-            sqlite3_bind_int64(s, 4 + i, e->u.launch.grid[i]);
-            sqlite3_bind_int64(s, 7 + i, e->u.launch.block[i]);
+            a[2 + i] = e->u.launch.grid[i];
+            a[5 + i] = e->u.launch.block[i];
         }
-        sqlite3_bind_int64(s, 10, e->u.launch.shared_mem);
-        gt_step_keep(w, ST_LAUNCH);
+        a[8] = e->u.launch.shared_mem;
+        used = (e->u.launch.name_id ? 1u : 0u) | 0x1feu;
         break;
     case GT_CAT_MEMCPY:
-        s = w->st[ST_COPY];
-        sqlite3_bind_int64(s, 1, id);
-        sqlite3_bind_text(s, 2, gt_copy_names[e->u.copy.kind % 5], -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 3, (int64_t)e->u.copy.bytes);
-        sqlite3_bind_text(s, 4, gt_hm_names[e->u.copy.host_mem % 5], -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 5, e->u.copy.async);
-        sqlite3_bind_int64(s, 6, e->u.copy.device);
-        gt_step(w, ST_COPY);
+        a[0] = e->u.copy.kind % 5;
+        a[1] = e->u.copy.device;
+        a[2] = (int64_t)e->u.copy.bytes;
+        a[3] = e->u.copy.host_mem % 5;
+        a[4] = e->u.copy.async;
+        used = 0x1f;
         break;
     case GT_CAT_MEMSET:
-        s = w->st[ST_MEMSET];
-        sqlite3_bind_int64(s, 1, id);
-        sqlite3_bind_int64(s, 2, (int64_t)e->u.memset.bytes);
-        sqlite3_bind_int64(s, 3, e->u.memset.async);
-        sqlite3_bind_int64(s, 4, e->u.memset.device);
-        gt_step(w, ST_MEMSET);
+        a[1] = e->u.memset.device;
+        a[2] = (int64_t)e->u.memset.bytes;
+        a[4] = e->u.memset.async;
+        used = 0x16;
         break;
     case GT_CAT_SYNC:
-        s = w->st[ST_SYNC];
-        sqlite3_bind_int64(s, 1, id);
-        sqlite3_bind_text(s, 2, gt_sync_names[e->u.sync.kind % 5], -1, SQLITE_STATIC);
-        if (e->u.sync.kind != GT_SYNC_DEVICE && e->u.sync.kind != GT_SYNC_CONTEXT)
-            sqlite3_bind_int64(s, 3, (int64_t)e->u.sync.target);
-        gt_step(w, ST_SYNC);
+        a[0] = e->u.sync.kind % 5;
+        a[5] = (int64_t)e->u.sync.target;
+        used = 0x01 | (e->u.sync.kind != GT_SYNC_DEVICE && e->u.sync.kind != GT_SYNC_CONTEXT ? 0x20u : 0u);
         break;
     case GT_CAT_ALLOC:
     case GT_CAT_FREE:
-        s = w->st[ST_ALLOC];
-        sqlite3_bind_int64(s, 1, id);
-        sqlite3_bind_text(s, 2, gt_alloc_names[e->u.alloc.kind % 5], -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 3, (int64_t)e->u.alloc.ptr);
-        sqlite3_bind_int64(s, 4, (int64_t)e->u.alloc.bytes);
-        gt_step(w, ST_ALLOC);
+        a[0] = e->u.alloc.kind % 5;
+        a[2] = (int64_t)e->u.alloc.bytes;
+        a[5] = (int64_t)e->u.alloc.ptr;
+        used = 0x25;
         break;
     default:
         break;
     }
+    for (int i = 0; i < 9; i++)
+        gt_bind_opt(s, 12 + i, (used >> i) & 1, (used >> i) & 1 ? a[i] : 0);
+    gt_step_keep(w, ST_EVENT);
+    w->events_written++;
 }
 
 int gt_begin_txn(struct gt_writer *w)
@@ -682,7 +659,7 @@ static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *c
     char buf[8192];
     gt_meta(w, "tracer", "gputrace");
     gt_meta(w, "tracer_version", GT_VERSION);
-    gt_meta(w, "schema_version", "2");
+    gt_meta(w, "schema_version", "3");
     gt_meta_u64(w, "pid", (uint64_t)getpid());
     gt_meta_u64(w, "ppid", (uint64_t)getppid());
     gt_meta_u64(w, "process_start_ticks", gt_process_start_ticks());
@@ -729,6 +706,7 @@ static void gt_writer_free(struct gt_writer *w)
     free(w->pystack_done);
     free(w->pycode_done);
     gt_idmap_free(&w->pyframes);
+    gt_writer_gpu_free(w);
     free(w);
 }
 

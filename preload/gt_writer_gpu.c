@@ -7,26 +7,77 @@
 
 #include "gt_writer_int.h"
 
-/* CUPTI's enumerations, as the schema spells them. */
-static const char *gt_cupti_copy_kind(unsigned k)
+/* CUPTI correlation id -> our external id, from CUPTI's external-correlation
+ * records, so that each GPU record is stored with the call's own id
+ * (events.corr) and no table of pairs is needed. CUPTI's ids count up, so
+ * a direct-mapped table keeps the latest 2^18 of them: far more than are
+ * in flight between an external-correlation record and the GPU records it
+ * names, which follow it in CUPTI's buffers. */
+#define GT_CORR_SLOTS (1u << 18)
+/* A GPU record whose external-correlation record had not come yet: stored
+ * with corr NULL and mended when it comes (not expected; kept for safety,
+ * a handful at a time). */
+#define GT_CORR_PENDING 1024
+
+struct gt_corrmap {
+    uint32_t tag[GT_CORR_SLOTS];  /* CUPTI correlation id + 1; 0: empty */
+    uint64_t ext[GT_CORR_SLOTS];
+    struct {
+        uint32_t correlation_id;
+        int64_t row;
+    } pending[GT_CORR_PENDING];
+    unsigned npending, next_evict;
+};
+
+void gt_writer_gpu_free(struct gt_writer *w)
 {
-    static const char *const n[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                    "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
-    return k < sizeof(n) / sizeof(n[0]) ? n[k] : "unknown";
+    free(w->corr);
+    w->corr = NULL;
 }
 
-static const char *gt_cupti_mem_kind(unsigned k)
+static struct gt_corrmap *gt_corrmap(struct gt_writer *w)
 {
-    static const char *const n[] = {"unknown", "pageable", "pinned", "device", "array",
-                                    "managed", "device_static", "managed_static"};
-    return k < sizeof(n) / sizeof(n[0]) ? n[k] : "unknown";
+    if (!w->corr)
+        w->corr = calloc(1, sizeof(*w->corr));
+    return w->corr;
 }
 
-static const char *gt_cupti_sync_type(unsigned k)
+static void gt_corr_learn(struct gt_writer *w, uint32_t correlation_id, uint64_t ext)
 {
-    static const char *const n[] = {"unknown", "event_synchronize", "stream_wait_event", "stream_synchronize",
-                                    "context_synchronize"};
-    return k < sizeof(n) / sizeof(n[0]) ? n[k] : "unknown";
+    struct gt_corrmap *m = gt_corrmap(w);
+    if (!m)
+        return;
+    unsigned slot = correlation_id & (GT_CORR_SLOTS - 1);
+    m->tag[slot] = correlation_id + 1;
+    m->ext[slot] = ext;
+    for (unsigned i = 0; i < m->npending;) {
+        if (m->pending[i].correlation_id != correlation_id) {
+            i++;
+            continue;
+        }
+        sqlite3_bind_int64(w->st[ST_GPU_CORR], 1, (int64_t)ext);
+        sqlite3_bind_int64(w->st[ST_GPU_CORR], 2, m->pending[i].row);
+        gt_step(w, ST_GPU_CORR);
+        m->pending[i] = m->pending[--m->npending];
+    }
+}
+
+/* Our external id for a CUPTI correlation id; 0: not (yet) known. */
+static uint64_t gt_corr_lookup(struct gt_writer *w, uint32_t correlation_id)
+{
+    struct gt_corrmap *m = w->corr;
+    unsigned slot = correlation_id & (GT_CORR_SLOTS - 1);
+    return m && m->tag[slot] == correlation_id + 1 ? m->ext[slot] : 0;
+}
+
+static void gt_corr_pending(struct gt_writer *w, uint32_t correlation_id, int64_t row)
+{
+    struct gt_corrmap *m = gt_corrmap(w);
+    if (!m)
+        return;
+    unsigned i = m->npending < GT_CORR_PENDING ? m->npending++ : m->next_evict++ % GT_CORR_PENDING;
+    m->pending[i].correlation_id = correlation_id;
+    m->pending[i].row = row;
 }
 
 static int64_t gt_gpu_name_id(struct gt_writer *w, const char *name)
@@ -43,16 +94,38 @@ static int64_t gt_gpu_name_id(struct gt_writer *w, const char *name)
     return id;
 }
 
-static void gt_bind_gpu_common(sqlite3_stmt *s, const char *kind, uint32_t corr, uint32_t dev, uint32_t ctx,
-                               uint32_t stream, uint64_t start, uint64_t end)
+enum { GT_GPU_KERNEL, GT_GPU_MEMCPY, GT_GPU_MEMSET, GT_GPU_SYNC };
+
+/* Columns 1-7; the caller binds the rest and calls gt_store_gpu. The
+ * statement is not cleared between rows, so every optional column is
+ * bound, NULL where the kind has none. */
+static void gt_bind_gpu_common(struct gt_writer *w, int kind, uint32_t correlation_id, int has_device,
+                               uint32_t dev, uint32_t stream, uint64_t start, uint64_t end)
 {
-    sqlite3_bind_text(s, 1, kind, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 2, corr);
-    sqlite3_bind_int64(s, 3, dev);
-    sqlite3_bind_int64(s, 4, ctx);
+    sqlite3_stmt *s = w->st[ST_GPU];
+    sqlite3_bind_int(s, 1, kind);
+    uint64_t ext = gt_corr_lookup(w, correlation_id);
+    if (ext)
+        sqlite3_bind_int64(s, 2, (int64_t)ext);
+    else
+        sqlite3_bind_null(s, 2);
+    sqlite3_bind_int64(s, 3, correlation_id);
+    if (has_device)
+        sqlite3_bind_int64(s, 4, dev);
+    else
+        sqlite3_bind_null(s, 4);
     sqlite3_bind_int64(s, 5, stream);
     sqlite3_bind_int64(s, 6, (int64_t)start);
-    sqlite3_bind_int64(s, 7, (int64_t)end);
+    sqlite3_bind_int64(s, 7, end >= start ? (int64_t)(end - start) : 0);
+    for (int col = 8; col <= 13; col++)
+        sqlite3_bind_null(s, col);
+}
+
+static void gt_store_gpu(struct gt_writer *w, uint32_t correlation_id)
+{
+    int linked = gt_corr_lookup(w, correlation_id) != 0;
+    if (gt_step_keep(w, ST_GPU) == 0 && !linked && correlation_id)
+        gt_corr_pending(w, correlation_id, sqlite3_last_insert_rowid(w->db));
 }
 
 void gt_write_gpu_record(const void *record, void *arg)
@@ -66,48 +139,42 @@ void gt_write_gpu_record(const void *record, void *arg)
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const CUpti_ActivityKernel10 *k = record;
-        gt_bind_gpu_common(s, "kernel", k->correlationId, k->deviceId, k->contextId, k->streamId, k->start,
-                           k->end);
+        gt_bind_gpu_common(w, GT_GPU_KERNEL, k->correlationId, 1, k->deviceId, k->streamId, k->start, k->end);
         int64_t name = gt_gpu_name_id(w, k->name);
         if (name)
             sqlite3_bind_int64(s, 8, name);
-        gt_step(w, ST_GPU);
+        gt_store_gpu(w, k->correlationId);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = record;
-        gt_bind_gpu_common(s, "memcpy", m->correlationId, m->deviceId, m->contextId, m->streamId, m->start,
-                           m->end);
+        gt_bind_gpu_common(w, GT_GPU_MEMCPY, m->correlationId, 1, m->deviceId, m->streamId, m->start, m->end);
         sqlite3_bind_int64(s, 9, (int64_t)m->bytes);
-        sqlite3_bind_text(s, 10, gt_cupti_copy_kind(m->copyKind), -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 11, gt_cupti_mem_kind(m->srcKind), -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 12, gt_cupti_mem_kind(m->dstKind), -1, SQLITE_STATIC);
-        gt_step(w, ST_GPU);
+        sqlite3_bind_int64(s, 10, m->copyKind);
+        sqlite3_bind_int64(s, 11, m->srcKind);
+        sqlite3_bind_int64(s, 12, m->dstKind);
+        gt_store_gpu(w, m->correlationId);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = record;
-        gt_bind_gpu_common(s, "memset", m->correlationId, m->deviceId, m->contextId, m->streamId, m->start,
-                           m->end);
+        gt_bind_gpu_common(w, GT_GPU_MEMSET, m->correlationId, 1, m->deviceId, m->streamId, m->start, m->end);
         sqlite3_bind_int64(s, 9, (int64_t)m->bytes);
-        gt_step(w, ST_GPU);
+        gt_store_gpu(w, m->correlationId);
         break;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
         const CUpti_ActivitySynchronization2 *y = record;
-        gt_bind_gpu_common(s, "sync", y->correlationId, 0, y->contextId, y->streamId, y->start, y->end);
-        sqlite3_bind_null(s, 3);
-        sqlite3_bind_text(s, 13, gt_cupti_sync_type(y->type), -1, SQLITE_STATIC);
-        gt_step(w, ST_GPU);
+        gt_bind_gpu_common(w, GT_GPU_SYNC, y->correlationId, 0, 0, y->streamId, y->start, y->end);
+        sqlite3_bind_int64(s, 13, y->type);
+        gt_store_gpu(w, y->correlationId);
         break;
     }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
         const CUpti_ActivityExternalCorrelation *x = record;
         if (x->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2)
             break; /* someone else's (the PyTorch profiler's, say) */
-        sqlite3_bind_int64(w->st[ST_EXT], 1, x->correlationId);
-        sqlite3_bind_int64(w->st[ST_EXT], 2, (int64_t)x->externalId);
-        gt_step(w, ST_EXT);
+        gt_corr_learn(w, x->correlationId, x->externalId);
         break;
     }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {

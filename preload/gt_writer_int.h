@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-enum { ST_CALL, ST_LAUNCH, ST_COPY, ST_MEMSET, ST_SYNC, ST_ALLOC, ST_THREAD, ST_STRING, ST_MODULE, ST_FRAME,
-       ST_STACK, ST_META, ST_GPU, ST_EXT, ST_OVERHEAD, ST_PYCODE, ST_PYFRAME, ST_PYSTACK, ST_COUNT };
+enum { ST_EVENT, ST_THREAD, ST_STRING, ST_MODULE, ST_FRAME, ST_STACK, ST_META, ST_GPU, ST_GPU_CORR,
+       ST_OVERHEAD, ST_PYCODE, ST_PYFRAME, ST_PYSTACK, ST_COUNT };
 
 /* Strings interned in first-seen order; an entry's index is its id. */
 struct gt_strlist {
@@ -57,6 +57,7 @@ struct gt_writer {
     struct gt_idmap frames;    /* ip -> frames row id */
     struct gt_strlist modules;   /* module paths; id = index + 1 */
     struct gt_strlist gpu_names; /* kernel names from CUPTI; id = GT_GPU_NAME_BASE + index */
+    struct gt_corrmap *corr;   /* CUPTI correlation id -> our external id (gt_writer_gpu.c) */
     uint32_t *tids;        /* threads already in the file */
     size_t tid_count, tid_cap;
     pthread_t thread;
@@ -79,5 +80,7 @@ void gt_emit_pystack(struct gt_writer *w, uint32_t pystack_id);
 int gt_bit_test_set(uint8_t *bits, uint32_t i);
 /* Stores one CUPTI activity record (a gt_cupti_record_fn). */
 void gt_write_gpu_record(const void *record, void *arg);
+/* The writer's GPU-side state, freed with the writer. */
+void gt_writer_gpu_free(struct gt_writer *w);
 
 #endif

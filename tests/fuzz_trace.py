@@ -49,14 +49,13 @@ def seeds(d):
     out.append(mt.make_trace(os.path.join(d, "seed-small.db"), calls=[mt.launch("k"), mt.sync("device")]))
     out.append(mt.make_trace(os.path.join(d, "seed-v1.db"), calls=[dict(c, pystack=None) for c in calls[:10]],
                              schema=os.path.join(HERE, "data", "gputrace-v1.sql")))
-    # a GPU-timed trace: rows in gpu_ops and ext_corr linked to the calls
+    out.append(mt.make_trace(os.path.join(d, "seed-v2.db"), calls=calls[:10],
+                             schema=os.path.join(HERE, "data", "gputrace-v2.sql")))
+    # a GPU-timed trace: rows in gpu_ops linked to the calls
     db = sqlite3.connect(out[0])
-    for cid, corr in db.execute("SELECT id, id + 100 FROM calls").fetchall():
-        db.execute("UPDATE calls SET corr = ? WHERE id = ?", (corr, cid))
-        db.execute("INSERT INTO ext_corr VALUES (?, ?)", (corr + 1000, corr))
-        db.execute("INSERT INTO gpu_ops(kind, correlation_id, device, context, stream, start_ns, end_ns, bytes) "
-                   "VALUES ('kernel', ?, 0, 1, 7, ?, ?, 0)", (corr + 1000, mt.START_NS + cid * 1000 + 600,
-                                                              mt.START_NS + cid * 1000 + 900))
+    for (cid,) in db.execute("SELECT id FROM calls").fetchall():
+        mt.add_gpu_op(db, "kernel", cid, mt.START_NS + cid * 1000 + 600, mt.START_NS + cid * 1000 + 900,
+                      stream=7, nbytes=0)
     db.execute("UPDATE meta SET value = 'cupti' WHERE key = 'gpu_timing'")
     db.commit()
     db.close()

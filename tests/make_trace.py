@@ -63,6 +63,62 @@ def free(api="cudaFree", **kw):
     return call(api, "free", **kw)
 
 
+COPY_KINDS = ["HtoD", "DtoH", "DtoD", "HtoH", "PtoP"]
+HOST_MEM = ["pageable", "pinned", "managed", "none", "unknown"]
+SYNC_KINDS = ["device", "context", "stream", "event", "stream_wait_event"]
+ALLOC_KINDS = ["device", "pinned", "managed", "registered", "async"]
+GPU_KINDS = ["kernel", "memcpy", "memset", "sync"]
+
+
+def is_one_row(db):
+    """Version 3 and later: one `events` row per call, arguments in a0..a8."""
+    return db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'events' AND type = 'table'").fetchone()[0] > 0
+
+
+def default_ptr(a, cid):
+    return a["ptr"] if a["ptr"] is not None else 0x7f0000000000 + cid * 4096
+
+
+def event_args(c, cid, name_id):
+    """a0..a8 of an events row, as schema/gputrace.sql lays them out."""
+    a = [None] * 9
+    if "launch" in c:
+        la = c["launch"]
+        a = [name_id, la["device"], *la["grid"], *la["block"], la["shared_mem"]]
+    elif "copy" in c:
+        ca = c["copy"]
+        a[0:5] = [COPY_KINDS.index(ca["kind"]), ca["device"], ca["bytes"], HOST_MEM.index(ca["host_mem"]),
+                  int(ca["is_async"])]
+    elif "set" in c:
+        sa = c["set"]
+        a[1], a[2], a[4] = sa["device"], sa["bytes"], int(sa["is_async"])
+    elif "sync" in c:
+        a[0], a[5] = SYNC_KINDS.index(c["sync"]["kind"]), c["sync"]["target"]
+    elif "alloc" in c:
+        aa = c["alloc"]
+        a[0], a[2], a[5] = ALLOC_KINDS.index(aa["kind"]), aa["bytes"], default_ptr(aa, cid)
+    return tuple(a)
+
+
+def add_gpu_op(db, kind, call_id, start_ns, end_ns, device=0, stream=7, correlation_id=None, nbytes=None):
+    """A CUPTI record made by call `call_id` (None: a call not intercepted),
+    stored as the trace's schema version stores them."""
+    correlation_id = correlation_id if correlation_id is not None else 100000 + (call_id or 0)
+    corr = None
+    if call_id is not None:
+        corr = 5000000 + call_id
+        db.execute("UPDATE %s SET corr = ? WHERE id = ?" % ("events" if is_one_row(db) else "calls"), (corr, call_id))
+    if is_one_row(db):
+        db.execute("INSERT INTO gpu_ops(kind, corr, correlation_id, device, stream, start_ns, dur_ns, bytes) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   (GPU_KINDS.index(kind), corr, correlation_id, device, stream, start_ns, end_ns - start_ns, nbytes))
+    else:
+        if corr is not None:
+            db.execute("INSERT INTO ext_corr VALUES (?, ?)", (correlation_id, corr))
+        db.execute("INSERT INTO gpu_ops(kind, correlation_id, device, context, stream, start_ns, end_ns, bytes) "
+                   "VALUES (?, ?, ?, 1, ?, ?, ?, ?)", (kind, correlation_id, device, stream, start_ns, end_ns, nbytes))
+
+
 def default_meta(pid=4242):
     return {
         "tracer": "gputrace", "tracer_version": "0.1.0", "pid": str(pid), "ppid": "4241",
@@ -144,18 +200,28 @@ def make_trace(path, calls=(), meta=None, complete=True, user_version=None, thre
                      lambda n: db.execute("INSERT INTO api_names VALUES (?, ?, ?)",
                                           (n, c["api"], c["category"])))
         start = c.get("start_ns", START_NS + STEP_NS * cid)
+        one_row = is_one_row(db)
         end = c.get("end_ns", start + CALL_NS)
         sid = stack_id(c["stack"]) if c["stack"] else None
-        db.execute("INSERT INTO calls(id, tid, api_id, start_ns, end_ns, result, stream, stack_id) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   (cid, tid, aid, start, end, c["result"], c["stream"], sid))
-        if c.get("pystack"):
-            db.execute("UPDATE calls SET pystack_id = ? WHERE id = ?", (pystack_id(c["pystack"]), cid))
+        pyid = pystack_id(c["pystack"]) if c.get("pystack") else None
+        nid = None
         if "launch" in c:
             a = c["launch"]
             nid = intern("strings", name_ids, a["kernel"],
                          lambda n: db.execute("INSERT INTO strings VALUES (?, ?, ?)",
                                               (n, a["kernel"], a["demangled"])))
+        if one_row:
+            db.execute("INSERT INTO events(id, tid, api_id, start_ns, dur_ns, result, stream, stack_id, pystack_id, "
+                       "a0, a1, a2, a3, a4, a5, a6, a7, a8) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (cid, tid, aid, start, end - start, c["result"], c["stream"], sid, pyid) + event_args(c, cid, nid))
+            continue
+        db.execute("INSERT INTO calls(id, tid, api_id, start_ns, end_ns, result, stream, stack_id) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   (cid, tid, aid, start, end, c["result"], c["stream"], sid))
+        if pyid:
+            db.execute("UPDATE calls SET pystack_id = ? WHERE id = ?", (pyid, cid))
+        if "launch" in c:
+            a = c["launch"]
             db.execute("INSERT INTO launch_args VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (cid, nid, a["device"], *a["grid"], *a["block"], a["shared_mem"]))
         if "copy" in c:
@@ -172,8 +238,7 @@ def make_trace(path, calls=(), meta=None, complete=True, user_version=None, thre
         if "alloc" in c:
             a = c["alloc"]
             db.execute("INSERT INTO alloc_args VALUES (?, ?, ?, ?)",
-                       (cid, a["kind"], a["ptr"] if a["ptr"] is not None else 0x7f0000000000 + cid * 4096,
-                        a["bytes"]))
+                       (cid, a["kind"], default_ptr(a, cid), a["bytes"]))
     for tid, name in (threads if threads is not None else {t: None for t in sorted(tids)}).items():
         db.execute("INSERT INTO threads VALUES (?, ?)", (tid, name))
     if user_version is not None:

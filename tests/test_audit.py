@@ -91,10 +91,7 @@ def add_gpu_kernels(path, durations):
                           "ORDER BY c.id").fetchall()
     assert len(launches) == len(durations)
     for (cid, end), dur in zip(launches, durations):
-        db.execute("UPDATE calls SET corr = ? WHERE id = ?", (cid, cid))
-        db.execute("INSERT INTO ext_corr VALUES (?, ?)", (cid + 100, cid))
-        db.execute("INSERT INTO gpu_ops(kind, correlation_id, device, stream, start_ns, end_ns) "
-                   "VALUES ('kernel', ?, 0, 7, ?, ?)", (cid + 100, end, end + dur))
+        mt.add_gpu_op(db, "kernel", cid, end, end + dur, stream=7)
     db.execute("INSERT OR REPLACE INTO meta VALUES ('gpu_timing', 'cupti')")
     db.commit()
     db.close()

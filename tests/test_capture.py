@@ -303,9 +303,10 @@ def test_existing_trace_is_replaced():
 
 def test_schema_version_and_views():
     run = run_traced([prog("rt_basic")])
-    assert_eq(run.q1("PRAGMA user_version"), 2)
+    assert_eq(run.q1("PRAGMA user_version"), 3)
     views = set(r[0] for r in run.q("SELECT name FROM sqlite_master WHERE type = 'view'"))
-    for v in ("api_calls", "kernels", "memcpys", "memsets", "syncs", "stack_frames", "allocations"):
+    for v in ("api_calls", "kernels", "memcpys", "memsets", "syncs", "stack_frames", "allocations", "calls",
+              "launch_args", "copy_args", "memset_args", "sync_args", "alloc_args", "gpu_records", "gpu_activity"):
         assert v in views, v
     for key in ("tracer", "tracer_version", "pid", "cmdline", "host", "start_ns", "end_ns",
                 "dropped_events", "dropped_stacks", "complete"):
@@ -401,7 +402,7 @@ def test_sigint_and_sigterm_finish_the_trace():
         assert_eq(query(db, "SELECT value FROM meta WHERE key = 'complete'")[0][0], "1")
         assert_eq(query(db, "SELECT value FROM meta WHERE key = 'terminated_by_signal'")[0][0], str(int(sig)))
         assert query(db, "SELECT count(*) FROM kernels")[0][0] >= seen
-        assert query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'calls_start'")[0][0] == 1
+        assert query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'events_start'")[0][0] == 1
         out = subprocess.run([os.path.join(os.path.dirname(SHIM), "gputrace"), "report", db], capture_output=True,
                              text=True)
         assert_eq(out.returncode, 0, out.stderr)

@@ -164,7 +164,7 @@ def test_info_json():
     assert j["syncs_by_kind"] == c["syncs_by_kind"]
     assert [(k["name"], k["launches"]) for k in j["top_kernels"]] == c["top_kernels"]
     assert j["complete"] is True and j["pid"] == 4242 and j["duration_ns"] == 18000
-    assert j["gpu_timing"] is None and j["schema_version"] == 2
+    assert j["gpu_timing"] is None and j["schema_version"] == 3
     # several traces: one object per line
     r = gt("info", "--format=json", path, path)
     assert [json.loads(l)["api_calls"] for l in r.stdout.splitlines()] == [17, 17]
@@ -295,7 +295,7 @@ def test_info_foreign_sqlite():
 def test_info_schema_versions():
     d = tmpdir()
     new = mt.make_trace(os.path.join(d, "new.db"), user_version=99)
-    _bad(new, "schema version 99 is newer than this gputrace supports (2); upgrade gputrace")
+    _bad(new, "schema version 99 is newer than this gputrace supports (3); upgrade gputrace")
     old = mt.make_trace(os.path.join(d, "old.db"), user_version=0)
     _bad(old, "schema version 0")
 
@@ -397,3 +397,47 @@ def test_record_missing_shim():
     r = gt("record", "true", exe=exe, env=clean_env())
     assert r.returncode == 2, r
     assert "cannot find libgputrace.so" in r.stderr, r.stderr
+
+
+def test_version_2_and_3_traces_read_the_same():
+    """The same calls stored as schema version 2 wrote them (a row in calls
+    plus one in its kind's table, GPU records linked through ext_corr) and
+    as version 3 writes them (one events row, gpu_ops carrying the call's
+    id) read the same in info, report and export."""
+    d = tmpdir()
+    v2 = os.path.join(ROOT, "tests", "data", "gputrace-v2.sql")
+    calls = [mt.launch("k%d" % (i % 3), stack=[("/bin/app", "f%d" % (i % 2))], stream=i % 2,
+                       pystack=[("train.py", "step", 10 + i % 4)] if i % 2 else None) for i in range(12)]
+    calls += [mt.memcpy("HtoD", 4096 << i, host_mem="pinned" if i % 2 else "pageable", is_async=i % 2 == 1,
+                        stack=[("/bin/app", "load")]) for i in range(4)]
+    calls += [mt.memcpy("DtoH", 1 << 20), mt.memset(512, is_async=True), mt.sync("stream", target=7),
+              mt.sync("device"), mt.alloc(1 << 20), mt.alloc(4096, kind="pinned"), mt.free(),
+              mt.launch("failed", result=1)]
+    out = {}
+    for version, schema in ((2, v2), (3, mt.SCHEMA)):
+        path = mt.make_trace(os.path.join(d, "v%d.db" % version), calls=calls, schema=schema)
+        db = sqlite3.connect(path)
+        for i, (cid,) in enumerate(db.execute("SELECT call_id FROM launch_args ORDER BY call_id").fetchall()[:8]):
+            end = mt.START_NS + mt.STEP_NS * cid + mt.CALL_NS
+            mt.add_gpu_op(db, "kernel", cid, end + 100, end + 100 + 1000 * (i + 1))
+        mt.add_gpu_op(db, "kernel", None, mt.START_NS + 3000, mt.START_NS + 9000)  # not intercepted
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('gpu_timing', 'cupti')")
+        db.commit()
+        db.close()
+        gtlib.assert_eq(gtlib.query(path, "PRAGMA user_version")[0][0], version)
+        info = json.loads(gt("info", "--format", "json", path).stdout)
+        gtlib.assert_eq(info.pop("schema_version"), version)
+        info.pop("path")
+        report = gt("report", "--format", "json", path)
+        gtlib.assert_eq(report.returncode, 0, report.stderr)
+        export = gt("export", "--format", "perfetto", path)
+        gtlib.assert_eq(export.returncode, 0, export.stderr)
+        rep = json.loads(report.stdout)
+        out[version] = (info, rep, json.loads(export.stdout))
+        gtlib.assert_eq(info["kernel_launches"], 13)
+        gtlib.assert_eq(info["allocations"], 2)
+        gtlib.assert_eq(len(gtlib.query(path, "SELECT * FROM gpu_activity WHERE linked = 1")), 8)
+    gtlib.assert_eq(out[3][0], out[2][0], "info")
+    gtlib.assert_eq(json.dumps(out[3][1], sort_keys=True).replace("v3.db", "v2.db"),
+              json.dumps(out[2][1], sort_keys=True), "report")
+    gtlib.assert_eq(out[3][2], out[2][2], "export")
