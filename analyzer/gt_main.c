@@ -56,7 +56,7 @@ static void gt_usage(FILE *out)
                  "                          gputrace-%%n-%%p.db)\n"
                  "  GPUTRACE_STACK_DEPTH    frames per call, 0 turns stacks off (default 32)\n"
                  "  GPUTRACE_PYTHON         1 (default) or 0: Python stacks of Python's calls\n"
-                 "  GPUTRACE_BUFFER_EVENTS  largest per-thread event ring (default 8192)\n"
+                 "  GPUTRACE_BUFFER_EVENTS  largest per-thread event ring (default 65536)\n"
                  "  GPUTRACE_GPU_TIMING     cupti (default) or off: GPU-side times via CUPTI\n"
                  "  GPUTRACE_CUPTI_PATH     the CUPTI library to load\n"
                  "\nRun 'gputrace help COMMAND' for a command's options.\n");

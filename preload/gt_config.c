@@ -69,7 +69,7 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
         else
             gt_add_warning(warnings, warnings_len, &nwarn,
                            "%s='%s' is not a power of two from 64 to 1048576; using %s",
-                           "GPUTRACE_BUFFER_EVENTS", v, "8192");
+                           "GPUTRACE_BUFFER_EVENTS", v, "65536");
     }
     v = get("GPUTRACE_GPU_TIMING");
     if (v) {

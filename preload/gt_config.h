@@ -9,7 +9,7 @@
 
 #define GT_DEFAULT_OUTPUT "gputrace-%n-%p.db"
 #define GT_DEFAULT_STACK_DEPTH 32
-#define GT_DEFAULT_BUFFER_EVENTS 8192u
+#define GT_DEFAULT_BUFFER_EVENTS 65536u
 
 struct gt_config {
     char output[1024];         /* the pattern, unexpanded */

@@ -40,6 +40,7 @@
 static const char *const gt_sql[ST_COUNT] = {
     [ST_EVENT] = "INSERT INTO events(id,tid,api_id,start_ns,dur_ns,result,stream,stack_id,corr,captured,pystack_id,"
                  "a0,a1,a2,a3,a4,a5,a6,a7,a8) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_EVENT_BATCH] = NULL, /* GT_EVENT_BATCH rows of ST_EVENT's, built at open */
     [ST_THREAD] = "INSERT OR IGNORE INTO threads VALUES(?,?)",
     [ST_STRING] = "INSERT INTO strings VALUES(?,?,?)",
     [ST_MODULE] = "INSERT INTO modules VALUES(?,?)",
@@ -338,14 +339,33 @@ static void gt_emit_thread(struct gt_writer *w, uint32_t tid)
 
 /* ---- events ---- */
 
-/* Binds an optional integer: statements are not cleared between rows,
- * which would cost as much as the row itself, so NULLs are bound too. */
-static void gt_bind_opt(sqlite3_stmt *s, int col, int present, int64_t v)
+static void gt_bind_row(sqlite3_stmt *s, int first, const struct gt_event_row *r)
 {
-    if (present)
-        sqlite3_bind_int64(s, col, v);
-    else
-        sqlite3_bind_null(s, col);
+    for (int i = 0; i < GT_EVENT_COLS; i++) {
+        /* NULLs are bound too: statements are not cleared between rows,
+         * which would cost as much as the row itself. */
+        if ((r->null_mask >> i) & 1)
+            sqlite3_bind_null(s, first + i);
+        else
+            sqlite3_bind_int64(s, first + i, r->v[i]);
+    }
+}
+
+/* Writes the batched events: a full batch in one statement, a partial one
+ * (before a commit) row by row. */
+static void gt_flush_events(struct gt_writer *w)
+{
+    if (w->nbatch == GT_EVENT_BATCH) {
+        for (int i = 0; i < GT_EVENT_BATCH; i++)
+            gt_bind_row(w->st[ST_EVENT_BATCH], 1 + i * GT_EVENT_COLS, &w->batch[i]);
+        gt_step_keep(w, ST_EVENT_BATCH);
+    } else {
+        for (int i = 0; i < w->nbatch && !w->failed; i++) {
+            gt_bind_row(w->st[ST_EVENT], 1, &w->batch[i]);
+            gt_step_keep(w, ST_EVENT);
+        }
+    }
+    w->nbatch = 0;
 }
 
 static void gt_write_event(const struct gt_event *e, void *arg)
@@ -356,22 +376,25 @@ static void gt_write_event(const struct gt_event *e, void *arg)
     gt_emit_thread(w, e->tid);
     gt_emit_stack(w, e->stack_id);
     gt_emit_pystack(w, e->pystack_id);
-    int64_t id = ++w->next_call_id;
-    sqlite3_stmt *s = w->st[ST_EVENT];
-    sqlite3_bind_int64(s, 1, id);
-    sqlite3_bind_int64(s, 2, e->tid);
-    sqlite3_bind_int64(s, 3, e->api);
-    sqlite3_bind_int64(s, 4, (int64_t)e->start_ns);
-    sqlite3_bind_int64(s, 5, e->end_ns >= e->start_ns ? (int64_t)(e->end_ns - e->start_ns) : 0);
-    sqlite3_bind_int64(s, 6, e->result);
-    gt_bind_opt(s, 7, e->has_stream, (int64_t)e->stream);
-    gt_bind_opt(s, 8, e->stack_id != 0, e->stack_id);
-    gt_bind_opt(s, 9, e->corr != 0, (int64_t)e->corr);
-    sqlite3_bind_int(s, 10, e->captured);
-    gt_bind_opt(s, 11, e->pystack_id != 0, e->pystack_id);
+    struct gt_event_row *r = &w->batch[w->nbatch];
+    int64_t *v = r->v;
+    v[0] = ++w->next_call_id;
+    v[1] = e->tid;
+    v[2] = e->api;
+    v[3] = (int64_t)e->start_ns;
+    v[4] = e->end_ns >= e->start_ns ? (int64_t)(e->end_ns - e->start_ns) : 0;
+    v[5] = e->result;
+    v[6] = (int64_t)e->stream;
+    v[7] = e->stack_id;
+    v[8] = (int64_t)e->corr;
+    v[9] = e->captured;
+    v[10] = e->pystack_id;
+    uint32_t null_mask = (e->has_stream ? 0 : 1u << 6) | (e->stack_id ? 0 : 1u << 7) | (e->corr ? 0 : 1u << 8) |
+                         (e->pystack_id ? 0 : 1u << 10);
 
-    /* The category's arguments in a0..a8, as schema/gputrace.sql lays them out. */
-    int64_t a[9];
+    /* The category's arguments in a0..a8 (columns 11..19), as
+     * schema/gputrace.sql lays them out. */
+    int64_t *a = v + 11;
     unsigned used = 0; /* bit i: a[i] is set */
     int cat = e->api < GT_API_COUNT ? gt_hooks[e->api].category : GT_CAT_NONE;
     switch (cat) {
@@ -415,10 +438,10 @@ static void gt_write_event(const struct gt_event *e, void *arg)
     default:
         break;
     }
-    for (int i = 0; i < 9; i++)
-        gt_bind_opt(s, 12 + i, (used >> i) & 1, (used >> i) & 1 ? a[i] : 0);
-    gt_step_keep(w, ST_EVENT);
+    r->null_mask = null_mask | ((~used & 0x1ffu) << 11);
     w->events_written++;
+    if (++w->nbatch == GT_EVENT_BATCH)
+        gt_flush_events(w);
 }
 
 int gt_begin_txn(struct gt_writer *w)
@@ -449,6 +472,8 @@ static void gt_commit(struct gt_writer *w)
 {
     if (!w->in_txn)
         return;
+    if (!w->failed)
+        gt_flush_events(w);
     if (!w->failed)
         gt_write_counters(w);
     int rc = gt_exec(w->db, w->failed ? "ROLLBACK" : "COMMIT");
@@ -743,6 +768,29 @@ static void gt_xfsz_restore(struct gt_xfsz *x)
 
 static int gt_writer_open_blocked(const char *path, const struct gt_config *cfg, char *err, size_t err_len);
 
+/* ST_EVENT's insert with GT_EVENT_BATCH rows of values. */
+static int gt_prepare_event_batch(struct gt_writer *w)
+{
+    const char *one = strstr(gt_sql[ST_EVENT], "VALUES") + 6;
+    size_t head = (size_t)(one - gt_sql[ST_EVENT]), row = strlen(one);
+    char *sql = malloc(head + GT_EVENT_BATCH * (row + 1) + 1);
+    if (!sql)
+        return SQLITE_NOMEM;
+    char *p = sql;
+    memcpy(p, gt_sql[ST_EVENT], head);
+    p += head;
+    for (int i = 0; i < GT_EVENT_BATCH; i++) {
+        if (i)
+            *p++ = ',';
+        memcpy(p, one, row);
+        p += row;
+    }
+    *p = 0;
+    int rc = sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &w->st[ST_EVENT_BATCH], NULL);
+    free(sql);
+    return rc;
+}
+
 int gt_writer_open(const char *path, const struct gt_config *cfg, char *err, size_t err_len)
 {
     struct gt_xfsz x;
@@ -786,8 +834,12 @@ static int gt_writer_open_blocked(const char *path, const struct gt_config *cfg,
         }
     }
     free(schema);
-    for (int i = 0; rc == SQLITE_OK && i < ST_COUNT; i++)
-        rc = sqlite3_prepare_v3(w->db, gt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i], NULL);
+    for (int i = 0; rc == SQLITE_OK && i < ST_COUNT; i++) {
+        if (i == ST_EVENT_BATCH)
+            rc = gt_prepare_event_batch(w);
+        else
+            rc = sqlite3_prepare_v3(w->db, gt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i], NULL);
+    }
     if (rc == SQLITE_OK) {
         gt_write_process_meta(w, cfg);
         sqlite3_stmt *s = NULL;

@@ -95,7 +95,7 @@ def test_help_forms():
         assert a.stdout == b.stdout and a.stdout.startswith("usage: gputrace " + cmd), a.stdout
     rec = gt("help", "record").stdout
     for s in ("GPUTRACE_OUTPUT", "%p", "%n", "%h", "%r", "GPUTRACE_STACK_DEPTH", "32",
-              "GPUTRACE_BUFFER_EVENTS", "8192", "--stack-depth", "-o"):
+              "GPUTRACE_BUFFER_EVENTS", "65536", "--stack-depth", "-o"):
         assert s in rec, s
 
 

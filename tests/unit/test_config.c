@@ -40,7 +40,7 @@ int main(void)
     CHECK(gt_config_load(&c, fake_getenv, w, sizeof(w)) == 0);
     CHECK_STR(c.output, "gputrace-%n-%p.db");
     CHECK(c.stack_depth == 32);
-    CHECK(c.buffer_events == 8192);
+    CHECK(c.buffer_events == 65536);
 
     env_n = 0;
     set_env("GPUTRACE_STACK_DEPTH", "0");
@@ -65,7 +65,7 @@ int main(void)
     set_env("GPUTRACE_OUTPUT", "");
     int n = gt_config_load(&c, fake_getenv, w, sizeof(w));
     CHECK(n == 2);
-    CHECK(c.buffer_events == 8192);
+    CHECK(c.buffer_events == 65536);
     CHECK_STR(c.output, "gputrace-%n-%p.db");
 
     env_n = 0;
