@@ -1,6 +1,7 @@
 /* gt_analyze.c: launch overhead, H2D hotspots, GPU idle gaps and syncs,
  * from one trace. GPU-side times where CUPTI recorded them, host-side
  * times (and the report says so) where it did not. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,20 +47,29 @@ struct gt_launch_sample {
     int has_gpu;
 };
 
+/* Kernel names are interned (one copy each), so equal names are equal
+ * pointers: grouping needs no string compares. */
 static int gt_by_kernel(const void *a, const void *b)
 {
-    return strcmp(((const struct gt_launch_sample *)a)->kernel, ((const struct gt_launch_sample *)b)->kernel);
+    uintptr_t x = (uintptr_t)((const struct gt_launch_sample *)a)->kernel;
+    uintptr_t y = (uintptr_t)((const struct gt_launch_sample *)b)->kernel;
+    return x < y ? -1 : x > y;
 }
 
 static int gt_by_site(const void *a, const void *b)
 {
+    if (((const struct gt_launch_sample *)a)->site == ((const struct gt_launch_sample *)b)->site)
+        return 0;
     return strcmp(((const struct gt_launch_sample *)a)->site->text, ((const struct gt_launch_sample *)b)->site->text);
 }
 
 static int gt_row_by_api_total(const void *a, const void *b)
 {
-    uint64_t x = ((const struct gt_launch_row *)a)->api_total_ns, y = ((const struct gt_launch_row *)b)->api_total_ns;
-    return x > y ? -1 : x < y;
+    const struct gt_launch_row *ra = a, *rb = b;
+    if (ra->api_total_ns != rb->api_total_ns)
+        return ra->api_total_ns > rb->api_total_ns ? -1 : 1;
+    int c = strcmp(ra->kernel, rb->kernel);
+    return c ? c : strcmp(ra->site.text, rb->site.text);
 }
 
 /* One row from a run of samples that share a key. */
@@ -118,6 +128,59 @@ static size_t gt_launch_rows(struct gt_launch_sample *s, size_t n, int by_site, 
     return nrows;
 }
 
+/* Kernel names, one copy each, found by hash: a trace has few distinct
+ * names and millions of launches. */
+struct gt_names {
+    char **slot;
+    size_t cap, count;
+};
+
+static uint64_t gt_hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static const char *gt_names_intern(struct gt_names *n, const char *name)
+{
+    if (!name)
+        name = "";
+    if (n->count * 2 >= n->cap) {
+        size_t cap = n->cap ? n->cap * 2 : 256;
+        char **slot = calloc(cap, sizeof(*slot));
+        if (!slot)
+            return NULL;
+        for (size_t i = 0; i < n->cap; i++) {
+            if (!n->slot[i])
+                continue;
+            size_t j = gt_hash_str(n->slot[i]) & (cap - 1);
+            while (slot[j])
+                j = (j + 1) & (cap - 1);
+            slot[j] = n->slot[i];
+        }
+        free(n->slot);
+        n->slot = slot;
+        n->cap = cap;
+    }
+    size_t j = gt_hash_str(name) & (n->cap - 1);
+    for (; n->slot[j]; j = (j + 1) & (n->cap - 1))
+        if (strcmp(n->slot[j], name) == 0)
+            return n->slot[j];
+    if (!(n->slot[j] = strdup(name)))
+        return NULL;
+    n->count++;
+    return n->slot[j];
+}
+
+static void gt_names_free(struct gt_names *n)
+{
+    for (size_t i = 0; i < n->cap; i++)
+        free(n->slot[i]);
+    free(n->slot);
+}
+
 static int gt_launch_overhead(struct gt_trace *t, struct gt_sites *sites, struct gt_report *r)
 {
     sqlite3_stmt *q;
@@ -127,8 +190,7 @@ static int gt_launch_overhead(struct gt_trace *t, struct gt_sites *sites, struct
         return -1;
     size_t n = 0, cap = 1024;
     struct gt_launch_sample *s = malloc(cap * sizeof(*s));
-    char **names = NULL;
-    size_t nnames = 0, names_cap = 0;
+    struct gt_names names = {0};
     while (s && sqlite3_step(q) == SQLITE_ROW) {
         if (n == cap) {
             struct gt_launch_sample *g = realloc(s, (cap *= 2) * sizeof(*s));
@@ -136,21 +198,9 @@ static int gt_launch_overhead(struct gt_trace *t, struct gt_sites *sites, struct
                 break;
             s = g;
         }
-        const char *name = (const char *)sqlite3_column_text(q, 0);
-        /* Names repeat: keep one copy each. */
-        const char *kept = NULL;
-        for (size_t i = nnames; i-- > 0 && !kept;)
-            if (strcmp(names[i], name) == 0)
-                kept = names[i];
-        if (!kept) {
-            if (nnames == names_cap) {
-                char **g = realloc(names, (names_cap = names_cap ? names_cap * 2 : 64) * sizeof(*names));
-                if (!g)
-                    break;
-                names = g;
-            }
-            kept = names[nnames++] = strdup(name);
-        }
+        const char *kept = gt_names_intern(&names, (const char *)sqlite3_column_text(q, 0));
+        if (!kept)
+            break;
         struct gt_launch_sample *x = &s[n++];
         x->kernel = kept;
         x->site = gt_site_of(sites, sqlite3_column_int64(q, 1));
@@ -167,9 +217,7 @@ static int gt_launch_overhead(struct gt_trace *t, struct gt_sites *sites, struct
     r->summary.launches = n;
     r->nkernels = gt_launch_rows(s, n, 0, &r->kernels);
     r->nlaunch_sites = gt_launch_rows(s, n, 1, &r->launch_sites);
-    for (size_t i = 0; i < nnames; i++)
-        free(names[i]);
-    free(names);
+    gt_names_free(&names);
     free(s);
     return 0;
 }

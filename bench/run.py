@@ -16,11 +16,18 @@ c-call-cost: the same for kernel launches from C (bench/launch_loop.c),
 40 native frames deep: stacks off, 32-frame stacks, and 32-frame stacks
 with GPU timing through CUPTI (its own cost, reported apart).
 
-writer: one thread launching as fast as it can (--writer-events, default
-1,000,000 launches) into the default rings: events written per second of
-recording, events dropped, the trace's bytes per event, the tracer's added
-peak resident memory, and `gputrace report` on that trace (time, peak
-resident memory)."""
+writer: one thread launching (--writer-events, default 1,000,000
+launches) into the default rings, first paced (--writer-pace-ns of
+simulated launch cost, default 500: about a million events a second
+offered) and then as fast as it can: events offered, written per second
+of recording and dropped, the trace's bytes per event, the tracer's added
+peak resident memory, `gputrace report` on that trace (time, peak
+resident memory), and the bytes per event of a GPU-timed trace (CUPTI on,
+its GPU records included).
+
+analyzer: `gputrace report` on a synthetic trace of --analyzer-events
+events (default 10,000,000; bench/big_trace.py): time and peak resident
+memory."""
 import argparse
 import os
 import statistics
@@ -146,8 +153,32 @@ def c_call_cost(args):
                                                     "%+.0f" % (p99 - base99)))
 
 
+def timed_report(db):
+    """`gputrace report` on db: (seconds, peak resident MiB, exit status)."""
+    pid = os.fork()
+    if pid == 0:
+        os.execv(os.path.join(gtlib.BUILD, "gputrace"), ["gputrace", "report", "-o", "/dev/null", db])
+    t0 = time.monotonic()
+    _, status, usage = os.wait4(pid, 0)
+    return time.monotonic() - t0, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+
+
+def analyzer(args):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import big_trace
+    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
+        db = os.path.join(d, "big.db")
+        t0 = time.monotonic()
+        big_trace.make(db, args.analyzer_events)
+        made = time.monotonic() - t0
+        size = os.path.getsize(db)
+        secs, rss, status = timed_report(db)
+    print("analyzer: gputrace report on a synthetic %d-event trace (bench/big_trace.py, %.0f MB, made in %.0f s)"
+          % (args.analyzer_events, size / 1e6, made))
+    print("  time %.1f s, peak resident %.0f MiB, status %d" % (secs, rss, status))
+
+
 def writer(args):
-    import resource
     with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
         for pace in (args.writer_pace_ns,):
             t0 = time.monotonic()
@@ -166,12 +197,16 @@ def writer(args):
         written, dropped = int(meta["events_written"]), int(meta["dropped_events"])
         secs = (int(meta["end_ns"]) - int(meta["start_ns"])) / 1e9
         size = os.path.getsize(db)
-        pid = os.fork()
-        if pid == 0:
-            os.execv(os.path.join(gtlib.BUILD, "gputrace"), ["gputrace", "report", "-o", "/dev/null", db])
-        t0 = time.monotonic()
-        _, status, usage = os.wait4(pid, 0)
-        report_s = time.monotonic() - t0
+        report_s, report_rss, report_status = timed_report(db)
+        os.unlink(db)
+        # GPU timing on (CUPTI), paced so nothing drops: what a GPU-timed
+        # trace costs per event, the GPU records included.
+        _, _, dbs = run_c(args.writer_events, 1, {}, d, keep=True, launch_ns=args.writer_pace_ns)
+        gpu_meta = dict(gtlib.query(dbs[0], "SELECT key, value FROM meta"))
+        gpu_size = os.path.getsize(dbs[0])
+        gpu_written = int(gpu_meta["events_written"])
+        gpu_ops = gtlib.query(dbs[0], "SELECT count(*) FROM gpu_ops")[0][0]
+        os.unlink(dbs[0])
     print("writer, unpaced: %d launches from one thread, as fast as it can, GPU timing off" % args.writer_events)
     print("  events written            %d in %.2f s of recording: %.0f events/s" % (written, secs, written / secs))
     print("  events dropped            %d (%.1f%%)" % (dropped, 100.0 * dropped / max(1, written + dropped)))
@@ -179,8 +214,10 @@ def writer(args):
     print("  added peak resident       %+.1f MiB (%d kB traced, %d kB untraced)"
           % ((rss_traced - rss_plain) / 1024, rss_traced, rss_plain))
     print("  gputrace report           %.2f s, peak resident %.1f MiB, status %d"
-          % (report_s, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)))
-    del resource
+          % (report_s, report_rss, report_status))
+    print("writer, GPU timing on, paced at %d ns: %d events and %d GPU records written, %d dropped: "
+          "%.1f bytes per event, GPU records included" % (args.writer_pace_ns, gpu_written, gpu_ops,
+                                                        int(gpu_meta["dropped_events"]), gpu_size / max(1, gpu_written)))
 
 
 def main():
@@ -189,7 +226,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--depth", type=int, default=12)
     ap.add_argument("--writer-events", type=int, default=1000000)
-    ap.add_argument("--writer-pace-ns", type=int, default=1000)
+    ap.add_argument("--writer-pace-ns", type=int, default=500)
+    ap.add_argument("--analyzer-events", type=int, default=10000000)
     args = ap.parse_args()
     if not os.path.exists(gtlib.SHIM):
         sys.exit("bench: build first (make)")
@@ -197,6 +235,7 @@ def main():
     python_call_cost(args)
     c_call_cost(args)
     writer(args)
+    analyzer(args)
 
 
 if __name__ == "__main__":

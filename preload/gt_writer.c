@@ -40,15 +40,16 @@
 static const char *const gt_sql[ST_COUNT] = {
     [ST_EVENT] = "INSERT INTO events(id,tid,api_id,start_ns,dur_ns,result,stream,stack_id,corr,captured,pystack_id,"
                  "a0,a1,a2,a3,a4,a5,a6,a7,a8) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_EVENT_BATCH] = NULL, /* GT_EVENT_BATCH rows of ST_EVENT's, built at open */
+    [ST_EVENT_BATCH] = NULL, /* GT_BATCH_ROWS rows of ST_EVENT's, built at open */
     [ST_THREAD] = "INSERT OR IGNORE INTO threads VALUES(?,?)",
     [ST_STRING] = "INSERT INTO strings VALUES(?,?,?)",
     [ST_MODULE] = "INSERT INTO modules VALUES(?,?)",
     [ST_FRAME] = "INSERT INTO frames VALUES(?,?,?,?,?)",
     [ST_STACK] = "INSERT INTO stacks VALUES(?,?,?)",
     [ST_META] = "INSERT OR REPLACE INTO meta VALUES(?,?)",
-    [ST_GPU] = "INSERT INTO gpu_ops(kind,corr,correlation_id,device,stream,start_ns,dur_ns,name_id,bytes,"
-               "copy_kind,src_kind,dst_kind,sync_type) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_GPU] = "INSERT INTO gpu_ops(id,kind,corr,correlation_id,device,stream,start_ns,dur_ns,name_id,bytes,"
+               "copy_kind,src_kind,dst_kind,sync_type) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_GPU_BATCH] = NULL, /* GT_BATCH_ROWS rows of ST_GPU's, built at open */
     [ST_GPU_CORR] = "UPDATE gpu_ops SET corr = ? WHERE id = ?",
     [ST_OVERHEAD] = "INSERT INTO cupti_overhead VALUES(?,?,?)",
     [ST_PYCODE] = "INSERT INTO py_code VALUES(?,?,?,?)",
@@ -339,9 +340,9 @@ static void gt_emit_thread(struct gt_writer *w, uint32_t tid)
 
 /* ---- events ---- */
 
-static void gt_bind_row(sqlite3_stmt *s, int first, const struct gt_event_row *r)
+static void gt_bind_row(sqlite3_stmt *s, int first, int cols, const struct gt_row *r)
 {
-    for (int i = 0; i < GT_EVENT_COLS; i++) {
+    for (int i = 0; i < cols; i++) {
         /* NULLs are bound too: statements are not cleared between rows,
          * which would cost as much as the row itself. */
         if ((r->null_mask >> i) & 1)
@@ -351,21 +352,25 @@ static void gt_bind_row(sqlite3_stmt *s, int first, const struct gt_event_row *r
     }
 }
 
-/* Writes the batched events: a full batch in one statement, a partial one
- * (before a commit) row by row. */
-static void gt_flush_events(struct gt_writer *w)
+void gt_batch_flush(struct gt_writer *w, struct gt_batch *b)
 {
-    if (w->nbatch == GT_EVENT_BATCH) {
-        for (int i = 0; i < GT_EVENT_BATCH; i++)
-            gt_bind_row(w->st[ST_EVENT_BATCH], 1 + i * GT_EVENT_COLS, &w->batch[i]);
-        gt_step_keep(w, ST_EVENT_BATCH);
+    if (b->n == GT_BATCH_ROWS) {
+        for (int i = 0; i < GT_BATCH_ROWS; i++)
+            gt_bind_row(w->st[b->many], 1 + i * b->cols, b->cols, &b->rows[i]);
+        gt_step_keep(w, b->many);
     } else {
-        for (int i = 0; i < w->nbatch && !w->failed; i++) {
-            gt_bind_row(w->st[ST_EVENT], 1, &w->batch[i]);
-            gt_step_keep(w, ST_EVENT);
+        for (int i = 0; i < b->n && !w->failed; i++) {
+            gt_bind_row(w->st[b->one], 1, b->cols, &b->rows[i]);
+            gt_step_keep(w, b->one);
         }
     }
-    w->nbatch = 0;
+    b->n = 0;
+}
+
+void gt_batch_done(struct gt_writer *w, struct gt_batch *b)
+{
+    if (++b->n == GT_BATCH_ROWS)
+        gt_batch_flush(w, b);
 }
 
 static void gt_write_event(const struct gt_event *e, void *arg)
@@ -376,7 +381,7 @@ static void gt_write_event(const struct gt_event *e, void *arg)
     gt_emit_thread(w, e->tid);
     gt_emit_stack(w, e->stack_id);
     gt_emit_pystack(w, e->pystack_id);
-    struct gt_event_row *r = &w->batch[w->nbatch];
+    struct gt_row *r = gt_batch_row(&w->events);
     int64_t *v = r->v;
     v[0] = ++w->next_call_id;
     v[1] = e->tid;
@@ -440,8 +445,7 @@ static void gt_write_event(const struct gt_event *e, void *arg)
     }
     r->null_mask = null_mask | ((~used & 0x1ffu) << 11);
     w->events_written++;
-    if (++w->nbatch == GT_EVENT_BATCH)
-        gt_flush_events(w);
+    gt_batch_done(w, &w->events);
 }
 
 int gt_begin_txn(struct gt_writer *w)
@@ -472,8 +476,10 @@ static void gt_commit(struct gt_writer *w)
 {
     if (!w->in_txn)
         return;
-    if (!w->failed)
-        gt_flush_events(w);
+    if (!w->failed) {
+        gt_batch_flush(w, &w->events);
+        gt_batch_flush(w, &w->gpu);
+    }
     if (!w->failed)
         gt_write_counters(w);
     int rc = gt_exec(w->db, w->failed ? "ROLLBACK" : "COMMIT");
@@ -768,25 +774,28 @@ static void gt_xfsz_restore(struct gt_xfsz *x)
 
 static int gt_writer_open_blocked(const char *path, const struct gt_config *cfg, char *err, size_t err_len);
 
-/* ST_EVENT's insert with GT_EVENT_BATCH rows of values. */
-static int gt_prepare_event_batch(struct gt_writer *w)
+/* Statement `one`'s insert with GT_BATCH_ROWS rows of values, as `many`. */
+static int gt_prepare_batch(struct gt_writer *w, struct gt_batch *b, int one, int many, int cols)
 {
-    const char *one = strstr(gt_sql[ST_EVENT], "VALUES") + 6;
-    size_t head = (size_t)(one - gt_sql[ST_EVENT]), row = strlen(one);
-    char *sql = malloc(head + GT_EVENT_BATCH * (row + 1) + 1);
+    b->one = one;
+    b->many = many;
+    b->cols = cols;
+    const char *values = strstr(gt_sql[one], "VALUES") + 6;
+    size_t head = (size_t)(values - gt_sql[one]), row = strlen(values);
+    char *sql = malloc(head + GT_BATCH_ROWS * (row + 1) + 1);
     if (!sql)
         return SQLITE_NOMEM;
     char *p = sql;
-    memcpy(p, gt_sql[ST_EVENT], head);
+    memcpy(p, gt_sql[one], head);
     p += head;
-    for (int i = 0; i < GT_EVENT_BATCH; i++) {
+    for (int i = 0; i < GT_BATCH_ROWS; i++) {
         if (i)
             *p++ = ',';
-        memcpy(p, one, row);
+        memcpy(p, values, row);
         p += row;
     }
     *p = 0;
-    int rc = sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &w->st[ST_EVENT_BATCH], NULL);
+    int rc = sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &w->st[many], NULL);
     free(sql);
     return rc;
 }
@@ -836,7 +845,9 @@ static int gt_writer_open_blocked(const char *path, const struct gt_config *cfg,
     free(schema);
     for (int i = 0; rc == SQLITE_OK && i < ST_COUNT; i++) {
         if (i == ST_EVENT_BATCH)
-            rc = gt_prepare_event_batch(w);
+            rc = gt_prepare_batch(w, &w->events, ST_EVENT, ST_EVENT_BATCH, 20);
+        else if (i == ST_GPU_BATCH)
+            rc = gt_prepare_batch(w, &w->gpu, ST_GPU, ST_GPU_BATCH, 14);
         else
             rc = sqlite3_prepare_v3(w->db, gt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i], NULL);
     }

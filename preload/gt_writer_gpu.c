@@ -55,6 +55,7 @@ static void gt_corr_learn(struct gt_writer *w, uint32_t correlation_id, uint64_t
             i++;
             continue;
         }
+        gt_batch_flush(w, &w->gpu); /* the row may still be in the batch */
         sqlite3_bind_int64(w->st[ST_GPU_CORR], 1, (int64_t)ext);
         sqlite3_bind_int64(w->st[ST_GPU_CORR], 2, m->pending[i].row);
         gt_step(w, ST_GPU_CORR);
@@ -96,78 +97,84 @@ static int64_t gt_gpu_name_id(struct gt_writer *w, const char *name)
 
 enum { GT_GPU_KERNEL, GT_GPU_MEMCPY, GT_GPU_MEMSET, GT_GPU_SYNC };
 
-/* Columns 1-7; the caller binds the rest and calls gt_store_gpu. The
- * statement is not cleared between rows, so every optional column is
- * bound, NULL where the kind has none. */
-static void gt_bind_gpu_common(struct gt_writer *w, int kind, uint32_t correlation_id, int has_device,
-                               uint32_t dev, uint32_t stream, uint64_t start, uint64_t end)
+/* Columns of ST_GPU, from 0: id, kind, corr, correlation_id, device,
+ * stream, start_ns, dur_ns, name_id, bytes, copy_kind, src_kind, dst_kind,
+ * sync_type. */
+enum { GC_ID, GC_KIND, GC_CORR, GC_CORRELATION, GC_DEVICE, GC_STREAM, GC_START, GC_DUR, GC_NAME, GC_BYTES,
+       GC_COPY_KIND, GC_SRC_KIND, GC_DST_KIND, GC_SYNC_TYPE };
+
+/* A gpu_ops row with the columns every kind has; the caller sets its own
+ * (clearing their NULL bits) and calls gt_store_gpu. */
+static struct gt_row *gt_gpu_row(struct gt_writer *w, int kind, uint32_t correlation_id, int has_device,
+                                 uint32_t dev, uint32_t stream, uint64_t start, uint64_t end)
 {
-    sqlite3_stmt *s = w->st[ST_GPU];
-    sqlite3_bind_int(s, 1, kind);
+    struct gt_row *r = gt_batch_row(&w->gpu);
     uint64_t ext = gt_corr_lookup(w, correlation_id);
-    if (ext)
-        sqlite3_bind_int64(s, 2, (int64_t)ext);
-    else
-        sqlite3_bind_null(s, 2);
-    sqlite3_bind_int64(s, 3, correlation_id);
-    if (has_device)
-        sqlite3_bind_int64(s, 4, dev);
-    else
-        sqlite3_bind_null(s, 4);
-    sqlite3_bind_int64(s, 5, stream);
-    sqlite3_bind_int64(s, 6, (int64_t)start);
-    sqlite3_bind_int64(s, 7, end >= start ? (int64_t)(end - start) : 0);
-    for (int col = 8; col <= 13; col++)
-        sqlite3_bind_null(s, col);
+    r->v[GC_ID] = ++w->next_gpu_id;
+    r->v[GC_KIND] = kind;
+    r->v[GC_CORR] = (int64_t)ext;
+    r->v[GC_CORRELATION] = correlation_id;
+    r->v[GC_DEVICE] = dev;
+    r->v[GC_STREAM] = stream;
+    r->v[GC_START] = (int64_t)start;
+    r->v[GC_DUR] = end >= start ? (int64_t)(end - start) : 0;
+    r->null_mask = (ext ? 0 : 1u << GC_CORR) | (has_device ? 0 : 1u << GC_DEVICE) | (0x3fu << GC_NAME);
+    return r;
 }
 
-static void gt_store_gpu(struct gt_writer *w, uint32_t correlation_id)
+static void gt_set(struct gt_row *r, int col, int64_t v)
 {
-    int linked = gt_corr_lookup(w, correlation_id) != 0;
-    if (gt_step_keep(w, ST_GPU) == 0 && !linked && correlation_id)
-        gt_corr_pending(w, correlation_id, sqlite3_last_insert_rowid(w->db));
+    r->v[col] = v;
+    r->null_mask &= ~(1u << col);
+}
+
+static void gt_store_gpu(struct gt_writer *w, struct gt_row *r)
+{
+    if ((r->null_mask >> GC_CORR) & 1 && r->v[GC_CORRELATION])
+        gt_corr_pending(w, (uint32_t)r->v[GC_CORRELATION], r->v[GC_ID]);
+    gt_batch_done(w, &w->gpu);
 }
 
 void gt_write_gpu_record(const void *record, void *arg)
 {
     struct gt_writer *w = arg;
-    const CUpti_Activity *r = record;
+    const CUpti_Activity *rec = record;
     if (gt_begin_txn(w) < 0)
         return;
-    sqlite3_stmt *s = w->st[ST_GPU];
-    switch (r->kind) {
+    struct gt_row *r;
+    switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const CUpti_ActivityKernel10 *k = record;
-        gt_bind_gpu_common(w, GT_GPU_KERNEL, k->correlationId, 1, k->deviceId, k->streamId, k->start, k->end);
         int64_t name = gt_gpu_name_id(w, k->name);
+        r = gt_gpu_row(w, GT_GPU_KERNEL, k->correlationId, 1, k->deviceId, k->streamId, k->start, k->end);
         if (name)
-            sqlite3_bind_int64(s, 8, name);
-        gt_store_gpu(w, k->correlationId);
+            gt_set(r, GC_NAME, name);
+        gt_store_gpu(w, r);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = record;
-        gt_bind_gpu_common(w, GT_GPU_MEMCPY, m->correlationId, 1, m->deviceId, m->streamId, m->start, m->end);
-        sqlite3_bind_int64(s, 9, (int64_t)m->bytes);
-        sqlite3_bind_int64(s, 10, m->copyKind);
-        sqlite3_bind_int64(s, 11, m->srcKind);
-        sqlite3_bind_int64(s, 12, m->dstKind);
-        gt_store_gpu(w, m->correlationId);
+        r = gt_gpu_row(w, GT_GPU_MEMCPY, m->correlationId, 1, m->deviceId, m->streamId, m->start, m->end);
+        gt_set(r, GC_BYTES, (int64_t)m->bytes);
+        gt_set(r, GC_COPY_KIND, m->copyKind);
+        gt_set(r, GC_SRC_KIND, m->srcKind);
+        gt_set(r, GC_DST_KIND, m->dstKind);
+        gt_store_gpu(w, r);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = record;
-        gt_bind_gpu_common(w, GT_GPU_MEMSET, m->correlationId, 1, m->deviceId, m->streamId, m->start, m->end);
-        sqlite3_bind_int64(s, 9, (int64_t)m->bytes);
-        gt_store_gpu(w, m->correlationId);
+        r = gt_gpu_row(w, GT_GPU_MEMSET, m->correlationId, 1, m->deviceId, m->streamId, m->start, m->end);
+        gt_set(r, GC_BYTES, (int64_t)m->bytes);
+        gt_store_gpu(w, r);
         break;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
         const CUpti_ActivitySynchronization2 *y = record;
-        gt_bind_gpu_common(w, GT_GPU_SYNC, y->correlationId, 0, 0, y->streamId, y->start, y->end);
-        sqlite3_bind_int64(s, 13, y->type);
-        gt_store_gpu(w, y->correlationId);
+        r = gt_gpu_row(w, GT_GPU_SYNC, y->correlationId, 0, 0, y->streamId, y->start, y->end);
+        gt_set(r, GC_SYNC_TYPE, y->type);
+        gt_store_gpu(w, r);
         break;
     }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {

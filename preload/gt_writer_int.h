@@ -11,7 +11,8 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-enum { ST_EVENT, ST_EVENT_BATCH, ST_THREAD, ST_STRING, ST_MODULE, ST_FRAME, ST_STACK, ST_META, ST_GPU, ST_GPU_CORR,
+enum { ST_EVENT, ST_EVENT_BATCH, ST_THREAD, ST_STRING, ST_MODULE, ST_FRAME, ST_STACK, ST_META, ST_GPU,
+       ST_GPU_BATCH, ST_GPU_CORR,
        ST_OVERHEAD, ST_PYCODE, ST_PYFRAME, ST_PYSTACK, ST_COUNT };
 
 /* Strings interned in first-seen order; an entry's index is its id. */
@@ -40,14 +41,30 @@ struct gt_idmap {
 int64_t gt_idmap_get(struct gt_idmap *m, uint64_t key, int *added);
 void gt_idmap_free(struct gt_idmap *m);
 
-/* Events go in GT_EVENT_BATCH rows per INSERT: one statement run per row
- * costs SQLite more than the row itself. */
-#define GT_EVENT_BATCH 32
-#define GT_EVENT_COLS  20
-struct gt_event_row {
-    int64_t v[GT_EVENT_COLS];
+/* Events and GPU records go in GT_BATCH_ROWS rows per INSERT: one
+ * statement run per row costs SQLite more than the row itself. */
+#define GT_BATCH_ROWS 32
+#define GT_BATCH_COLS 20
+struct gt_row {
+    int64_t v[GT_BATCH_COLS];
     uint32_t null_mask;    /* bit i: column i is NULL */
 };
+struct gt_batch {
+    int one, many;         /* the single-row and GT_BATCH_ROWS-row statements */
+    int cols;
+    int n;
+    struct gt_row rows[GT_BATCH_ROWS];
+};
+/* The next row of b to fill; gt_batch_done() counts it in. */
+static inline struct gt_row *gt_batch_row(struct gt_batch *b)
+{
+    return &b->rows[b->n];
+}
+struct gt_writer;
+/* Counts the row gt_batch_row() gave; writes the batch once full. */
+void gt_batch_done(struct gt_writer *w, struct gt_batch *b);
+/* Writes what the batch holds (before a commit). */
+void gt_batch_flush(struct gt_writer *w, struct gt_batch *b);
 
 struct gt_writer {
     sqlite3 *db;
@@ -57,8 +74,9 @@ struct gt_writer {
     int failed;            /* a write failed: stop recording, keep what is committed */
     uint64_t last_commit_ns;
     int64_t next_call_id;
-    struct gt_event_row batch[GT_EVENT_BATCH];
-    int nbatch;
+    struct gt_batch events;
+    struct gt_batch gpu;
+    int64_t next_gpu_id;
     uint64_t events_written;
     uint8_t *stack_done;   /* bitmap: stack ids already in the file */
     uint8_t *name_done;    /* bitmap: string ids already in the file */

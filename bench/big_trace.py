@@ -1,0 +1,73 @@
+"""A synthetic trace of N events in the current schema, written by SQLite
+itself (a recursive CTE, no Python loop), for timing the analyzer on
+traces far larger than the simulated GPU can record in a bench run.
+
+Shape, per 20 calls on 4 threads: 18 kernel launches (100 kernel names,
+500 call sites of 8 frames), one async HtoD copy and one stream sync;
+every launch and copy has its GPU record, the GPU busy 60% of the time
+with a 50 us idle gap every 1,000 calls."""
+import os
+import sqlite3
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCHEMA = os.path.join(HERE, "..", "schema", "gputrace.sql")
+T0 = 1_000_000_000_000
+
+
+def make(path, n):
+    if os.path.exists(path):
+        os.unlink(path)
+    with open(SCHEMA) as f:
+        tables, indexes = f.read().split("-- @indexes")
+    db = sqlite3.connect(path)
+    db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + tables)
+    span = n * 1000 + (n // 1000) * 50000
+    meta = {"tracer": "gputrace", "tracer_version": "0.1.0", "pid": "4242", "ppid": "1", "cmdline": "big",
+            "host": "bench", "start_ns": str(T0), "end_ns": str(T0 + span + 10000), "complete": "1",
+            "start_time_unix_ns": "1700000000000000000", "dropped_events": "0", "dropped_stacks": "0",
+            "stack_depth": "8", "gpu_timing": "cupti", "clock": "CLOCK_MONOTONIC"}
+    db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+    db.executemany("INSERT INTO api_names VALUES (?, ?, ?)",
+                   [(1, "cudaLaunchKernel", "launch"), (2, "cudaMemcpyAsync", "memcpy"),
+                    (3, "cudaStreamSynchronize", "sync")])
+    db.executemany("INSERT INTO strings VALUES (?, ?, NULL)", [(i, "kernel_%d" % i) for i in range(1, 101)])
+    db.executemany("INSERT INTO modules VALUES (?, ?)", [(1, "/usr/bin/app"), (2, "/usr/lib/libtorch.so")])
+    db.executemany("INSERT INTO frames VALUES (?, ?, ?, ?, ?)",
+                   [(i, 0x400000 + i * 16, 1 + i % 2, i * 16, "fn_%d" % i) for i in range(1, 4001)])
+    db.executemany("INSERT INTO stacks VALUES (?, ?, ?)",
+                   [(s, d, (s - 1) * 8 + d + 1) for s in range(1, 501) for d in range(8)])
+    # call i starts at i us plus 50 us per 1,000 calls before it; GPU work
+    # of launch i runs 600 ns from its call's end.
+    db.execute("""
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+        INSERT INTO events(id, tid, api_id, start_ns, dur_ns, result, stream, stack_id, corr, captured,
+                           pystack_id, a0, a1, a2, a3, a4, a5, a6, a7, a8)
+        SELECT i, 1000 + i % 4, CASE i % 20 WHEN 0 THEN 3 WHEN 1 THEN 2 ELSE 1 END,
+               ? + i * 1000 + (i / 1000) * 50000, 300 + i % 200, 0, 7, 1 + i % 500,
+               CASE WHEN i % 20 = 0 THEN NULL ELSE i END, 0, NULL,
+               CASE i % 20 WHEN 0 THEN 2 WHEN 1 THEN 0 ELSE 1 + i % 100 END,
+               CASE i % 20 WHEN 0 THEN NULL ELSE 0 END,
+               CASE i % 20 WHEN 0 THEN NULL WHEN 1 THEN 1048576 ELSE 1 + i % 64 END,
+               CASE i % 20 WHEN 0 THEN NULL WHEN 1 THEN i % 2 ELSE 1 END,
+               CASE i % 20 WHEN 0 THEN NULL WHEN 1 THEN 1 ELSE 1 END,
+               CASE i % 20 WHEN 0 THEN 7 WHEN 1 THEN NULL ELSE 256 END,
+               CASE WHEN i % 20 > 1 THEN 1 END, CASE WHEN i % 20 > 1 THEN 1 END,
+               CASE WHEN i % 20 > 1 THEN 0 END
+        FROM n""", (n, T0))
+    db.execute("""
+        INSERT INTO gpu_ops(kind, corr, correlation_id, device, stream, start_ns, dur_ns, name_id, bytes,
+                            copy_kind, src_kind, dst_kind)
+        SELECT CASE api_id WHEN 1 THEN 0 ELSE 1 END, corr, id, 0, 7, start_ns + dur_ns + 100, 600,
+               CASE api_id WHEN 1 THEN a0 END, CASE api_id WHEN 2 THEN a2 END,
+               CASE api_id WHEN 2 THEN 1 END, CASE api_id WHEN 2 THEN 1 + a3 END, CASE api_id WHEN 2 THEN 3 END
+        FROM events WHERE corr IS NOT NULL""")
+    db.executemany("INSERT INTO threads VALUES (?, ?)", [(1000 + t, "worker-%d" % t) for t in range(4)])
+    db.executescript(indexes)
+    db.commit()
+    db.close()
+    return path
+
+
+if __name__ == "__main__":
+    make(sys.argv[1], int(sys.argv[2]))
