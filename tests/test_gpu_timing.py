@@ -103,3 +103,14 @@ def test_explicit_cupti_path():
                                                  GPUTRACE_CUPTI_PATH=os.path.join(FAKECUDA, "libcupti.so.13")))
     assert_eq(run.q1("SELECT value FROM meta WHERE key = 'gpu_timing'"), "cupti")
     assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE linked = 1"), 4 + 4 + 2)
+
+
+def test_gpu_records_before_their_correlation_still_link():
+    """CUPTI's external-correlation record may come after the GPU records it
+    names: the writer stores them unlinked and links them when it comes."""
+    run = run_traced([prog("threads"), "4", "300"], env=dict(GROUND_TRUTH, FAKECUDA_CUPTI_EXT_LATE="1"))
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE kind = 'kernel'"), 1200)
+    assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE linked = 0"), 0)
+    assert_eq(run.q1("SELECT count(DISTINCT api_call_id) FROM gpu_activity WHERE kind = 'kernel'"), 1200)
+    assert_eq(run.q1("SELECT count(*) FROM kernels WHERE time_source != 'gpu'"), 0)

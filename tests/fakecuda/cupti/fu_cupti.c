@@ -131,6 +131,38 @@ static void *fu_reserve_locked(size_t n)
     return p;
 }
 
+/* FAKECUDA_CUPTI_EXT_LATE=1: external-correlation records land after the
+ * activity record that follows them, as they may when CUPTI hands back
+ * per-context and per-thread buffers in another order: a tracer must link
+ * them either way. Lock held for all of these. */
+#define FU_LATE_MAX 1024
+static struct {
+    int on;
+    unsigned n;
+    CUpti_ActivityExternalCorrelation r[FU_LATE_MAX];
+} fu_late;
+
+static void fu_late_emit_locked(void)
+{
+    unsigned n = fu_late.n;
+    fu_late.n = 0;
+    for (unsigned i = 0; i < n; i++) {
+        CUpti_ActivityExternalCorrelation *r = fu_reserve_locked(sizeof(*r));
+        if (r)
+            *r = fu_late.r[i];
+    }
+}
+
+/* Room for an activity record (a kernel, a copy, ...), followed by any
+ * external-correlation records held back. */
+static void *fu_reserve_activity_locked(size_t n)
+{
+    void *p = fu_reserve_locked(n);
+    if (p && fu_late.n)
+        fu_late_emit_locked();
+    return p;
+}
+
 static int fu_on(CUpti_ActivityKind k)
 {
     return (unsigned)k < sizeof(fu_enabled) && fu_enabled[k];
@@ -147,7 +179,7 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
         CUpti_ActivityKind k = fu_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
                                : fu_on(CUPTI_ACTIVITY_KIND_KERNEL)         ? CUPTI_ACTIVITY_KIND_KERNEL
                                                                            : CUPTI_ACTIVITY_KIND_INVALID;
-        CUpti_ActivityKernel10 *r = k ? fu_reserve_locked(sizeof(*r)) : NULL;
+        CUpti_ActivityKernel10 *r = k ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
         if (!r)
             break;
         r->kind = k;
@@ -169,7 +201,7 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
         break;
     }
     case FAKECUDA_ACT_MEMCPY: {
-        CUpti_ActivityMemcpy6 *r = fu_on(CUPTI_ACTIVITY_KIND_MEMCPY) ? fu_reserve_locked(sizeof(*r)) : NULL;
+        CUpti_ActivityMemcpy6 *r = fu_on(CUPTI_ACTIVITY_KIND_MEMCPY) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
         if (!r)
             break;
         r->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
@@ -186,7 +218,7 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
         break;
     }
     case FAKECUDA_ACT_MEMSET: {
-        CUpti_ActivityMemset4 *r = fu_on(CUPTI_ACTIVITY_KIND_MEMSET) ? fu_reserve_locked(sizeof(*r)) : NULL;
+        CUpti_ActivityMemset4 *r = fu_on(CUPTI_ACTIVITY_KIND_MEMSET) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
         if (!r)
             break;
         r->kind = CUPTI_ACTIVITY_KIND_MEMSET;
@@ -203,7 +235,7 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
     }
     case FAKECUDA_ACT_SYNC: {
         CUpti_ActivitySynchronization2 *r =
-            fu_on(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) ? fu_reserve_locked(sizeof(*r)) : NULL;
+            fu_on(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
         if (!r)
             break;
         r->kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
@@ -237,9 +269,13 @@ static void fu_on_api(uint32_t corr, const char *api, void *arg)
         for (int k = 0; k < FU_EXT_KINDS; k++) {
             if (fu_ext_depth[k] <= 0)
                 continue;
-            CUpti_ActivityExternalCorrelation *r = fu_reserve_locked(sizeof(*r));
+            if (fu_late.on && fu_late.n == FU_LATE_MAX)
+                fu_late_emit_locked(); /* held back long enough */
+            CUpti_ActivityExternalCorrelation *r =
+                fu_late.on ? &fu_late.r[fu_late.n++] : fu_reserve_locked(sizeof(*r));
             if (!r)
                 break;
+            memset(r, 0, sizeof(*r));
             r->kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
             r->externalKind = (CUpti_ExternalCorrelationKind)k;
             r->externalId = fu_ext[k][fu_ext_depth[k] - 1];
@@ -273,6 +309,8 @@ static void fu_flush_current(int with_overhead)
     if (fu_drv.flush)
         fu_drv.flush();
     pthread_mutex_lock(&fu_lock);
+    if (fu_late.n)
+        fu_late_emit_locked();
     if (with_overhead && fu_on(CUPTI_ACTIVITY_KIND_OVERHEAD) && fu_buf) {
         CUpti_ActivityOverhead3 *o = fu_reserve_locked(sizeof(*o));
         if (o) {
@@ -321,6 +359,7 @@ static CUptiResult fu_attach(void)
 {
     if (fu_env("FAKECUDA_CUPTI_FAIL"))
         return CUPTI_ERROR_NOT_INITIALIZED;
+    fu_late.on = fu_env("FAKECUDA_CUPTI_EXT_LATE");
     if (fu_drv.activity_subscribe)
         return CUPTI_SUCCESS;
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
