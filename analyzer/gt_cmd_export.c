@@ -209,18 +209,24 @@ static int gt_export_gpu(struct gt_trace *t, struct gt_export *x, int64_t pid)
         gt_put_json_string(x->out, kind ? kind : "gpu");
         gt_ts(x, "ts", sqlite3_column_int64(q, 4));
         gt_dur(x, sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5));
-        fprintf(x->out, ",\"args\":{\"correlation_id\":%lld", (long long)sqlite3_column_int64(q, 12));
+        fputs(",\"args\":{", x->out);
+        /* A GPU record kept in its call's row (schema 3) has no ids of its own. */
+        if (sqlite3_column_type(q, 12) != SQLITE_NULL)
+            fprintf(x->out, "\"correlation_id\":%lld,", (long long)sqlite3_column_int64(q, 12));
         if (sqlite3_column_type(q, 7) != SQLITE_NULL && sqlite3_column_int64(q, 7))
-            fprintf(x->out, ",\"bytes\":%lld", (long long)sqlite3_column_int64(q, 7));
+            fprintf(x->out, "\"bytes\":%lld,", (long long)sqlite3_column_int64(q, 7));
         if (sqlite3_column_type(q, 9) != SQLITE_NULL)
-            fprintf(x->out, ",\"call_id\":%lld", (long long)sqlite3_column_int64(q, 9));
+            fprintf(x->out, "\"call_id\":%lld", (long long)sqlite3_column_int64(q, 9));
         else
-            fputs(",\"call_id\":null", x->out);
+            fputs("\"call_id\":null", x->out);
         fputs("}}", x->out);
         /* The arrow: from the call (bound to the slice around its start) to
          * the GPU slice (bound to the one enclosing its start). */
         if (sqlite3_column_type(q, 9) != SQLITE_NULL) {
-            long long id = (long long)sqlite3_column_int64(q, 0);
+            /* Unique per arrow: the GPU record's id, or its call's where
+             * the record has none (kept in the call's row). */
+            long long id = sqlite3_column_type(q, 0) != SQLITE_NULL ? 2 * (long long)sqlite3_column_int64(q, 0)
+                                                                     : 2 * (long long)sqlite3_column_int64(q, 9) + 1;
             gt_ev_begin(x);
             fprintf(x->out, "{\"ph\":\"s\",\"id\":%lld,\"name\":\"launch\",\"cat\":\"flow\",\"pid\":%" PRId64
                             ",\"tid\":%lld",

@@ -39,7 +39,8 @@
 
 static const char *const gt_sql[ST_COUNT] = {
     [ST_EVENT] = "INSERT INTO events(id,tid,api_id,start_ns,dur_ns,result,stream,stack_id,corr,captured,pystack_id,"
-                 "a0,a1,a2,a3,a4,a5,a6,a7,a8) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                 "a0,a1,a2,a3,a4,a5,a6,a7,a8,g_start_ns,g_dur_ns,g_device,g_stream,g_mem) "
+                 "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_EVENT_BATCH] = NULL, /* GT_BATCH_ROWS rows of ST_EVENT's, built at open */
     [ST_THREAD] = "INSERT OR IGNORE INTO threads VALUES(?,?)",
     [ST_STRING] = "INSERT INTO strings VALUES(?,?,?)",
@@ -373,6 +374,16 @@ void gt_batch_done(struct gt_writer *w, struct gt_batch *b)
         gt_batch_flush(w, b);
 }
 
+/* The event's kind of GPU record, if it waits for one (gt_pend_hold); -1
+ * if not: it made no GPU work, failed, or was captured into a graph. */
+static int gt_event_gpu_kind(const struct gt_event *e, int cat)
+{
+    if (!e->corr || e->captured || e->result != 0)
+        return -1;
+    return cat == GT_CAT_LAUNCH ? GT_GPU_KERNEL : cat == GT_CAT_MEMCPY ? GT_GPU_MEMCPY
+         : cat == GT_CAT_MEMSET ? GT_GPU_MEMSET : -1;
+}
+
 static void gt_write_event(const struct gt_event *e, void *arg)
 {
     struct gt_writer *w = arg;
@@ -381,9 +392,23 @@ static void gt_write_event(const struct gt_event *e, void *arg)
     gt_emit_thread(w, e->tid);
     gt_emit_stack(w, e->stack_id);
     gt_emit_pystack(w, e->pystack_id);
-    struct gt_row *r = gt_batch_row(&w->events);
+    int cat = e->api < GT_API_COUNT ? gt_hooks[e->api].category : GT_CAT_NONE;
+    if (cat == GT_CAT_LAUNCH)
+        gt_emit_name(w, e->u.launch.name_id);
+    /* A launch, copy or memset that made GPU work waits for its GPU record
+     * to join it in one row. */
+    int gpu_kind = gt_event_gpu_kind(e, cat);
+    if (gpu_kind >= 0 && gt_pend_hold(w, e, gpu_kind))
+        return;
+    struct gt_row row;
+    gt_event_row(e, &row);
+    gt_event_store(w, &row);
+}
+
+void gt_event_row(const struct gt_event *e, struct gt_row *r)
+{
     int64_t *v = r->v;
-    v[0] = ++w->next_call_id;
+    v[0] = 0; /* given when stored */
     v[1] = e->tid;
     v[2] = e->api;
     v[3] = (int64_t)e->start_ns;
@@ -404,7 +429,6 @@ static void gt_write_event(const struct gt_event *e, void *arg)
     int cat = e->api < GT_API_COUNT ? gt_hooks[e->api].category : GT_CAT_NONE;
     switch (cat) {
     case GT_CAT_LAUNCH:
-        gt_emit_name(w, e->u.launch.name_id);
         a[0] = e->u.launch.name_id;
         a[1] = e->u.launch.device;
         for (int i = 0; i < 3; i++) {
@@ -443,7 +467,14 @@ static void gt_write_event(const struct gt_event *e, void *arg)
     default:
         break;
     }
-    r->null_mask = null_mask | ((~used & 0x1ffu) << 11);
+    r->null_mask = null_mask | ((~used & 0x1ffu) << EC_A0) | (0x1fu << EC_G_START);
+}
+
+void gt_event_store(struct gt_writer *w, struct gt_row *r)
+{
+    struct gt_row *b = gt_batch_row(&w->events);
+    *b = *r;
+    b->v[EC_ID] = ++w->next_call_id;
     w->events_written++;
     gt_batch_done(w, &w->events);
 }
@@ -496,6 +527,8 @@ static uint64_t gt_drain(struct gt_writer *w)
     pthread_mutex_lock(&gt_work_lock);
     uint64_t n = gt_ring_drain_all(gt_write_event, w);
     gt_cupti_drain(gt_write_gpu_record, w);
+    if (w->pend)
+        gt_pend_expire(w, gt_now_ns(), 0);
     if (w->in_txn && gt_now_ns() - w->last_commit_ns >= GT_COMMIT_NS)
         gt_commit(w);
     pthread_mutex_unlock(&gt_work_lock);
@@ -523,6 +556,8 @@ static void gt_writer_finish(struct gt_writer *w, int complete, int sig, int fre
 {
     gt_ring_drain_all(gt_write_event, w);
     gt_cupti_drain(gt_write_gpu_record, w);
+    if (w->pend)
+        gt_pend_expire(w, 0, 1);
     if (gt_begin_txn(w) == 0) {
         gt_meta(w, "complete", complete ? "1" : "0");
         if (sig > 0)
@@ -845,7 +880,7 @@ static int gt_writer_open_blocked(const char *path, const struct gt_config *cfg,
     free(schema);
     for (int i = 0; rc == SQLITE_OK && i < ST_COUNT; i++) {
         if (i == ST_EVENT_BATCH)
-            rc = gt_prepare_batch(w, &w->events, ST_EVENT, ST_EVENT_BATCH, 20);
+            rc = gt_prepare_batch(w, &w->events, ST_EVENT, ST_EVENT_BATCH, EC_COUNT);
         else if (i == ST_GPU_BATCH)
             rc = gt_prepare_batch(w, &w->gpu, ST_GPU, ST_GPU_BATCH, 14);
         else

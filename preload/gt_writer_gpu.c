@@ -5,6 +5,8 @@
 
 #include <cupti.h>
 
+#include "gt_core.h"
+#include "gt_event.h"
 #include "gt_writer_int.h"
 
 /* CUPTI correlation id -> our external id, from CUPTI's external-correlation
@@ -29,10 +31,13 @@ struct gt_corrmap {
     unsigned npending, next_evict;
 };
 
+void gt_writer_pend_free(struct gt_writer *w);
+
 void gt_writer_gpu_free(struct gt_writer *w)
 {
     free(w->corr);
     w->corr = NULL;
+    gt_writer_pend_free(w);
 }
 
 static struct gt_corrmap *gt_corrmap(struct gt_writer *w)
@@ -95,7 +100,153 @@ static int64_t gt_gpu_name_id(struct gt_writer *w, const char *name)
     return id;
 }
 
-enum { GT_GPU_KERNEL, GT_GPU_MEMCPY, GT_GPU_MEMSET, GT_GPU_SYNC };
+/* ---- events waiting for their GPU record ----
+ *
+ * A launch, copy or memset's GPU record arrives from CUPTI up to a flush
+ * period (100 ms, gt_cupti.c) after the call. Its event waits here, so the
+ * record is stored in the event's own row: no second row, no index to
+ * join them, and readers scan one table. An event whose record does not
+ * come in time (or that does not fit) is stored as it is; its record then
+ * goes to gpu_ops, linked by the correlation id, as every record did
+ * before. */
+#define GT_PEND_MAX 65536u            /* a power of two: 7 MiB, 100 ms of a million launches a second */
+#define GT_PEND_HOLD_NS 1000000000ull /* ten CUPTI flush periods */
+
+struct gt_pend_slot {
+    struct gt_event ev;
+    uint64_t arrival_ns;
+    uint8_t live, gpu_kind;
+};
+
+struct gt_pend {
+    struct gt_pend_slot slot[GT_PEND_MAX];
+    uint32_t head, tail;             /* FIFO of slots; tail - head of them in use */
+    struct {
+        uint64_t corr;               /* 0: empty */
+        uint32_t idx;
+    } map[2 * GT_PEND_MAX];          /* linear probing, deletion by backward shift */
+};
+
+static size_t gt_pend_home(uint64_t corr)
+{
+    return (size_t)((corr * 0x9e3779b97f4a7c15ull) >> 40) & (2 * GT_PEND_MAX - 1);
+}
+
+static long gt_pend_find(struct gt_pend *p, uint64_t corr)
+{
+    for (size_t i = gt_pend_home(corr);; i = (i + 1) & (2 * GT_PEND_MAX - 1)) {
+        if (!p->map[i].corr)
+            return -1;
+        if (p->map[i].corr == corr)
+            return (long)i;
+    }
+}
+
+static void gt_pend_unmap(struct gt_pend *p, size_t i)
+{
+    const size_t mask = 2 * GT_PEND_MAX - 1;
+    p->map[i].corr = 0;
+    for (size_t j = (i + 1) & mask; p->map[j].corr; j = (j + 1) & mask) {
+        size_t home = gt_pend_home(p->map[j].corr);
+        /* Move j back into the hole unless its home lies cyclically in (i, j]. */
+        if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+            p->map[i] = p->map[j];
+            p->map[j].corr = 0;
+            i = j;
+        }
+    }
+}
+
+/* Stores the slot's event as it is (no GPU record in its row). */
+static void gt_pend_release(struct gt_writer *w, struct gt_pend_slot *s)
+{
+    long m = gt_pend_find(w->pend, s->ev.corr);
+    if (m >= 0)
+        gt_pend_unmap(w->pend, (size_t)m);
+    s->live = 0;
+    struct gt_row row;
+    gt_event_row(&s->ev, &row);
+    gt_event_store(w, &row);
+}
+
+int gt_pend_hold(struct gt_writer *w, const struct gt_event *e, int gpu_kind)
+{
+    uint64_t corr = e->corr;
+    if (!w->pend && !(w->pend = calloc(1, sizeof(*w->pend))))
+        return 0;
+    struct gt_pend *p = w->pend;
+    while (p->tail - p->head == GT_PEND_MAX) {
+        struct gt_pend_slot *old = &p->slot[p->head++ & (GT_PEND_MAX - 1)];
+        if (old->live)
+            gt_pend_release(w, old);
+    }
+    uint32_t idx = p->tail++ & (GT_PEND_MAX - 1);
+    struct gt_pend_slot *s = &p->slot[idx];
+    s->ev = *e;
+    s->arrival_ns = gt_now_ns();
+    s->live = 1;
+    s->gpu_kind = (uint8_t)gpu_kind;
+    size_t i = gt_pend_home(corr);
+    while (p->map[i].corr)
+        i = (i + 1) & (2 * GT_PEND_MAX - 1);
+    p->map[i].corr = corr;
+    p->map[i].idx = idx;
+    return 1;
+}
+
+void gt_pend_expire(struct gt_writer *w, uint64_t now_ns, int all)
+{
+    struct gt_pend *p = w->pend;
+    if (!p || gt_begin_txn(w) < 0)
+        return;
+    while (p->head != p->tail) {
+        struct gt_pend_slot *s = &p->slot[p->head & (GT_PEND_MAX - 1)];
+        if (s->live && !all && now_ns - s->arrival_ns < GT_PEND_HOLD_NS)
+            break;
+        if (s->live)
+            gt_pend_release(w, s);
+        p->head++;
+    }
+}
+
+/* The first GPU record of a held event's kind goes in its row, which is
+ * then stored. 0: no such event waits; the record goes to gpu_ops. */
+static int gt_pend_fold(struct gt_writer *w, uint64_t ext, int gpu_kind, uint32_t device, uint32_t stream,
+                        uint64_t start, uint64_t end, int has_mem, int64_t mem, uint64_t bytes)
+{
+    struct gt_pend *p = w->pend;
+    long m = p && ext ? gt_pend_find(p, ext) : -1;
+    if (m < 0)
+        return 0;
+    struct gt_pend_slot *s = &p->slot[p->map[m].idx];
+    if (!s->live || s->gpu_kind != gpu_kind)
+        return 0;
+    /* A copy whose record moved fewer bytes than the call (a batch of
+     * copies, each its own record) keeps its records in gpu_ops. */
+    if (gpu_kind == GT_GPU_MEMCPY && bytes != s->ev.u.copy.bytes)
+        return 0;
+    gt_pend_unmap(p, (size_t)m);
+    s->live = 0;
+    struct gt_row row;
+    gt_event_row(&s->ev, &row);
+    int64_t *v = row.v;
+    v[EC_G_START] = (int64_t)(start - (uint64_t)v[EC_START]);
+    v[EC_G_DUR] = end >= start ? (int64_t)(end - start) : 0;
+    v[EC_G_DEVICE] = device;
+    v[EC_G_STREAM] = stream;
+    v[EC_G_MEM] = mem;
+    /* Its one GPU record is in the row: nothing else needs the id. */
+    row.null_mask = (row.null_mask & ~(0x1fu << EC_G_START)) | (has_mem ? 0 : 1u << EC_G_MEM) | (1u << EC_CORR);
+    gt_event_store(w, &row);
+    return 1;
+}
+
+void gt_writer_pend_free(struct gt_writer *w)
+{
+    free(w->pend);
+    w->pend = NULL;
+}
+
 
 /* Columns of ST_GPU, from 0: id, kind, corr, correlation_id, device,
  * stream, start_ns, dur_ns, name_id, bytes, copy_kind, src_kind, dst_kind,
@@ -146,6 +297,9 @@ void gt_write_gpu_record(const void *record, void *arg)
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const CUpti_ActivityKernel10 *k = record;
+        if (gt_pend_fold(w, gt_corr_lookup(w, k->correlationId), GT_GPU_KERNEL, k->deviceId, k->streamId, k->start,
+                         k->end, 0, 0, 0))
+            break;
         int64_t name = gt_gpu_name_id(w, k->name);
         r = gt_gpu_row(w, GT_GPU_KERNEL, k->correlationId, 1, k->deviceId, k->streamId, k->start, k->end);
         if (name)
@@ -155,6 +309,9 @@ void gt_write_gpu_record(const void *record, void *arg)
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = record;
+        if (gt_pend_fold(w, gt_corr_lookup(w, m->correlationId), GT_GPU_MEMCPY, m->deviceId, m->streamId, m->start,
+                         m->end, 1, (int64_t)m->srcKind * 16 + m->dstKind, m->bytes))
+            break;
         r = gt_gpu_row(w, GT_GPU_MEMCPY, m->correlationId, 1, m->deviceId, m->streamId, m->start, m->end);
         gt_set(r, GC_BYTES, (int64_t)m->bytes);
         gt_set(r, GC_COPY_KIND, m->copyKind);
@@ -165,6 +322,9 @@ void gt_write_gpu_record(const void *record, void *arg)
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = record;
+        if (gt_pend_fold(w, gt_corr_lookup(w, m->correlationId), GT_GPU_MEMSET, m->deviceId, m->streamId, m->start,
+                         m->end, 0, 0, 0))
+            break;
         r = gt_gpu_row(w, GT_GPU_MEMSET, m->correlationId, 1, m->deviceId, m->streamId, m->start, m->end);
         gt_set(r, GC_BYTES, (int64_t)m->bytes);
         gt_store_gpu(w, r);

@@ -44,7 +44,7 @@ void gt_idmap_free(struct gt_idmap *m);
 /* Events and GPU records go in GT_BATCH_ROWS rows per INSERT: one
  * statement run per row costs SQLite more than the row itself. */
 #define GT_BATCH_ROWS 32
-#define GT_BATCH_COLS 20
+#define GT_BATCH_COLS 25
 struct gt_row {
     int64_t v[GT_BATCH_COLS];
     uint32_t null_mask;    /* bit i: column i is NULL */
@@ -87,6 +87,7 @@ struct gt_writer {
     struct gt_strlist modules;   /* module paths; id = index + 1 */
     struct gt_strlist gpu_names; /* kernel names from CUPTI; id = GT_GPU_NAME_BASE + index */
     struct gt_corrmap *corr;   /* CUPTI correlation id -> our external id (gt_writer_gpu.c) */
+    struct gt_pend *pend;      /* events waiting for their GPU record (gt_writer_gpu.c) */
     uint32_t *tids;        /* threads already in the file */
     size_t tid_count, tid_cap;
     pthread_t thread;
@@ -107,6 +108,25 @@ void gt_insert_name(struct gt_writer *w, int64_t id, const char *name);
  * (gt_writer_py.c). */
 void gt_emit_pystack(struct gt_writer *w, uint32_t pystack_id);
 int gt_bit_test_set(uint8_t *bits, uint32_t i);
+/* Columns of the events row (schema/gputrace.sql), from 0. */
+enum { EC_ID, EC_TID, EC_API, EC_START, EC_DUR, EC_RESULT, EC_STREAM, EC_STACK, EC_CORR, EC_CAPTURED, EC_PYSTACK,
+       EC_A0, EC_G_START = EC_A0 + 9, EC_G_DUR, EC_G_DEVICE, EC_G_STREAM, EC_G_MEM, EC_COUNT };
+
+/* The events row of an event, its id left to gt_event_store (gt_writer.c). */
+struct gt_event;
+void gt_event_row(const struct gt_event *e, struct gt_row *r);
+/* Gives the row its id and queues it for writing (gt_writer.c). */
+void gt_event_store(struct gt_writer *w, struct gt_row *r);
+
+/* GPU record kinds, as gpu_ops.kind stores them. */
+enum { GT_GPU_KERNEL, GT_GPU_MEMCPY, GT_GPU_MEMSET, GT_GPU_SYNC };
+
+/* An event whose GPU record CUPTI will deliver later: held (a copy), so
+ * the record can go in its row. 0: not held; store it now. */
+int gt_pend_hold(struct gt_writer *w, const struct gt_event *e, int gpu_kind);
+/* Stores the held events that waited too long, or all of them. */
+void gt_pend_expire(struct gt_writer *w, uint64_t now_ns, int all);
+
 /* Stores one CUPTI activity record (a gt_cupti_record_fn). */
 void gt_write_gpu_record(const void *record, void *arg);
 /* The writer's GPU-side state, freed with the writer. */

@@ -41,6 +41,9 @@ CREATE TABLE strings (
 --   alloc, free
 --            a0 kind (0 device, 1 pinned, 2 managed, 3 registered, 4 async),
 --            a2 bytes, a5 ptr
+-- A launch, copy or memset's GPU record is kept in its own row (g_*) when
+-- CUPTI delivered it within a few seconds, which is nearly always; else
+-- it is in gpu_ops, linked by corr. The views look in both.
 CREATE TABLE events (
     id         INTEGER PRIMARY KEY,
     tid        INTEGER NOT NULL,
@@ -50,11 +53,17 @@ CREATE TABLE events (
     result     INTEGER NOT NULL,
     stream     INTEGER,            -- stream handle value; NULL where the call has none
     stack_id   INTEGER,            -- NULL when stacks are off or the stack table was full
-    corr       INTEGER,            -- our CUPTI external correlation id; NULL when the call makes no GPU work
+    corr       INTEGER,            -- our CUPTI external correlation id; NULL when the call makes no GPU work,
+                                   -- GPU timing is off, or its GPU record is in this row
     captured   INTEGER NOT NULL DEFAULT 0, -- 1: made during stream capture (a graph node, not an execution)
     pystack_id INTEGER,            -- the Python stack (py_stacks); NULL when no Python ran on the thread
     a0 INTEGER, a1 INTEGER, a2 INTEGER, a3 INTEGER, a4 INTEGER,
-    a5 INTEGER, a6 INTEGER, a7 INTEGER, a8 INTEGER
+    a5 INTEGER, a6 INTEGER, a7 INTEGER, a8 INTEGER,
+    g_start_ns INTEGER,            -- GPU start minus start_ns; NULL: no GPU record in this row
+    g_dur_ns   INTEGER,            -- the GPU record's duration
+    g_device   INTEGER,            -- its device
+    g_stream   INTEGER,            -- its CUPTI stream id
+    g_mem      INTEGER             -- copies: CUPTI's source memory kind * 16 + destination memory kind
 );
 
 -- GPU-side records from CUPTI, on the same clock as the calls. corr is
@@ -202,46 +211,71 @@ SELECT e.id, (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pid') AS pid,
        e.captured, e.pystack_id
 FROM events e JOIN api_names n ON n.id = e.api_id;
 
--- The GPU record of a call: the first CUPTI record of its kind that
--- carries the call's correlation id (gpu_ops.corr = events.corr).
+-- The GPU record of a call: the one kept in its row, else the first CUPTI
+-- record of its kind in gpu_ops that carries the call's correlation id.
 
 CREATE VIEW kernels AS
 SELECT e.id AS api_call_id, COALESCE(s.demangled, s.value) AS name,
-       s.value AS mangled_name, COALESCE(g.device, e.a1) AS device, e.stream,
-       COALESCE(g.start_ns, e.start_ns) AS start_ns,
-       COALESCE(g.start_ns + g.dur_ns, e.start_ns + e.dur_ns) AS end_ns,
-       CASE WHEN g.id IS NULL THEN 'host' ELSE 'gpu' END AS time_source,
-       e.start_ns AS api_start_ns, e.start_ns + e.dur_ns AS api_end_ns, g.stream AS gpu_stream,
+       s.value AS mangled_name, COALESCE(e.g_device, g.device, e.a1) AS device, e.stream,
+       COALESCE(e.start_ns + e.g_start_ns, g.start_ns, e.start_ns) AS start_ns,
+       CASE WHEN e.g_dur_ns IS NOT NULL THEN e.start_ns + e.g_start_ns + e.g_dur_ns
+            ELSE COALESCE(g.start_ns + g.dur_ns, e.start_ns + e.dur_ns) END AS end_ns,
+       CASE WHEN e.g_dur_ns IS NOT NULL OR g.id IS NOT NULL THEN 'gpu' ELSE 'host' END AS time_source,
+       e.start_ns AS api_start_ns, e.start_ns + e.dur_ns AS api_end_ns, COALESCE(e.g_stream, g.stream) AS gpu_stream,
        e.a2 AS grid_x, e.a3 AS grid_y, e.a4 AS grid_z, e.a5 AS block_x, e.a6 AS block_y, e.a7 AS block_z,
        e.a8 AS shared_mem, e.result, e.captured
 FROM events e
 LEFT JOIN strings s ON s.id = e.a0
-LEFT JOIN gpu_ops g ON g.id = (SELECT g2.id FROM gpu_ops g2 WHERE g2.corr = e.corr AND g2.kind = 0 LIMIT 1)
+LEFT JOIN gpu_ops g ON g.id = CASE WHEN e.corr IS NOT NULL AND e.g_dur_ns IS NULL THEN
+    (SELECT g2.id FROM gpu_ops g2 WHERE g2.corr = e.corr AND g2.kind = 0 LIMIT 1) END
 WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'launch');
 
+-- A copy's GPU record, from its row or from gpu_ops, with CUPTI's kinds
+-- spelled out (used by memcpys).
+CREATE VIEW copy_gpu AS
+SELECT e.id AS call_id, e.a0 AS kind_code, e.a1 AS device, e.a2 AS bytes, e.a3 AS host_mem_code, e.a4 AS async,
+       e.stream, e.start_ns, e.dur_ns, e.result, e.captured,
+       e.g_dur_ns IS NOT NULL OR g.id IS NOT NULL AS has_gpu,
+       COALESCE(e.g_device, g.device) AS gpu_device, COALESCE(e.g_stream, g.stream) AS gpu_stream,
+       COALESCE(e.start_ns + e.g_start_ns, g.start_ns) AS gpu_start_ns,
+       CASE WHEN e.g_dur_ns IS NOT NULL THEN e.start_ns + e.g_start_ns + e.g_dur_ns ELSE g.end_ns END AS gpu_end_ns,
+       CASE COALESCE(e.g_mem / 16, g.src) WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned' WHEN 3 THEN 'device'
+            WHEN 4 THEN 'array' WHEN 5 THEN 'managed' WHEN 6 THEN 'device_static' WHEN 7 THEN 'managed_static'
+            WHEN 0 THEN 'unknown' END AS gpu_src_kind,
+       CASE COALESCE(e.g_mem % 16, g.dst) WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned' WHEN 3 THEN 'device'
+            WHEN 4 THEN 'array' WHEN 5 THEN 'managed' WHEN 6 THEN 'device_static' WHEN 7 THEN 'managed_static'
+            WHEN 0 THEN 'unknown' END AS gpu_dst_kind
+FROM events e
+LEFT JOIN (SELECT id, device, stream, start_ns, start_ns + dur_ns AS end_ns, src_kind AS src, dst_kind AS dst
+           FROM gpu_ops) g
+  ON g.id = CASE WHEN e.corr IS NOT NULL AND e.g_dur_ns IS NULL THEN
+    (SELECT g2.id FROM gpu_ops g2 WHERE g2.corr = e.corr AND g2.kind = 1 LIMIT 1) END
+WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'memcpy');
+
 CREATE VIEW memcpys AS
-SELECT a.call_id AS api_call_id, a.kind, a.bytes,
-       CASE WHEN g.id IS NULL THEN a.host_mem
-            WHEN a.kind IN ('HtoD', 'HtoH') AND g.src_kind IN ('pageable', 'pinned', 'managed') THEN g.src_kind
-            WHEN a.kind = 'DtoH' AND g.dst_kind IN ('pageable', 'pinned', 'managed') THEN g.dst_kind
+SELECT c.call_id AS api_call_id, a.kind, c.bytes,
+       CASE WHEN NOT c.has_gpu THEN a.host_mem
+            WHEN a.kind IN ('HtoD', 'HtoH') AND c.gpu_src_kind IN ('pageable', 'pinned', 'managed') THEN c.gpu_src_kind
+            WHEN a.kind = 'DtoH' AND c.gpu_dst_kind IN ('pageable', 'pinned', 'managed') THEN c.gpu_dst_kind
             ELSE a.host_mem END AS host_mem,
-       a.async, COALESCE(g.device, a.device) AS device, e.stream,
-       COALESCE(g.start_ns, e.start_ns) AS start_ns, COALESCE(g.end_ns, e.start_ns + e.dur_ns) AS end_ns,
-       CASE WHEN g.id IS NULL THEN 'host' ELSE 'gpu' END AS time_source,
-       e.start_ns AS api_start_ns, e.start_ns + e.dur_ns AS api_end_ns, g.stream AS gpu_stream,
-       g.src_kind AS gpu_src_kind, g.dst_kind AS gpu_dst_kind, e.result, e.captured
-FROM copy_args a JOIN events e ON e.id = a.call_id
-LEFT JOIN gpu_records g ON g.id = (SELECT g2.id FROM gpu_ops g2 WHERE g2.corr = e.corr AND g2.kind = 1 LIMIT 1);
+       c.async, COALESCE(c.gpu_device, c.device) AS device, c.stream,
+       COALESCE(c.gpu_start_ns, c.start_ns) AS start_ns, COALESCE(c.gpu_end_ns, c.start_ns + c.dur_ns) AS end_ns,
+       CASE WHEN c.has_gpu THEN 'gpu' ELSE 'host' END AS time_source,
+       c.start_ns AS api_start_ns, c.start_ns + c.dur_ns AS api_end_ns, c.gpu_stream,
+       c.gpu_src_kind, c.gpu_dst_kind, c.result, c.captured
+FROM copy_gpu c JOIN copy_args a ON a.call_id = c.call_id;
 
 CREATE VIEW memsets AS
-SELECT e.id AS api_call_id, e.a2 AS bytes, e.a4 AS async, COALESCE(g.device, e.a1) AS device, e.stream,
-       COALESCE(g.start_ns, e.start_ns) AS start_ns,
-       COALESCE(g.start_ns + g.dur_ns, e.start_ns + e.dur_ns) AS end_ns,
-       CASE WHEN g.id IS NULL THEN 'host' ELSE 'gpu' END AS time_source,
-       e.start_ns AS api_start_ns, e.start_ns + e.dur_ns AS api_end_ns, g.stream AS gpu_stream, e.result,
-       e.captured
+SELECT e.id AS api_call_id, e.a2 AS bytes, e.a4 AS async, COALESCE(e.g_device, g.device, e.a1) AS device, e.stream,
+       COALESCE(e.start_ns + e.g_start_ns, g.start_ns, e.start_ns) AS start_ns,
+       CASE WHEN e.g_dur_ns IS NOT NULL THEN e.start_ns + e.g_start_ns + e.g_dur_ns
+            ELSE COALESCE(g.start_ns + g.dur_ns, e.start_ns + e.dur_ns) END AS end_ns,
+       CASE WHEN e.g_dur_ns IS NOT NULL OR g.id IS NOT NULL THEN 'gpu' ELSE 'host' END AS time_source,
+       e.start_ns AS api_start_ns, e.start_ns + e.dur_ns AS api_end_ns, COALESCE(e.g_stream, g.stream) AS gpu_stream,
+       e.result, e.captured
 FROM events e
-LEFT JOIN gpu_ops g ON g.id = (SELECT g2.id FROM gpu_ops g2 WHERE g2.corr = e.corr AND g2.kind = 2 LIMIT 1)
+LEFT JOIN gpu_ops g ON g.id = CASE WHEN e.corr IS NOT NULL AND e.g_dur_ns IS NULL THEN
+    (SELECT g2.id FROM gpu_ops g2 WHERE g2.corr = e.corr AND g2.kind = 2 LIMIT 1) END
 WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'memset');
 
 CREATE VIEW syncs AS
@@ -251,7 +285,27 @@ FROM sync_args a JOIN events e ON e.id = a.call_id;
 
 -- One row per GPU interval (kernels, copies, memsets), linked to the call
 -- that caused it; linked = 0 marks work whose call was not intercepted.
+-- id and correlation_id are gpu_ops' and CUPTI's; NULL for records kept
+-- in their call's row.
 CREATE VIEW gpu_activity AS
+SELECT NULL AS id, CASE n.category WHEN 'launch' THEN 'kernel' ELSE n.category END AS kind,
+       e.g_device AS device, e.g_stream AS stream, e.start_ns + e.g_start_ns AS start_ns,
+       e.start_ns + e.g_start_ns + e.g_dur_ns AS end_ns, e.id AS api_call_id, NULL AS correlation_id, 1 AS linked,
+       CASE WHEN n.category = 'launch' THEN COALESCE(s.demangled, s.value) END AS name,
+       CASE WHEN n.category != 'launch' THEN e.a2 END AS bytes,
+       CASE WHEN n.category = 'memcpy' THEN
+           CASE e.a0 WHEN 0 THEN 'HtoD' WHEN 1 THEN 'DtoH' WHEN 2 THEN 'DtoD' WHEN 3 THEN 'HtoH' WHEN 4 THEN 'PtoP' END
+       END AS copy_kind,
+       CASE e.g_mem / 16 WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned' WHEN 3 THEN 'device' WHEN 4 THEN 'array'
+            WHEN 5 THEN 'managed' WHEN 6 THEN 'device_static' WHEN 7 THEN 'managed_static' WHEN 0 THEN 'unknown'
+       END AS src_kind,
+       CASE e.g_mem % 16 WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned' WHEN 3 THEN 'device' WHEN 4 THEN 'array'
+            WHEN 5 THEN 'managed' WHEN 6 THEN 'device_static' WHEN 7 THEN 'managed_static' WHEN 0 THEN 'unknown'
+       END AS dst_kind
+FROM events e JOIN api_names n ON n.id = e.api_id
+LEFT JOIN strings s ON s.id = e.a0 AND n.category = 'launch'
+WHERE e.g_dur_ns IS NOT NULL
+UNION ALL
 SELECT g.id, g.kind, g.device, g.stream, g.start_ns, g.end_ns,
        (SELECT e.id FROM events e WHERE e.corr = g.corr) AS api_call_id,
        g.correlation_id,

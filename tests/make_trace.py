@@ -100,23 +100,49 @@ def event_args(c, cid, name_id):
     return tuple(a)
 
 
-def add_gpu_op(db, kind, call_id, start_ns, end_ns, device=0, stream=7, correlation_id=None, nbytes=None):
+def add_gpu_op(db, kind, call_id, start_ns, end_ns, device=0, stream=7, correlation_id=None, nbytes=None,
+               src_kind=None, dst_kind=None, fold=True):
     """A CUPTI record made by call `call_id` (None: a call not intercepted),
-    stored as the trace's schema version stores them."""
+    stored as the trace's schema version stores them. Version 3 keeps a
+    launch's, copy's or memset's first record in the call's row (as the
+    writer does when CUPTI delivers it in time), unless fold is False."""
     correlation_id = correlation_id if correlation_id is not None else 100000 + (call_id or 0)
+    category = {"kernel": "launch", "memcpy": "memcpy", "memset": "memset"}.get(kind)
+    if is_one_row(db) and fold and call_id is not None and category:
+        row = db.execute("SELECT e.start_ns FROM events e JOIN api_names n ON n.id = e.api_id "
+                         "WHERE e.id = ? AND n.category = ? AND e.g_dur_ns IS NULL", (call_id, category)).fetchone()
+        if row:
+            mem = (src_kind or 0) * 16 + (dst_kind or 0) if kind == "memcpy" else None
+            db.execute("UPDATE events SET g_start_ns = ?, g_dur_ns = ?, g_device = ?, g_stream = ?, g_mem = ? "
+                       "WHERE id = ?", (start_ns - row[0], end_ns - start_ns, device, stream, mem, call_id))
+            return
+    name_id = None
+    if kind == "kernel" and call_id is not None:  # CUPTI names the kernel as the launch did
+        row = db.execute("SELECT name_id FROM launch_args WHERE call_id = ?", (call_id,)).fetchone()
+        name_id = row[0] if row else None
+    copy_kind = None
+    if kind == "memcpy" and call_id is not None:  # CUPTI's copy kind, as the call's
+        row = db.execute("SELECT kind FROM copy_args WHERE call_id = ?", (call_id,)).fetchone()
+        copy_kind = row[0] if row else None
+    cupti_copy = {"HtoD": 1, "DtoH": 2, "DtoD": 8, "HtoH": 9, "PtoP": 10}
     corr = None
     if call_id is not None:
         corr = 5000000 + call_id
         db.execute("UPDATE %s SET corr = ? WHERE id = ?" % ("events" if is_one_row(db) else "calls"), (corr, call_id))
     if is_one_row(db):
-        db.execute("INSERT INTO gpu_ops(kind, corr, correlation_id, device, stream, start_ns, dur_ns, bytes) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   (GPU_KINDS.index(kind), corr, correlation_id, device, stream, start_ns, end_ns - start_ns, nbytes))
+        db.execute("INSERT INTO gpu_ops(kind, corr, correlation_id, device, stream, start_ns, dur_ns, bytes, "
+                   "src_kind, dst_kind, name_id, copy_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   (GPU_KINDS.index(kind), corr, correlation_id, device, stream, start_ns, end_ns - start_ns, nbytes,
+                    src_kind, dst_kind, name_id, cupti_copy.get(copy_kind)))
     else:
+        mem = ["unknown", "pageable", "pinned", "device", "array", "managed"]
+        db.execute("INSERT INTO gpu_ops(kind, correlation_id, device, context, stream, start_ns, end_ns, bytes, "
+                   "src_kind, dst_kind, name_id, copy_kind) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   (kind, correlation_id, device, stream, start_ns, end_ns, nbytes,
+                    mem[src_kind] if src_kind is not None else None, mem[dst_kind] if dst_kind is not None else None,
+                    name_id, copy_kind))
         if corr is not None:
             db.execute("INSERT INTO ext_corr VALUES (?, ?)", (correlation_id, corr))
-        db.execute("INSERT INTO gpu_ops(kind, correlation_id, device, context, stream, start_ns, end_ns, bytes) "
-                   "VALUES (?, ?, ?, 1, ?, ?, ?, ?)", (kind, correlation_id, device, stream, start_ns, end_ns, nbytes))
 
 
 def default_meta(pid=4242):

@@ -399,11 +399,25 @@ def test_record_missing_shim():
     assert "cannot find libgputrace.so" in r.stderr, r.stderr
 
 
+def export_view(doc):
+    """An export's events, less what a GPU record kept in its call's row has
+    not (its own ids: CUPTI's correlation id, the flow arrow's number)."""
+    out = []
+    for e in doc["traceEvents"]:
+        e = json.loads(json.dumps(e))
+        e.get("args", {}).pop("correlation_id", None)
+        if e["ph"] in ("s", "f"):
+            e.pop("id")
+        out.append(e)
+    return out
+
+
 def test_version_2_and_3_traces_read_the_same():
     """The same calls stored as schema version 2 wrote them (a row in calls
     plus one in its kind's table, GPU records linked through ext_corr) and
-    as version 3 writes them (one events row, gpu_ops carrying the call's
-    id) read the same in info, report and export."""
+    as version 3 writes them (one events row holding its GPU record, or
+    gpu_ops rows carrying the call's correlation id) read the same in info,
+    report and export."""
     d = tmpdir()
     v2 = os.path.join(ROOT, "tests", "data", "gputrace-v2.sql")
     calls = [mt.launch("k%d" % (i % 3), stack=[("/bin/app", "f%d" % (i % 2))], stream=i % 2,
@@ -414,12 +428,20 @@ def test_version_2_and_3_traces_read_the_same():
               mt.sync("device"), mt.alloc(1 << 20), mt.alloc(4096, kind="pinned"), mt.free(),
               mt.launch("failed", result=1)]
     out = {}
-    for version, schema in ((2, v2), (3, mt.SCHEMA)):
-        path = mt.make_trace(os.path.join(d, "v%d.db" % version), calls=calls, schema=schema)
+    for name, version, schema, fold in (("v2", 2, v2, True), ("v3", 3, mt.SCHEMA, True),
+                                        ("v3-gpu_ops", 3, mt.SCHEMA, False)):
+        path = mt.make_trace(os.path.join(d, name + ".db"), calls=calls, schema=schema)
         db = sqlite3.connect(path)
         for i, (cid,) in enumerate(db.execute("SELECT call_id FROM launch_args ORDER BY call_id").fetchall()[:8]):
             end = mt.START_NS + mt.STEP_NS * cid + mt.CALL_NS
-            mt.add_gpu_op(db, "kernel", cid, end + 100, end + 100 + 1000 * (i + 1))
+            mt.add_gpu_op(db, "kernel", cid, end + 100, end + 100 + 1000 * (i + 1), fold=fold)
+        for i, (cid, host, nbytes) in enumerate(db.execute("SELECT call_id, host_mem, bytes FROM copy_args "
+                                                           "ORDER BY call_id").fetchall()):
+            end = mt.START_NS + mt.STEP_NS * cid + mt.CALL_NS
+            # the first copy's GPU record says pinned where the call guessed pageable
+            src = 2 if host == "pinned" or i == 0 else 1
+            mt.add_gpu_op(db, "memcpy", cid, end + 50, end + 50 + 3000, src_kind=src, dst_kind=3, nbytes=nbytes,
+                          fold=fold)
         mt.add_gpu_op(db, "kernel", None, mt.START_NS + 3000, mt.START_NS + 9000)  # not intercepted
         db.execute("INSERT OR REPLACE INTO meta VALUES ('gpu_timing', 'cupti')")
         db.commit()
@@ -433,11 +455,15 @@ def test_version_2_and_3_traces_read_the_same():
         export = gt("export", "--format", "perfetto", path)
         gtlib.assert_eq(export.returncode, 0, export.stderr)
         rep = json.loads(report.stdout)
-        out[version] = (info, rep, json.loads(export.stdout))
+        out[name] = (info, rep, json.loads(export.stdout))
         gtlib.assert_eq(info["kernel_launches"], 13)
         gtlib.assert_eq(info["allocations"], 2)
-        gtlib.assert_eq(len(gtlib.query(path, "SELECT * FROM gpu_activity WHERE linked = 1")), 8)
-    gtlib.assert_eq(out[3][0], out[2][0], "info")
-    gtlib.assert_eq(json.dumps(out[3][1], sort_keys=True).replace("v3.db", "v2.db"),
-              json.dumps(out[2][1], sort_keys=True), "report")
-    gtlib.assert_eq(out[3][2], out[2][2], "export")
+        gtlib.assert_eq(len(gtlib.query(path, "SELECT * FROM gpu_activity WHERE linked = 1")), 8 + 5)
+        gtlib.assert_eq(gtlib.query(path, "SELECT count(*) FROM memcpys WHERE host_mem = 'pinned'")[0][0], 3)
+    for name in ("v3", "v3-gpu_ops"):
+        gtlib.assert_eq(out[name][0], out["v2"][0], "info " + name)
+        gtlib.assert_eq(json.dumps(out[name][1], sort_keys=True).replace(name + ".db", "v2.db"),
+                        json.dumps(out["v2"][1], sort_keys=True), "report " + name)
+        for x, y in zip(export_view(out[name][2]), export_view(out["v2"][2])):
+            gtlib.assert_eq(x, y, "export event " + name)
+        gtlib.assert_eq(export_view(out[name][2]), export_view(out["v2"][2]), "export " + name)

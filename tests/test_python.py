@@ -161,7 +161,7 @@ def test_python_ctypes_cdll_and_pydll():
         run = run_py(minor, "ctypes_calls.py", rt, ext=False)
         db = run.trace
         rows = query(db, "SELECT c.id, n.name, a.bytes FROM calls c JOIN api_names n ON n.id = c.api_id "
-                         "LEFT JOIN copy_args a ON a.call_id = c.id ORDER BY c.id")
+                         "LEFT JOIN copy_args a ON a.call_id = c.id ORDER BY c.start_ns")
         names = [r[1] for r in rows]
         assert_eq(names, ["cudaMalloc"] + ["cudaMemcpy"] * 4 + ["cudaDeviceSynchronize"], "3.%d" % minor)
         assert_eq(pystack(db, rows[0][0]), [(script, "<module>", m["malloc"])])
