@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 /* The newest trace schema this build reads (PRAGMA user_version). */
-#define GT_SCHEMA_VERSION 3
+#define GT_SCHEMA_VERSION 4
 
 struct gt_trace {
     sqlite3 *db;

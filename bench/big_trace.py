@@ -4,8 +4,9 @@ traces far larger than the simulated GPU can record in a bench run.
 
 Shape, per 20 calls on 4 threads: 18 kernel launches (100 kernel names,
 500 call sites of 8 frames), one async HtoD copy and one stream sync;
-every launch and copy has its GPU record, the GPU busy 60% of the time
-with a 50 us idle gap every 1,000 calls."""
+every launch and copy has its GPU record, kept in its call's row as the
+writer keeps it, the GPU busy 60% of the time with a 50 us idle gap every
+1,000 calls."""
 import os
 import sqlite3
 import sys
@@ -42,10 +43,11 @@ def make(path, n):
     db.execute("""
         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
         INSERT INTO events(id, tid, api_id, start_ns, dur_ns, result, stream, stack_id, corr, captured,
-                           pystack_id, a0, a1, a2, a3, a4, a5, a6, a7, a8)
+                           pystack_id, a0, a1, a2, a3, a4, a5, a6, a7, a8, g_start_ns, g_dur_ns, g_device,
+                           g_stream, g_mem)
         SELECT i, 1000 + i % 4, CASE i % 20 WHEN 0 THEN 3 WHEN 1 THEN 2 ELSE 1 END,
                ? + i * 1000 + (i / 1000) * 50000, 300 + i % 200, 0, 7, 1 + i % 500,
-               CASE WHEN i % 20 = 0 THEN NULL ELSE i END, 0, NULL,
+               NULL, 0, NULL,
                CASE i % 20 WHEN 0 THEN 2 WHEN 1 THEN 0 ELSE 1 + i % 100 END,
                CASE i % 20 WHEN 0 THEN NULL ELSE 0 END,
                CASE i % 20 WHEN 0 THEN NULL WHEN 1 THEN 1048576 ELSE 1 + i % 64 END,
@@ -53,15 +55,11 @@ def make(path, n):
                CASE i % 20 WHEN 0 THEN NULL WHEN 1 THEN 1 ELSE 1 END,
                CASE i % 20 WHEN 0 THEN 7 WHEN 1 THEN NULL ELSE 256 END,
                CASE WHEN i % 20 > 1 THEN 1 END, CASE WHEN i % 20 > 1 THEN 1 END,
-               CASE WHEN i % 20 > 1 THEN 0 END
+               CASE WHEN i % 20 > 1 THEN 0 END,
+               CASE WHEN i % 20 > 0 THEN 300 + i % 200 + 100 END, CASE WHEN i % 20 > 0 THEN 600 END,
+               CASE WHEN i % 20 > 0 THEN 0 END, CASE WHEN i % 20 > 0 THEN 7 END,
+               CASE i % 20 WHEN 1 THEN (1 + i % 2) * 16 + 3 END
         FROM n""", (n, T0))
-    db.execute("""
-        INSERT INTO gpu_ops(kind, corr, correlation_id, device, stream, start_ns, dur_ns, name_id, bytes,
-                            copy_kind, src_kind, dst_kind)
-        SELECT CASE api_id WHEN 1 THEN 0 ELSE 1 END, corr, id, 0, 7, start_ns + dur_ns + 100, 600,
-               CASE api_id WHEN 1 THEN a0 END, CASE api_id WHEN 2 THEN a2 END,
-               CASE api_id WHEN 2 THEN 1 END, CASE api_id WHEN 2 THEN 1 + a3 END, CASE api_id WHEN 2 THEN 3 END
-        FROM events WHERE corr IS NOT NULL""")
     db.executemany("INSERT INTO threads VALUES (?, ?)", [(1000 + t, "worker-%d" % t) for t in range(4)])
     db.executescript(indexes)
     db.commit()

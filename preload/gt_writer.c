@@ -38,11 +38,13 @@
 #define GT_INDEX_MARK "-- @indexes"
 
 static const char *const gt_sql[ST_COUNT] = {
-    [ST_EVENT] = "INSERT INTO events(id,tid,api_id,start_ns,dur_ns,result,stream,stack_id,corr,captured,pystack_id,"
-                 "a0,a1,a2,a3,a4,a5,a6,a7,a8,g_start_ns,g_dur_ns,g_device,g_stream,g_mem) "
-                 "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    /* No id: SQLite's next rowid is the next id, found without the
+     * lookup an explicit one costs. */
+    [ST_EVENT] = "INSERT INTO events(tid,api_id,start_ns,dur_ns,result,stream,stack_id,pystack_id,corr,"
+                 "a0,a1,a2,g_start_ns,g_dur_ns,g_stream) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_EVENT_BATCH] = NULL, /* GT_BATCH_ROWS rows of ST_EVENT's, built at open */
     [ST_THREAD] = "INSERT OR IGNORE INTO threads VALUES(?,?)",
+    [ST_LAUNCH_CONFIG] = "INSERT INTO launch_configs VALUES(?,?,?,?,?,?,?,?,?,?,?)",
     [ST_STRING] = "INSERT INTO strings VALUES(?,?,?)",
     [ST_MODULE] = "INSERT INTO modules VALUES(?,?)",
     [ST_FRAME] = "INSERT INTO frames VALUES(?,?,?,?,?)",
@@ -401,82 +403,8 @@ static void gt_write_event(const struct gt_event *e, void *arg)
     if (gpu_kind >= 0 && gt_pend_hold(w, e, gpu_kind))
         return;
     struct gt_row row;
-    gt_event_row(e, &row);
+    gt_event_row(w, e, &row);
     gt_event_store(w, &row);
-}
-
-void gt_event_row(const struct gt_event *e, struct gt_row *r)
-{
-    int64_t *v = r->v;
-    v[0] = 0; /* given when stored */
-    v[1] = e->tid;
-    v[2] = e->api;
-    v[3] = (int64_t)e->start_ns;
-    v[4] = e->end_ns >= e->start_ns ? (int64_t)(e->end_ns - e->start_ns) : 0;
-    v[5] = e->result;
-    v[6] = (int64_t)e->stream;
-    v[7] = e->stack_id;
-    v[8] = (int64_t)e->corr;
-    v[9] = e->captured;
-    v[10] = e->pystack_id;
-    uint32_t null_mask = (e->has_stream ? 0 : 1u << 6) | (e->stack_id ? 0 : 1u << 7) | (e->corr ? 0 : 1u << 8) |
-                         (e->pystack_id ? 0 : 1u << 10);
-
-    /* The category's arguments in a0..a8 (columns 11..19), as
-     * schema/gputrace.sql lays them out. */
-    int64_t *a = v + 11;
-    unsigned used = 0; /* bit i: a[i] is set */
-    int cat = e->api < GT_API_COUNT ? gt_hooks[e->api].category : GT_CAT_NONE;
-    switch (cat) {
-    case GT_CAT_LAUNCH:
-        a[0] = e->u.launch.name_id;
-        a[1] = e->u.launch.device;
-        for (int i = 0; i < 3; i++) {
-            a[2 + i] = e->u.launch.grid[i];
-            a[5 + i] = e->u.launch.block[i];
-        }
-        a[8] = e->u.launch.shared_mem;
-        used = (e->u.launch.name_id ? 1u : 0u) | 0x1feu;
-        break;
-    case GT_CAT_MEMCPY:
-        a[0] = e->u.copy.kind % 5;
-        a[1] = e->u.copy.device;
-        a[2] = (int64_t)e->u.copy.bytes;
-        a[3] = e->u.copy.host_mem % 5;
-        a[4] = e->u.copy.async;
-        used = 0x1f;
-        break;
-    case GT_CAT_MEMSET:
-        a[1] = e->u.memset.device;
-        a[2] = (int64_t)e->u.memset.bytes;
-        a[4] = e->u.memset.async;
-        used = 0x16;
-        break;
-    case GT_CAT_SYNC:
-        a[0] = e->u.sync.kind % 5;
-        a[5] = (int64_t)e->u.sync.target;
-        used = 0x01 | (e->u.sync.kind != GT_SYNC_DEVICE && e->u.sync.kind != GT_SYNC_CONTEXT ? 0x20u : 0u);
-        break;
-    case GT_CAT_ALLOC:
-    case GT_CAT_FREE:
-        a[0] = e->u.alloc.kind % 5;
-        a[2] = (int64_t)e->u.alloc.bytes;
-        a[5] = (int64_t)e->u.alloc.ptr;
-        used = 0x25;
-        break;
-    default:
-        break;
-    }
-    r->null_mask = null_mask | ((~used & 0x1ffu) << EC_A0) | (0x1fu << EC_G_START);
-}
-
-void gt_event_store(struct gt_writer *w, struct gt_row *r)
-{
-    struct gt_row *b = gt_batch_row(&w->events);
-    *b = *r;
-    b->v[EC_ID] = ++w->next_call_id;
-    w->events_written++;
-    gt_batch_done(w, &w->events);
 }
 
 int gt_begin_txn(struct gt_writer *w)
@@ -725,7 +653,7 @@ static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *c
     char buf[8192];
     gt_meta(w, "tracer", "gputrace");
     gt_meta(w, "tracer_version", GT_VERSION);
-    gt_meta(w, "schema_version", "3");
+    gt_meta(w, "schema_version", "4");
     gt_meta_u64(w, "pid", (uint64_t)getpid());
     gt_meta_u64(w, "ppid", (uint64_t)getppid());
     gt_meta_u64(w, "process_start_ticks", gt_process_start_ticks());
@@ -773,6 +701,7 @@ static void gt_writer_free(struct gt_writer *w)
     free(w->pycode_done);
     gt_idmap_free(&w->pyframes);
     gt_writer_gpu_free(w);
+    gt_writer_rows_free(w);
     free(w);
 }
 

@@ -165,7 +165,7 @@ static void gt_pend_release(struct gt_writer *w, struct gt_pend_slot *s)
         gt_pend_unmap(w->pend, (size_t)m);
     s->live = 0;
     struct gt_row row;
-    gt_event_row(&s->ev, &row);
+    gt_event_row(w, &s->ev, &row);
     gt_event_store(w, &row);
 }
 
@@ -212,7 +212,8 @@ void gt_pend_expire(struct gt_writer *w, uint64_t now_ns, int all)
 /* The first GPU record of a held event's kind goes in its row, which is
  * then stored. 0: no such event waits; the record goes to gpu_ops. */
 static int gt_pend_fold(struct gt_writer *w, uint64_t ext, int gpu_kind, uint32_t device, uint32_t stream,
-                        uint64_t start, uint64_t end, int has_mem, int64_t mem, uint64_t bytes)
+                        uint64_t start, uint64_t end, int has_mem, unsigned src_kind, unsigned dst_kind,
+                        uint64_t bytes)
 {
     struct gt_pend *p = w->pend;
     long m = p && ext ? gt_pend_find(p, ext) : -1;
@@ -228,15 +229,8 @@ static int gt_pend_fold(struct gt_writer *w, uint64_t ext, int gpu_kind, uint32_
     gt_pend_unmap(p, (size_t)m);
     s->live = 0;
     struct gt_row row;
-    gt_event_row(&s->ev, &row);
-    int64_t *v = row.v;
-    v[EC_G_START] = (int64_t)(start - (uint64_t)v[EC_START]);
-    v[EC_G_DUR] = end >= start ? (int64_t)(end - start) : 0;
-    v[EC_G_DEVICE] = device;
-    v[EC_G_STREAM] = stream;
-    v[EC_G_MEM] = mem;
-    /* Its one GPU record is in the row: nothing else needs the id. */
-    row.null_mask = (row.null_mask & ~(0x1fu << EC_G_START)) | (has_mem ? 0 : 1u << EC_G_MEM) | (1u << EC_CORR);
+    gt_event_row(w, &s->ev, &row);
+    gt_event_row_gpu(&row, start, end, device, stream, has_mem, src_kind, dst_kind);
     gt_event_store(w, &row);
     return 1;
 }
@@ -298,7 +292,7 @@ void gt_write_gpu_record(const void *record, void *arg)
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const CUpti_ActivityKernel10 *k = record;
         if (gt_pend_fold(w, gt_corr_lookup(w, k->correlationId), GT_GPU_KERNEL, k->deviceId, k->streamId, k->start,
-                         k->end, 0, 0, 0))
+                         k->end, 0, 0, 0, 0))
             break;
         int64_t name = gt_gpu_name_id(w, k->name);
         r = gt_gpu_row(w, GT_GPU_KERNEL, k->correlationId, 1, k->deviceId, k->streamId, k->start, k->end);
@@ -310,7 +304,7 @@ void gt_write_gpu_record(const void *record, void *arg)
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = record;
         if (gt_pend_fold(w, gt_corr_lookup(w, m->correlationId), GT_GPU_MEMCPY, m->deviceId, m->streamId, m->start,
-                         m->end, 1, (int64_t)m->srcKind * 16 + m->dstKind, m->bytes))
+                         m->end, 1, m->srcKind, m->dstKind, m->bytes))
             break;
         r = gt_gpu_row(w, GT_GPU_MEMCPY, m->correlationId, 1, m->deviceId, m->streamId, m->start, m->end);
         gt_set(r, GC_BYTES, (int64_t)m->bytes);
@@ -323,7 +317,7 @@ void gt_write_gpu_record(const void *record, void *arg)
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = record;
         if (gt_pend_fold(w, gt_corr_lookup(w, m->correlationId), GT_GPU_MEMSET, m->deviceId, m->streamId, m->start,
-                         m->end, 0, 0, 0))
+                         m->end, 0, 0, 0, 0))
             break;
         r = gt_gpu_row(w, GT_GPU_MEMSET, m->correlationId, 1, m->deviceId, m->streamId, m->start, m->end);
         gt_set(r, GC_BYTES, (int64_t)m->bytes);

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-enum { ST_EVENT, ST_EVENT_BATCH, ST_THREAD, ST_STRING, ST_MODULE, ST_FRAME, ST_STACK, ST_META, ST_GPU,
+enum { ST_EVENT, ST_EVENT_BATCH, ST_THREAD, ST_LAUNCH_CONFIG, ST_STRING, ST_MODULE, ST_FRAME, ST_STACK, ST_META, ST_GPU,
        ST_GPU_BATCH, ST_GPU_CORR,
        ST_OVERHEAD, ST_PYCODE, ST_PYFRAME, ST_PYSTACK, ST_COUNT };
 
@@ -44,7 +44,7 @@ void gt_idmap_free(struct gt_idmap *m);
 /* Events and GPU records go in GT_BATCH_ROWS rows per INSERT: one
  * statement run per row costs SQLite more than the row itself. */
 #define GT_BATCH_ROWS 32
-#define GT_BATCH_COLS 25
+#define GT_BATCH_COLS 16
 struct gt_row {
     int64_t v[GT_BATCH_COLS];
     uint32_t null_mask;    /* bit i: column i is NULL */
@@ -73,7 +73,6 @@ struct gt_writer {
     int in_txn;
     int failed;            /* a write failed: stop recording, keep what is committed */
     uint64_t last_commit_ns;
-    int64_t next_call_id;
     struct gt_batch events;
     struct gt_batch gpu;
     int64_t next_gpu_id;
@@ -88,6 +87,7 @@ struct gt_writer {
     struct gt_strlist gpu_names; /* kernel names from CUPTI; id = GT_GPU_NAME_BASE + index */
     struct gt_corrmap *corr;   /* CUPTI correlation id -> our external id (gt_writer_gpu.c) */
     struct gt_pend *pend;      /* events waiting for their GPU record (gt_writer_gpu.c) */
+    struct gt_launch_map *launches; /* launch configurations already stored (gt_writer_rows.c) */
     uint32_t *tids;        /* threads already in the file */
     size_t tid_count, tid_cap;
     pthread_t thread;
@@ -109,14 +109,20 @@ void gt_insert_name(struct gt_writer *w, int64_t id, const char *name);
 void gt_emit_pystack(struct gt_writer *w, uint32_t pystack_id);
 int gt_bit_test_set(uint8_t *bits, uint32_t i);
 /* Columns of the events row (schema/gputrace.sql), from 0. */
-enum { EC_ID, EC_TID, EC_API, EC_START, EC_DUR, EC_RESULT, EC_STREAM, EC_STACK, EC_CORR, EC_CAPTURED, EC_PYSTACK,
-       EC_A0, EC_G_START = EC_A0 + 9, EC_G_DUR, EC_G_DEVICE, EC_G_STREAM, EC_G_MEM, EC_COUNT };
+enum { EC_TID, EC_API, EC_START, EC_DUR, EC_RESULT, EC_STREAM, EC_STACK, EC_PYSTACK, EC_CORR, EC_A0, EC_A1,
+       EC_A2, EC_G_START, EC_G_DUR, EC_G_STREAM, EC_COUNT };
 
-/* The events row of an event, its id left to gt_event_store (gt_writer.c). */
+/* The events row of an event (its id is SQLite's next rowid); a launch's
+ * configuration is stored on first sight (gt_writer_rows.c). */
 struct gt_event;
-void gt_event_row(const struct gt_event *e, struct gt_row *r);
-/* Gives the row its id and queues it for writing (gt_writer.c). */
+void gt_event_row(struct gt_writer *w, const struct gt_event *e, struct gt_row *r);
+/* Puts a GPU record in the row: its times, where it ran and, for a copy,
+ * CUPTI's memory kinds (has_mem). */
+void gt_event_row_gpu(struct gt_row *r, uint64_t start, uint64_t end, uint32_t device, uint32_t stream, int has_mem,
+                      unsigned src_kind, unsigned dst_kind);
+/* Queues the row for writing. */
 void gt_event_store(struct gt_writer *w, struct gt_row *r);
+void gt_writer_rows_free(struct gt_writer *w);
 
 /* GPU record kinds, as gpu_ops.kind stores them. */
 enum { GT_GPU_KERNEL, GT_GPU_MEMCPY, GT_GPU_MEMSET, GT_GPU_SYNC };

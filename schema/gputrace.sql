@@ -1,10 +1,10 @@
--- gputrace trace schema, version 3 (PRAGMA user_version = 3).
+-- gputrace trace schema, version 4 (PRAGMA user_version = 4).
 --
 -- Storage tables hold integers and ids; names, stacks and frames are stored
 -- once. The views at the end are the public, stable surface: query those.
 -- docs/schema.md documents every table and view with example queries.
 
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 
 -- Key/value facts about the traced process and the recording.
 CREATE TABLE meta (
@@ -28,22 +28,25 @@ CREATE TABLE strings (
 
 -- Every intercepted call, one row each, host-side times on one
 -- CLOCK_MONOTONIC clock. Query it through the views below (calls,
--- launch_args, copy_args, ...): a0..a8 hold each category's arguments,
--- as small integers where the views show names:
---   launch   a0 name_id (strings), a1 device, a2..a4 grid x/y/z,
---            a5..a7 block x/y/z, a8 shared_mem
---   memcpy   a0 kind (0 HtoD, 1 DtoH, 2 DtoD, 3 HtoH, 4 PtoP), a1 device,
---            a2 bytes, a3 host_mem (0 pageable, 1 pinned, 2 managed,
---            3 none, 4 unknown), a4 async
---   memset   a1 device, a2 bytes, a4 async
+-- launch_args, copy_args, ...). Few columns on purpose: each costs the
+-- writer time on every row. a0..a2 hold each category's arguments:
+--   launch   a0 the launch's configuration (launch_configs.id: kernel
+--            name, device, grid, block, shared memory, captured)
+--   memcpy   a0 flags, a1 bytes
+--   memset   a0 flags, a1 bytes
+--            flags: bits 0-2 copy kind (0 HtoD, 1 DtoH, 2 DtoD, 3 HtoH,
+--            4 PtoP), bits 3-5 host memory (0 pageable, 1 pinned,
+--            2 managed, 3 none, 4 unknown), bit 6 async, bit 7 captured,
+--            bits 8-11 and 12-15 CUPTI's source and destination memory
+--            kinds (when its record is in this row), bits 16- device
 --   sync     a0 kind (0 device, 1 context, 2 stream, 3 event,
---            4 stream_wait_event), a5 the stream or event waited on
+--            4 stream_wait_event), a1 the stream or event waited on
 --   alloc, free
 --            a0 kind (0 device, 1 pinned, 2 managed, 3 registered, 4 async),
---            a2 bytes, a5 ptr
+--            a1 bytes, a2 ptr
 -- A launch, copy or memset's GPU record is kept in its own row (g_*) when
--- CUPTI delivered it within a few seconds, which is nearly always; else
--- it is in gpu_ops, linked by corr. The views look in both.
+-- CUPTI delivered it within a second, which is nearly always; else it is
+-- in gpu_ops, linked by corr. The views look in both.
 CREATE TABLE events (
     id         INTEGER PRIMARY KEY,
     tid        INTEGER NOT NULL,
@@ -53,17 +56,29 @@ CREATE TABLE events (
     result     INTEGER NOT NULL,
     stream     INTEGER,            -- stream handle value; NULL where the call has none
     stack_id   INTEGER,            -- NULL when stacks are off or the stack table was full
+    pystack_id INTEGER,            -- the Python stack (py_stacks); NULL when no Python ran on the thread
     corr       INTEGER,            -- our CUPTI external correlation id; NULL when the call makes no GPU work,
                                    -- GPU timing is off, or its GPU record is in this row
-    captured   INTEGER NOT NULL DEFAULT 0, -- 1: made during stream capture (a graph node, not an execution)
-    pystack_id INTEGER,            -- the Python stack (py_stacks); NULL when no Python ran on the thread
-    a0 INTEGER, a1 INTEGER, a2 INTEGER, a3 INTEGER, a4 INTEGER,
-    a5 INTEGER, a6 INTEGER, a7 INTEGER, a8 INTEGER,
+    a0 INTEGER, a1 INTEGER, a2 INTEGER,
     g_start_ns INTEGER,            -- GPU start minus start_ns; NULL: no GPU record in this row
     g_dur_ns   INTEGER,            -- the GPU record's duration
-    g_device   INTEGER,            -- its device
-    g_stream   INTEGER,            -- its CUPTI stream id
-    g_mem      INTEGER             -- copies: CUPTI's source memory kind * 16 + destination memory kind
+    g_stream   INTEGER             -- its CUPTI stream id * 256 + its device
+);
+
+-- Launch configurations, stored once: the kernel, device, grid, block,
+-- shared memory and whether it was captured into a graph.
+CREATE TABLE launch_configs (
+    id         INTEGER PRIMARY KEY,
+    name_id    INTEGER REFERENCES strings(id),
+    device     INTEGER NOT NULL,
+    grid_x     INTEGER NOT NULL,
+    grid_y     INTEGER NOT NULL,
+    grid_z     INTEGER NOT NULL,
+    block_x    INTEGER NOT NULL,
+    block_y    INTEGER NOT NULL,
+    block_z    INTEGER NOT NULL,
+    shared_mem INTEGER NOT NULL,
+    captured   INTEGER NOT NULL
 );
 
 -- GPU-side records from CUPTI, on the same clock as the calls. corr is
@@ -149,42 +164,51 @@ CREATE TABLE py_stacks (
 -- ---------------------------------------------------------------------------
 -- Public views.
 
+-- Kinds of memory, as CUPTI numbers them (CUpti_ActivityMemoryKind).
+CREATE VIEW cupti_memory_kinds(code, name) AS
+VALUES (0, 'unknown'), (1, 'pageable'), (2, 'pinned'), (3, 'device'), (4, 'array'), (5, 'managed'),
+       (6, 'device_static'), (7, 'managed_static');
+
 -- The calls and their arguments, as version 2 stored them.
 CREATE VIEW calls AS
-SELECT id, tid, api_id, start_ns, start_ns + dur_ns AS end_ns, result, stream, stack_id, corr, captured,
-       pystack_id
-FROM events;
+SELECT e.id, e.tid, e.api_id, e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.result, e.stream, e.stack_id, e.corr,
+       CASE n.category WHEN 'launch' THEN (SELECT c.captured FROM launch_configs c WHERE c.id = e.a0)
+                       WHEN 'memcpy' THEN (e.a0 >> 7) & 1 WHEN 'memset' THEN (e.a0 >> 7) & 1 ELSE 0 END AS captured,
+       e.pystack_id
+FROM events e JOIN api_names n ON n.id = e.api_id;
 
 CREATE VIEW launch_args AS
-SELECT id AS call_id, a0 AS name_id, a1 AS device, a2 AS grid_x, a3 AS grid_y, a4 AS grid_z,
-       a5 AS block_x, a6 AS block_y, a7 AS block_z, a8 AS shared_mem
-FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category = 'launch');
+SELECT e.id AS call_id, c.name_id, c.device, c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y, c.block_z,
+       c.shared_mem
+FROM events e JOIN launch_configs c ON c.id = e.a0
+WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'launch');
 
 CREATE VIEW copy_args AS
 SELECT id AS call_id,
-       CASE a0 WHEN 0 THEN 'HtoD' WHEN 1 THEN 'DtoH' WHEN 2 THEN 'DtoD' WHEN 3 THEN 'HtoH' WHEN 4 THEN 'PtoP' END AS kind,
-       a2 AS bytes,
-       CASE a3 WHEN 0 THEN 'pageable' WHEN 1 THEN 'pinned' WHEN 2 THEN 'managed' WHEN 3 THEN 'none'
-               WHEN 4 THEN 'unknown' END AS host_mem,
-       a4 AS async, a1 AS device
+       CASE a0 & 7 WHEN 0 THEN 'HtoD' WHEN 1 THEN 'DtoH' WHEN 2 THEN 'DtoD' WHEN 3 THEN 'HtoH' WHEN 4 THEN 'PtoP' END
+           AS kind,
+       a1 AS bytes,
+       CASE (a0 >> 3) & 7 WHEN 0 THEN 'pageable' WHEN 1 THEN 'pinned' WHEN 2 THEN 'managed' WHEN 3 THEN 'none'
+                          WHEN 4 THEN 'unknown' END AS host_mem,
+       (a0 >> 6) & 1 AS async, a0 >> 16 AS device
 FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category = 'memcpy');
 
 CREATE VIEW memset_args AS
-SELECT id AS call_id, a2 AS bytes, a4 AS async, a1 AS device
+SELECT id AS call_id, a1 AS bytes, (a0 >> 6) & 1 AS async, a0 >> 16 AS device
 FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category = 'memset');
 
 CREATE VIEW sync_args AS
 SELECT id AS call_id,
        CASE a0 WHEN 0 THEN 'device' WHEN 1 THEN 'context' WHEN 2 THEN 'stream' WHEN 3 THEN 'event'
                WHEN 4 THEN 'stream_wait_event' END AS kind,
-       a5 AS target
+       a1 AS target
 FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category = 'sync');
 
 CREATE VIEW alloc_args AS
 SELECT id AS call_id,
        CASE a0 WHEN 0 THEN 'device' WHEN 1 THEN 'pinned' WHEN 2 THEN 'managed' WHEN 3 THEN 'registered'
                WHEN 4 THEN 'async' END AS kind,
-       a5 AS ptr, a2 AS bytes
+       a2 AS ptr, a1 AS bytes
 FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category IN ('alloc', 'free'));
 
 -- CUPTI's records with their kinds spelled out, as version 2 stored them.
@@ -194,89 +218,71 @@ SELECT id, CASE kind WHEN 0 THEN 'kernel' WHEN 1 THEN 'memcpy' WHEN 2 THEN 'mems
        CASE copy_kind WHEN 1 THEN 'HtoD' WHEN 2 THEN 'DtoH' WHEN 3 THEN 'HtoA' WHEN 4 THEN 'AtoH'
                       WHEN 5 THEN 'AtoA' WHEN 6 THEN 'AtoD' WHEN 7 THEN 'DtoA' WHEN 8 THEN 'DtoD'
                       WHEN 9 THEN 'HtoH' WHEN 10 THEN 'PtoP' WHEN 0 THEN 'unknown' END AS copy_kind,
-       CASE src_kind WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned' WHEN 3 THEN 'device' WHEN 4 THEN 'array'
-                     WHEN 5 THEN 'managed' WHEN 6 THEN 'device_static' WHEN 7 THEN 'managed_static'
-                     WHEN 0 THEN 'unknown' END AS src_kind,
-       CASE dst_kind WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned' WHEN 3 THEN 'device' WHEN 4 THEN 'array'
-                     WHEN 5 THEN 'managed' WHEN 6 THEN 'device_static' WHEN 7 THEN 'managed_static'
-                     WHEN 0 THEN 'unknown' END AS dst_kind,
+       (SELECT name FROM cupti_memory_kinds WHERE code = src_kind) AS src_kind,
+       (SELECT name FROM cupti_memory_kinds WHERE code = dst_kind) AS dst_kind,
        CASE sync_type WHEN 1 THEN 'event_synchronize' WHEN 2 THEN 'stream_wait_event'
                       WHEN 3 THEN 'stream_synchronize' WHEN 4 THEN 'context_synchronize'
                       WHEN 0 THEN 'unknown' END AS sync_type
 FROM gpu_ops;
 
 CREATE VIEW api_calls AS
-SELECT e.id, (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pid') AS pid,
-       e.tid, n.name, n.category, e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.result, e.stream, e.stack_id,
-       e.captured, e.pystack_id
-FROM events e JOIN api_names n ON n.id = e.api_id;
+SELECT c.id, (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pid') AS pid,
+       c.tid, n.name, n.category, c.start_ns, c.end_ns, c.result, c.stream, c.stack_id, c.captured, c.pystack_id
+FROM calls c JOIN api_names n ON n.id = c.api_id;
 
--- The GPU record of a call: the one kept in its row, else the first CUPTI
--- record of its kind in gpu_ops that carries the call's correlation id.
+-- A launch, copy or memset with its GPU record: the one kept in its row,
+-- else the first CUPTI record of its kind in gpu_ops that carries the
+-- call's correlation id (gpu_ops.corr = events.corr).
+CREATE VIEW call_gpu AS
+SELECT e.id AS call_id, n.category, e.stream, e.start_ns, e.dur_ns, e.result, e.a0, e.a1,
+       e.g_dur_ns IS NOT NULL OR g.id IS NOT NULL AS has_gpu,
+       COALESCE(e.g_stream & 255, g.device) AS gpu_device, COALESCE(e.g_stream >> 8, g.stream) AS gpu_stream,
+       COALESCE(e.start_ns + e.g_start_ns, g.start_ns) AS gpu_start_ns,
+       COALESCE(e.start_ns + e.g_start_ns + e.g_dur_ns, g.start_ns + g.dur_ns) AS gpu_end_ns,
+       CASE WHEN e.g_dur_ns IS NOT NULL THEN (e.a0 >> 8) & 15 ELSE g.src_kind END AS gpu_src_code,
+       CASE WHEN e.g_dur_ns IS NOT NULL THEN (e.a0 >> 12) & 15 ELSE g.dst_kind END AS gpu_dst_code
+FROM events e JOIN api_names n ON n.id = e.api_id
+LEFT JOIN gpu_ops g ON g.id = CASE WHEN e.corr IS NOT NULL AND e.g_dur_ns IS NULL THEN
+    (SELECT g2.id FROM gpu_ops g2 WHERE g2.corr = e.corr
+        AND g2.kind = CASE n.category WHEN 'launch' THEN 0 WHEN 'memcpy' THEN 1 ELSE 2 END LIMIT 1) END
+WHERE n.category IN ('launch', 'memcpy', 'memset');
 
 CREATE VIEW kernels AS
-SELECT e.id AS api_call_id, COALESCE(s.demangled, s.value) AS name,
-       s.value AS mangled_name, COALESCE(e.g_device, g.device, e.a1) AS device, e.stream,
-       COALESCE(e.start_ns + e.g_start_ns, g.start_ns, e.start_ns) AS start_ns,
-       CASE WHEN e.g_dur_ns IS NOT NULL THEN e.start_ns + e.g_start_ns + e.g_dur_ns
-            ELSE COALESCE(g.start_ns + g.dur_ns, e.start_ns + e.dur_ns) END AS end_ns,
-       CASE WHEN e.g_dur_ns IS NOT NULL OR g.id IS NOT NULL THEN 'gpu' ELSE 'host' END AS time_source,
-       e.start_ns AS api_start_ns, e.start_ns + e.dur_ns AS api_end_ns, COALESCE(e.g_stream, g.stream) AS gpu_stream,
-       e.a2 AS grid_x, e.a3 AS grid_y, e.a4 AS grid_z, e.a5 AS block_x, e.a6 AS block_y, e.a7 AS block_z,
-       e.a8 AS shared_mem, e.result, e.captured
-FROM events e
-LEFT JOIN strings s ON s.id = e.a0
-LEFT JOIN gpu_ops g ON g.id = CASE WHEN e.corr IS NOT NULL AND e.g_dur_ns IS NULL THEN
-    (SELECT g2.id FROM gpu_ops g2 WHERE g2.corr = e.corr AND g2.kind = 0 LIMIT 1) END
-WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'launch');
-
--- A copy's GPU record, from its row or from gpu_ops, with CUPTI's kinds
--- spelled out (used by memcpys).
-CREATE VIEW copy_gpu AS
-SELECT e.id AS call_id, e.a0 AS kind_code, e.a1 AS device, e.a2 AS bytes, e.a3 AS host_mem_code, e.a4 AS async,
-       e.stream, e.start_ns, e.dur_ns, e.result, e.captured,
-       e.g_dur_ns IS NOT NULL OR g.id IS NOT NULL AS has_gpu,
-       COALESCE(e.g_device, g.device) AS gpu_device, COALESCE(e.g_stream, g.stream) AS gpu_stream,
-       COALESCE(e.start_ns + e.g_start_ns, g.start_ns) AS gpu_start_ns,
-       CASE WHEN e.g_dur_ns IS NOT NULL THEN e.start_ns + e.g_start_ns + e.g_dur_ns ELSE g.end_ns END AS gpu_end_ns,
-       CASE COALESCE(e.g_mem / 16, g.src) WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned' WHEN 3 THEN 'device'
-            WHEN 4 THEN 'array' WHEN 5 THEN 'managed' WHEN 6 THEN 'device_static' WHEN 7 THEN 'managed_static'
-            WHEN 0 THEN 'unknown' END AS gpu_src_kind,
-       CASE COALESCE(e.g_mem % 16, g.dst) WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned' WHEN 3 THEN 'device'
-            WHEN 4 THEN 'array' WHEN 5 THEN 'managed' WHEN 6 THEN 'device_static' WHEN 7 THEN 'managed_static'
-            WHEN 0 THEN 'unknown' END AS gpu_dst_kind
-FROM events e
-LEFT JOIN (SELECT id, device, stream, start_ns, start_ns + dur_ns AS end_ns, src_kind AS src, dst_kind AS dst
-           FROM gpu_ops) g
-  ON g.id = CASE WHEN e.corr IS NOT NULL AND e.g_dur_ns IS NULL THEN
-    (SELECT g2.id FROM gpu_ops g2 WHERE g2.corr = e.corr AND g2.kind = 1 LIMIT 1) END
-WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'memcpy');
+SELECT k.call_id AS api_call_id, COALESCE(s.demangled, s.value) AS name,
+       s.value AS mangled_name, COALESCE(k.gpu_device, c.device) AS device, k.stream,
+       COALESCE(k.gpu_start_ns, k.start_ns) AS start_ns, COALESCE(k.gpu_end_ns, k.start_ns + k.dur_ns) AS end_ns,
+       CASE WHEN k.has_gpu THEN 'gpu' ELSE 'host' END AS time_source,
+       k.start_ns AS api_start_ns, k.start_ns + k.dur_ns AS api_end_ns, k.gpu_stream,
+       c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y, c.block_z, c.shared_mem, k.result, c.captured
+FROM call_gpu k
+JOIN launch_configs c ON c.id = k.a0
+LEFT JOIN strings s ON s.id = c.name_id
+WHERE k.category = 'launch';
 
 CREATE VIEW memcpys AS
-SELECT c.call_id AS api_call_id, a.kind, c.bytes,
-       CASE WHEN NOT c.has_gpu THEN a.host_mem
-            WHEN a.kind IN ('HtoD', 'HtoH') AND c.gpu_src_kind IN ('pageable', 'pinned', 'managed') THEN c.gpu_src_kind
-            WHEN a.kind = 'DtoH' AND c.gpu_dst_kind IN ('pageable', 'pinned', 'managed') THEN c.gpu_dst_kind
+SELECT m.call_id AS api_call_id, a.kind, a.bytes,
+       CASE WHEN NOT m.has_gpu THEN a.host_mem
+            WHEN a.kind IN ('HtoD', 'HtoH') AND m.gpu_src_code IN (1, 2, 5) THEN src.name
+            WHEN a.kind = 'DtoH' AND m.gpu_dst_code IN (1, 2, 5) THEN dst.name
             ELSE a.host_mem END AS host_mem,
-       c.async, COALESCE(c.gpu_device, c.device) AS device, c.stream,
-       COALESCE(c.gpu_start_ns, c.start_ns) AS start_ns, COALESCE(c.gpu_end_ns, c.start_ns + c.dur_ns) AS end_ns,
-       CASE WHEN c.has_gpu THEN 'gpu' ELSE 'host' END AS time_source,
-       c.start_ns AS api_start_ns, c.start_ns + c.dur_ns AS api_end_ns, c.gpu_stream,
-       c.gpu_src_kind, c.gpu_dst_kind, c.result, c.captured
-FROM copy_gpu c JOIN copy_args a ON a.call_id = c.call_id;
+       a.async, COALESCE(m.gpu_device, a.device) AS device, m.stream,
+       COALESCE(m.gpu_start_ns, m.start_ns) AS start_ns, COALESCE(m.gpu_end_ns, m.start_ns + m.dur_ns) AS end_ns,
+       CASE WHEN m.has_gpu THEN 'gpu' ELSE 'host' END AS time_source,
+       m.start_ns AS api_start_ns, m.start_ns + m.dur_ns AS api_end_ns, m.gpu_stream,
+       src.name AS gpu_src_kind, dst.name AS gpu_dst_kind, m.result, (m.a0 >> 7) & 1 AS captured
+FROM call_gpu m JOIN copy_args a ON a.call_id = m.call_id
+LEFT JOIN cupti_memory_kinds src ON src.code = m.gpu_src_code
+LEFT JOIN cupti_memory_kinds dst ON dst.code = m.gpu_dst_code
+WHERE m.category = 'memcpy';
 
 CREATE VIEW memsets AS
-SELECT e.id AS api_call_id, e.a2 AS bytes, e.a4 AS async, COALESCE(e.g_device, g.device, e.a1) AS device, e.stream,
-       COALESCE(e.start_ns + e.g_start_ns, g.start_ns, e.start_ns) AS start_ns,
-       CASE WHEN e.g_dur_ns IS NOT NULL THEN e.start_ns + e.g_start_ns + e.g_dur_ns
-            ELSE COALESCE(g.start_ns + g.dur_ns, e.start_ns + e.dur_ns) END AS end_ns,
-       CASE WHEN e.g_dur_ns IS NOT NULL OR g.id IS NOT NULL THEN 'gpu' ELSE 'host' END AS time_source,
-       e.start_ns AS api_start_ns, e.start_ns + e.dur_ns AS api_end_ns, COALESCE(e.g_stream, g.stream) AS gpu_stream,
-       e.result, e.captured
-FROM events e
-LEFT JOIN gpu_ops g ON g.id = CASE WHEN e.corr IS NOT NULL AND e.g_dur_ns IS NULL THEN
-    (SELECT g2.id FROM gpu_ops g2 WHERE g2.corr = e.corr AND g2.kind = 2 LIMIT 1) END
-WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'memset');
+SELECT m.call_id AS api_call_id, m.a1 AS bytes, (m.a0 >> 6) & 1 AS async, COALESCE(m.gpu_device, m.a0 >> 16) AS device,
+       m.stream, COALESCE(m.gpu_start_ns, m.start_ns) AS start_ns,
+       COALESCE(m.gpu_end_ns, m.start_ns + m.dur_ns) AS end_ns,
+       CASE WHEN m.has_gpu THEN 'gpu' ELSE 'host' END AS time_source,
+       m.start_ns AS api_start_ns, m.start_ns + m.dur_ns AS api_end_ns, m.gpu_stream, m.result,
+       (m.a0 >> 7) & 1 AS captured
+FROM call_gpu m WHERE m.category = 'memset';
 
 CREATE VIEW syncs AS
 SELECT a.call_id AS api_call_id, a.kind, e.stream, a.target, e.start_ns, e.start_ns + e.dur_ns AS end_ns,
@@ -289,21 +295,20 @@ FROM sync_args a JOIN events e ON e.id = a.call_id;
 -- in their call's row.
 CREATE VIEW gpu_activity AS
 SELECT NULL AS id, CASE n.category WHEN 'launch' THEN 'kernel' ELSE n.category END AS kind,
-       e.g_device AS device, e.g_stream AS stream, e.start_ns + e.g_start_ns AS start_ns,
+       e.g_stream & 255 AS device, e.g_stream >> 8 AS stream, e.start_ns + e.g_start_ns AS start_ns,
        e.start_ns + e.g_start_ns + e.g_dur_ns AS end_ns, e.id AS api_call_id, NULL AS correlation_id, 1 AS linked,
-       CASE WHEN n.category = 'launch' THEN COALESCE(s.demangled, s.value) END AS name,
-       CASE WHEN n.category != 'launch' THEN e.a2 END AS bytes,
+       CASE WHEN n.category = 'launch' THEN
+           (SELECT COALESCE(s.demangled, s.value) FROM launch_configs c JOIN strings s ON s.id = c.name_id
+            WHERE c.id = e.a0) END AS name,
+       CASE WHEN n.category != 'launch' THEN e.a1 END AS bytes,
        CASE WHEN n.category = 'memcpy' THEN
-           CASE e.a0 WHEN 0 THEN 'HtoD' WHEN 1 THEN 'DtoH' WHEN 2 THEN 'DtoD' WHEN 3 THEN 'HtoH' WHEN 4 THEN 'PtoP' END
+           CASE e.a0 & 7 WHEN 0 THEN 'HtoD' WHEN 1 THEN 'DtoH' WHEN 2 THEN 'DtoD' WHEN 3 THEN 'HtoH' WHEN 4 THEN 'PtoP' END
        END AS copy_kind,
-       CASE e.g_mem / 16 WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned' WHEN 3 THEN 'device' WHEN 4 THEN 'array'
-            WHEN 5 THEN 'managed' WHEN 6 THEN 'device_static' WHEN 7 THEN 'managed_static' WHEN 0 THEN 'unknown'
+       CASE WHEN n.category = 'memcpy' THEN (SELECT name FROM cupti_memory_kinds WHERE code = (e.a0 >> 8) & 15)
        END AS src_kind,
-       CASE e.g_mem % 16 WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned' WHEN 3 THEN 'device' WHEN 4 THEN 'array'
-            WHEN 5 THEN 'managed' WHEN 6 THEN 'device_static' WHEN 7 THEN 'managed_static' WHEN 0 THEN 'unknown'
+       CASE WHEN n.category = 'memcpy' THEN (SELECT name FROM cupti_memory_kinds WHERE code = (e.a0 >> 12) & 15)
        END AS dst_kind
 FROM events e JOIN api_names n ON n.id = e.api_id
-LEFT JOIN strings s ON s.id = e.a0 AND n.category = 'launch'
 WHERE e.g_dur_ns IS NOT NULL
 UNION ALL
 SELECT g.id, g.kind, g.device, g.stream, g.start_ns, g.end_ns,

@@ -71,8 +71,14 @@ GPU_KINDS = ["kernel", "memcpy", "memset", "sync"]
 
 
 def is_one_row(db):
-    """Version 3 and later: one `events` row per call, arguments in a0..a8."""
+    """Version 3 and later: one `events` row per call."""
     return db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'events' AND type = 'table'").fetchone()[0] > 0
+
+
+def is_v4(db):
+    """Version 4: arguments in a0..a2, launches as launch_configs ids, GPU
+    records kept in their call's row."""
+    return db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'launch_configs'").fetchone()[0] > 0
 
 
 def default_ptr(a, cid):
@@ -80,7 +86,7 @@ def default_ptr(a, cid):
 
 
 def event_args(c, cid, name_id):
-    """a0..a8 of an events row, as schema/gputrace.sql lays them out."""
+    """a0..a8 of a version 3 events row."""
     a = [None] * 9
     if "launch" in c:
         la = c["launch"]
@@ -100,21 +106,48 @@ def event_args(c, cid, name_id):
     return tuple(a)
 
 
+def event_args_v4(db, c, cid, name_id, configs):
+    """a0..a2 of a version 4 events row, as schema/gputrace.sql lays them
+    out; a launch's configuration goes in launch_configs once."""
+    captured = int(c.get("captured", 0))
+    if "launch" in c:
+        la = c["launch"]
+        key = (name_id, la["device"], *la["grid"], *la["block"], la["shared_mem"], captured)
+        if key not in configs:
+            configs[key] = len(configs) + 1
+            db.execute("INSERT INTO launch_configs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (configs[key],) + key)
+        return configs[key], None, None
+    if "copy" in c:
+        ca = c["copy"]
+        flags = (COPY_KINDS.index(ca["kind"]) | HOST_MEM.index(ca["host_mem"]) << 3 | int(ca["is_async"]) << 6 |
+                 captured << 7 | ca["device"] << 16)
+        return flags, ca["bytes"], None
+    if "set" in c:
+        sa = c["set"]
+        return int(sa["is_async"]) << 6 | captured << 7 | sa["device"] << 16, sa["bytes"], None
+    if "sync" in c:
+        return SYNC_KINDS.index(c["sync"]["kind"]), c["sync"]["target"], None
+    if "alloc" in c:
+        aa = c["alloc"]
+        return ALLOC_KINDS.index(aa["kind"]), aa["bytes"], default_ptr(aa, cid)
+    return None, None, None
+
+
 def add_gpu_op(db, kind, call_id, start_ns, end_ns, device=0, stream=7, correlation_id=None, nbytes=None,
                src_kind=None, dst_kind=None, fold=True):
     """A CUPTI record made by call `call_id` (None: a call not intercepted),
-    stored as the trace's schema version stores them. Version 3 keeps a
+    stored as the trace's schema version stores them. Version 4 keeps a
     launch's, copy's or memset's first record in the call's row (as the
     writer does when CUPTI delivers it in time), unless fold is False."""
     correlation_id = correlation_id if correlation_id is not None else 100000 + (call_id or 0)
     category = {"kernel": "launch", "memcpy": "memcpy", "memset": "memset"}.get(kind)
-    if is_one_row(db) and fold and call_id is not None and category:
+    if is_v4(db) and fold and call_id is not None and category:
         row = db.execute("SELECT e.start_ns FROM events e JOIN api_names n ON n.id = e.api_id "
                          "WHERE e.id = ? AND n.category = ? AND e.g_dur_ns IS NULL", (call_id, category)).fetchone()
         if row:
-            mem = (src_kind or 0) * 16 + (dst_kind or 0) if kind == "memcpy" else None
-            db.execute("UPDATE events SET g_start_ns = ?, g_dur_ns = ?, g_device = ?, g_stream = ?, g_mem = ? "
-                       "WHERE id = ?", (start_ns - row[0], end_ns - start_ns, device, stream, mem, call_id))
+            mem = ((src_kind or 0) << 8 | (dst_kind or 0) << 12) if kind == "memcpy" else 0
+            db.execute("UPDATE events SET g_start_ns = ?, g_dur_ns = ?, g_stream = ?, a0 = a0 | ? WHERE id = ?",
+                       (start_ns - row[0], end_ns - start_ns, stream * 256 + device, mem, call_id))
             return
     name_id = None
     if kind == "kernel" and call_id is not None:  # CUPTI names the kernel as the launch did
@@ -203,6 +236,7 @@ def make_trace(path, calls=(), meta=None, complete=True, user_version=None, thre
         return intern("stacks", stack_ids, key, add)
 
     pystack_ids, pycode_ids, pyframe_ids = {}, {}, {}
+    configs = {}
 
     def pystack_id(frames):
         key = tuple(frames)
@@ -227,6 +261,7 @@ def make_trace(path, calls=(), meta=None, complete=True, user_version=None, thre
                                           (n, c["api"], c["category"])))
         start = c.get("start_ns", START_NS + STEP_NS * cid)
         one_row = is_one_row(db)
+        v4 = is_v4(db)
         end = c.get("end_ns", start + CALL_NS)
         sid = stack_id(c["stack"]) if c["stack"] else None
         pyid = pystack_id(c["pystack"]) if c.get("pystack") else None
@@ -236,10 +271,18 @@ def make_trace(path, calls=(), meta=None, complete=True, user_version=None, thre
             nid = intern("strings", name_ids, a["kernel"],
                          lambda n: db.execute("INSERT INTO strings VALUES (?, ?, ?)",
                                               (n, a["kernel"], a["demangled"])))
+        if v4:
+            db.execute("INSERT INTO events(id, tid, api_id, start_ns, dur_ns, result, stream, stack_id, pystack_id, "
+                       "a0, a1, a2) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (cid, tid, aid, start, end - start, c["result"], c["stream"], sid, pyid) +
+                       event_args_v4(db, c, cid, nid, configs))
+            continue
         if one_row:
             db.execute("INSERT INTO events(id, tid, api_id, start_ns, dur_ns, result, stream, stack_id, pystack_id, "
-                       "a0, a1, a2, a3, a4, a5, a6, a7, a8) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (cid, tid, aid, start, end - start, c["result"], c["stream"], sid, pyid) + event_args(c, cid, nid))
+                       "captured, a0, a1, a2, a3, a4, a5, a6, a7, a8) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (cid, tid, aid, start, end - start, c["result"], c["stream"], sid, pyid,
+                        int(c.get("captured", 0))) + event_args(c, cid, nid))
             continue
         db.execute("INSERT INTO calls(id, tid, api_id, start_ns, end_ns, result, stream, stack_id) "
                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
