@@ -19,6 +19,7 @@ struct gt_site {
     int nframes;                    /* 0: no stack recorded */
     char frames[GT_SITE_FRAMES][160];  /* "function (module+0xoffset)", "file.py:12 in function" */
     char text[840];                 /* frames joined with " < ", or "(no stack)" */
+    uint32_t index1;                /* gt_site_index + 1, once asked; 0 before */
 };
 
 struct gt_launch_row {

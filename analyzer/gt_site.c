@@ -55,6 +55,7 @@ static int gt_is_interpreter(const char *path)
 int gt_sites_init(struct gt_sites *s, sqlite3 *db)
 {
     memset(s, 0, sizeof(*s));
+    snprintf(s->none.text, sizeof(s->none.text), "(no stack)");
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(db, "SELECT max(stack_id) FROM stacks", -1, &q, NULL) != SQLITE_OK)
         return -1;
@@ -184,21 +185,20 @@ static struct gt_site *gt_mixed_lookup(struct gt_sites *s, int64_t key)
     return site;
 }
 
-const struct gt_site *gt_site_of(struct gt_sites *s, int64_t key)
+static struct gt_site *gt_site_get(struct gt_sites *s, int64_t key)
 {
-    static const struct gt_site none = {0, {{0}}, "(no stack)"};
     if (key > 0xffffffffll) {
-        const struct gt_site *mixed = gt_mixed_lookup(s, key);
-        return mixed ? mixed : &none;
+        struct gt_site *mixed = gt_mixed_lookup(s, key);
+        return mixed ? mixed : &s->none;
     }
     int64_t stack_id = key;
     if (stack_id <= 0 || stack_id > s->max_id)
-        return &none;
+        return &s->none;
     if (s->cache[stack_id])
         return s->cache[stack_id];
     struct gt_site *site = calloc(1, sizeof(*site));
     if (!site)
-        return &none;
+        return &s->none;
     sqlite3_bind_int64(s->frames, 1, stack_id);
     /* The innermost user frames; if the whole stack is library code, its
      * innermost frames are the best there is. */
@@ -221,6 +221,77 @@ const struct gt_site *gt_site_of(struct gt_sites *s, int64_t key)
     return site;
 }
 
+const struct gt_site *gt_site_of(struct gt_sites *s, int64_t key)
+{
+    return gt_site_get(s, key);
+}
+
+static uint64_t gt_text_hash(const char *t)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *t; t++)
+        h = (h ^ (unsigned char)*t) * 1099511628211ull;
+    return h;
+}
+
+static int gt_canon_grow(struct gt_sites *s)
+{
+    size_t slots = s->canon_slots ? s->canon_slots * 2 : 256;
+    uint32_t *n = calloc(slots, sizeof(*n));
+    if (!n)
+        return -1;
+    for (size_t i = 0; i < s->ncanon; i++) {
+        size_t j = gt_text_hash(s->canon[i]->text) & (slots - 1);
+        while (n[j])
+            j = (j + 1) & (slots - 1);
+        n[j] = (uint32_t)i + 1;
+    }
+    free(s->canon_slot);
+    s->canon_slot = n;
+    s->canon_slots = slots;
+    return 0;
+}
+
+uint32_t gt_site_index(struct gt_sites *s, int64_t key)
+{
+    struct gt_site *site = gt_site_get(s, key);
+    if (site->index1)
+        return site->index1 - 1;
+    if ((s->ncanon + 1) * 2 > s->canon_slots && gt_canon_grow(s) < 0)
+        return UINT32_MAX;
+    size_t j = gt_text_hash(site->text) & (s->canon_slots - 1);
+    for (; s->canon_slot[j]; j = (j + 1) & (s->canon_slots - 1)) {
+        uint32_t i = s->canon_slot[j] - 1;
+        if (strcmp(s->canon[i]->text, site->text) == 0) {
+            site->index1 = i + 1;
+            return i;
+        }
+    }
+    if (s->ncanon == s->canon_cap) {
+        size_t cap = s->canon_cap ? s->canon_cap * 2 : 64;
+        struct gt_site **c = realloc(s->canon, cap * sizeof(*c));
+        if (!c)
+            return UINT32_MAX;
+        s->canon = c;
+        s->canon_cap = cap;
+    }
+    uint32_t i = (uint32_t)s->ncanon++;
+    s->canon[i] = site;
+    s->canon_slot[j] = i + 1;
+    site->index1 = i + 1;
+    return i;
+}
+
+const struct gt_site *gt_site_by_index(struct gt_sites *s, uint32_t index)
+{
+    return index < s->ncanon ? s->canon[index] : &s->none;
+}
+
+size_t gt_site_count(const struct gt_sites *s)
+{
+    return s->ncanon;
+}
+
 void gt_sites_free(struct gt_sites *s)
 {
     if (s->cache)
@@ -230,6 +301,8 @@ void gt_sites_free(struct gt_sites *s)
     for (size_t i = 0; i < s->mixed_cap; i++)
         free(s->mixed[i].site);
     free(s->mixed);
+    free(s->canon);
+    free(s->canon_slot);
     sqlite3_finalize(s->frames);
     sqlite3_finalize(s->pyframes);
     memset(s, 0, sizeof(*s));

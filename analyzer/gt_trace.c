@@ -50,7 +50,7 @@ static int gt_open_uri(struct gt_trace *t, const char *params)
         sqlite3_close(t->db);
         t->db = NULL;
     }
-    int rc = sqlite3_open_v2(uri, &t->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    int rc = sqlite3_open_v2(uri, &t->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
     free(uri);
     if (t->db) {
         sqlite3_extended_result_codes(t->db, 1);

@@ -48,6 +48,7 @@ $(TUNIT)/test_ring: tests/unit/test_ring.c preload/gt_ring.c $(wildcard preload/
 .PHONY: tests-build
 tests-build: $(TEST_PROGS) $(UNIT_TESTS) $(BUILD)/asan/libgputrace.so $(BUILD)/tsan/libgputrace.so
 -include tests/unit/budget.mk
+-include tests/unit/gaps.mk
 
 # Call paths beyond symbol interposition.
 tests-build: $(TPROG)/dl_launcher $(TPROG)/rt_basic_static $(TPROG)/rtld_next $(TPROG)/graph $(TPROG)/copy3d $(TPROG)/batch
