@@ -1,8 +1,11 @@
 /* launch_loop: the C workload of bench/run.py. N kernel launches on the
  * legacy stream, made DEPTH native frames down, each timed with
  * CLOCK_MONOTONIC; writes the N durations (ns) to OUT, one per line, and
- * prints the process's peak resident memory (kB) on stdout.
- * argv: N DEPTH OUT */
+ * prints the process's peak resident memory (kB) on stdout. With THREADS
+ * above 1, that many threads each make N launches at once, each on its
+ * own stream, and OUT holds all their durations.
+ * argv: N DEPTH OUT [THREADS] */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +14,9 @@
 #include "fakecuda.h"
 
 static const void *kern;
-static unsigned *times;
+static long n_per_thread;
+static int depth;
+static pthread_barrier_t go;
 
 static unsigned long now(void)
 {
@@ -20,23 +25,36 @@ static unsigned long now(void)
     return (unsigned long)ts.tv_sec * 1000000000ul + (unsigned long)ts.tv_nsec;
 }
 
-__attribute__((noinline)) static void loop(long n)
+__attribute__((noinline)) static void loop(long n, unsigned *times, cudaStream_t s)
 {
     dim3 g = {1, 1, 1}, b = {32, 1, 1};
     for (long i = 0; i < n; i++) {
         unsigned long t0 = now();
-        cudaLaunchKernel(kern, g, b, NULL, 0, NULL);
+        cudaLaunchKernel(kern, g, b, NULL, 0, s);
         times[i] = (unsigned)(now() - t0);
     }
 }
 
-__attribute__((noinline)) static void nest(int depth, long n)
+__attribute__((noinline)) static void nest(int d, long n, unsigned *times, cudaStream_t s)
 {
-    if (depth <= 1)
-        loop(n);
+    if (d <= 1)
+        loop(n, times, s);
     else
-        nest(depth - 1, n);
+        nest(d - 1, n, times, s);
     __asm__ volatile("" ::: "memory"); /* not a tail call: each level stays a frame */
+}
+
+static void *worker(void *arg)
+{
+    unsigned *times = arg;
+    cudaStream_t s = NULL;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    unsigned warm[2000];
+    nest(depth, 2000 < n_per_thread ? 2000 : n_per_thread, warm, s); /* first-seen stacks and names */
+    pthread_barrier_wait(&go);
+    nest(depth, n_per_thread, times, s);
+    cudaStreamSynchronize(s);
+    return NULL;
 }
 
 static long peak_rss_kb(void)
@@ -55,16 +73,31 @@ static long peak_rss_kb(void)
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? atol(argv[1]) : 100000;
-    int depth = argc > 2 ? atoi(argv[2]) : 1;
+    depth = argc > 2 ? atoi(argv[2]) : 1;
+    int threads = argc > 4 ? atoi(argv[4]) : 1;
+    if (threads < 1 || threads > 64)
+        threads = 1;
     kern = fakecuda_runtime_kernel("bench_kernel", 0);
-    times = calloc((size_t)n, sizeof(*times));
+    unsigned *times = calloc((size_t)n * (size_t)threads, sizeof(*times));
     if (!times)
         return 1;
-    nest(depth, 2000 < n ? 2000 : n); /* warm up: first-seen stacks and names */
-    nest(depth, n);
-    cudaDeviceSynchronize();
+    if (threads == 1) {
+        unsigned warm[2000];
+        nest(depth, 2000 < n ? 2000 : n, warm, NULL); /* warm up: first-seen stacks and names */
+        nest(depth, n, times, NULL);
+        cudaDeviceSynchronize();
+    } else {
+        n_per_thread = n;
+        pthread_barrier_init(&go, NULL, (unsigned)threads);
+        pthread_t t[64];
+        for (int i = 0; i < threads; i++)
+            pthread_create(&t[i], NULL, worker, times + (size_t)i * (size_t)n);
+        for (int i = 0; i < threads; i++)
+            pthread_join(t[i], NULL);
+        cudaDeviceSynchronize();
+    }
     FILE *out = fopen(argc > 3 ? argv[3] : "/dev/null", "w");
-    for (long i = 0; out && i < n; i++)
+    for (long i = 0; out && i < n * threads; i++)
         fprintf(out, "%u\n", times[i]);
     if (out)
         fclose(out);

@@ -22,13 +22,24 @@ simulated launch cost, default 500: about a million events a second
 offered) and then as fast as it can: events offered, written per second
 of recording and dropped, the trace's bytes per event, the tracer's added
 peak resident memory, `gputrace report` on that trace (time, peak
-resident memory), and the bytes per event of a GPU-timed trace (CUPTI on,
-its GPU records included).
+resident memory); then with GPU timing on, paced at --gpu-pace-ns (default
+1000: on a 2-CPU machine the simulated GPU and CUPTI share the CPUs with
+the program and the writer): drops, bytes per event (GPU records
+included) and added peak resident memory.
+
+threads: T threads launching at once, each timing its own calls
+(bench/launch_loop.c, T = 1, 2, 4), untraced and traced: whether the
+tracer's cost per call grows with the threads (a shared lock would make
+it).
 
 analyzer: `gputrace report` on a synthetic trace of --analyzer-events
 events (default 10,000,000; bench/big_trace.py): time and peak resident
-memory."""
+memory.
+
+The last lines put each figure beside the target docs/performance.md
+states for it. --only SECTION runs one section."""
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -41,6 +52,9 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import gtlib  # noqa: E402
 import test_python  # noqa: E402
+
+# Each section's figures, for the summary at the end.
+RESULTS = {}
 
 SETTINGS = [
     ("untraced", None),
@@ -105,6 +119,8 @@ def python_call_cost(args):
             "-" if name == "untraced" else "%+.0f" % (p99 - base99), drops[name]))
     py = statistics.median(results["native + Python stacks"]) - statistics.median(results["native stacks (32)"])
     print("  Python stacks add %+.0f ns per call over native stacks alone (p50)" % py)
+    RESULTS["py_stacks_p50"] = statistics.median(results["native + Python stacks"]) - base50
+    RESULTS["py_stacks_p99"] = percentile(results["native + Python stacks"], 0.99) - base99
 
 
 C_SETTINGS = [
@@ -115,15 +131,15 @@ C_SETTINGS = [
 ]
 
 
-def run_c(n, depth, extra, workdir, keep=False, launch_ns=0):
+def run_c(n, depth, extra, workdir, keep=False, launch_ns=0, threads=1):
     out = os.path.join(workdir, "times.txt")
     env = gtlib.base_env({"FAKECUDA_KERNEL_NS": "0", "FAKECUDA_LAUNCH_NS": str(launch_ns),
                           "GPUTRACE_OUTPUT": os.path.join(workdir, "c-%p.db")})
     if extra is not None:
         env.update(extra)
         env["LD_PRELOAD"] = gtlib.SHIM
-    r = subprocess.run([gtlib.prog("launch_loop"), str(n), str(depth), out], env=env, capture_output=True,
-                       text=True)
+    r = subprocess.run([gtlib.prog("launch_loop"), str(n), str(depth), out, str(threads)], env=env,
+                       capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit("bench: launch_loop failed: %s" % r.stderr)
     with open(out) as f:
@@ -151,6 +167,12 @@ def c_call_cost(args):
         print("  %-24s %10.0f %10.0f %12s %12s" % (name, p50, p99, "-" if name == "untraced" else
                                                     "%+.0f" % (p50 - base50), "-" if name == "untraced" else
                                                     "%+.0f" % (p99 - base99)))
+        RESULTS["c " + name] = (p50 - base50, p99 - base99)
+    cupti50 = statistics.median(results["32-frame stacks + CUPTI"]) - statistics.median(results["32-frame stacks"])
+    cupti99 = percentile(results["32-frame stacks + CUPTI"], 0.99) - percentile(results["32-frame stacks"], 0.99)
+    print("  GPU timing (CUPTI) adds %+.0f ns p50, %+.0f ns p99 per call on the host here; on a real GPU its "
+          "kernel instrumentation adds more (docs/performance.md)" % (cupti50, cupti99))
+    RESULTS["cupti"] = (cupti50, cupti99)
 
 
 def timed_report(db):
@@ -176,6 +198,78 @@ def analyzer(args):
     print("analyzer: gputrace report on a synthetic %d-event trace (bench/big_trace.py, %.0f MB, made in %.0f s)"
           % (args.analyzer_events, size / 1e6, made))
     print("  time %.1f s, peak resident %.0f MiB, status %d" % (secs, rss, status))
+    RESULTS["analyzer"] = (args.analyzer_events, secs, rss)
+
+
+def threads(args):
+    """Several threads launching at once, each timing its own calls: the
+    added cost per call should not grow with the threads (a shared lock,
+    or a cache line they all write, would make it)."""
+    n = args.calls
+    print("threads: T threads launching at once, %d launches each x %d rounds, 40 native frames deep, "
+          "32-frame stacks, GPU timing off" % (n, args.rounds))
+    print("  %-8s %10s %10s %12s %12s %8s" % ("threads", "p50 ns", "p99 ns", "added p50", "added p99", "dropped"))
+    added = []
+    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
+        for nthreads in (1, 2, 4):
+            plain, traced, dropped = [], [], 0
+            for _ in range(args.rounds):
+                plain += run_c(n, 40, None, d, threads=nthreads)[0]
+                times, _, dbs = run_c(n, 40, {"GPUTRACE_GPU_TIMING": "off"}, d, keep=True, threads=nthreads)
+                traced += times
+                for db in dbs:
+                    dropped += int(gtlib.query(db, "SELECT value FROM meta WHERE key = 'dropped_events'")[0][0])
+                    os.unlink(db)
+            p50, p99 = statistics.median(traced), percentile(traced, 0.99)
+            b50, b99 = statistics.median(plain), percentile(plain, 0.99)
+            added.append(p50 - b50)
+            print("  %-8d %10.0f %10.0f %12s %12s %8d" % (nthreads, p50, p99, "%+.0f" % (p50 - b50),
+                                                          "%+.0f" % (p99 - b99), dropped))
+    print("  (this machine has %d CPUs: with more threads than CPUs, the p99 shows them taking turns)"
+          % os.cpu_count())
+    RESULTS["threads"] = added
+
+
+def summary():
+    """Each figure beside its target (docs/performance.md)."""
+    rows = []
+
+    def row(what, measured, target, ok):
+        rows.append((what, measured, target, "met" if ok else "MISSED"))
+    if "c stacks off" in RESULTS:
+        v = RESULTS["c stacks off"]
+        row("per call, stacks off (C)", "%+.0f ns p50, %+.0f ns p99" % v, "120 ns", v[0] <= 120)
+        v = RESULTS["c 32-frame stacks"]
+        row("per call, 32-frame stacks (C)", "%+.0f ns p50, %+.0f ns p99" % v, "600 ns", v[0] <= 600)
+        v = RESULTS["cupti"]
+        row("GPU timing (CUPTI), apart", "%+.0f ns p50, %+.0f ns p99" % v, "reported", True)
+    if "py_stacks_p50" in RESULTS:
+        row("per call, native + Python stacks", "%+.0f ns p50, %+.0f ns p99" % (RESULTS["py_stacks_p50"],
+                                                                                RESULTS["py_stacks_p99"]),
+            "1.5 us", RESULTS["py_stacks_p50"] <= 1500)
+    if "paced" in RESULTS:
+        rate, dropped = RESULTS["paced"]
+        row("writer, paced", "%.2fM events/s, %d dropped" % (rate / 1e6, dropped), "1M/s, none dropped",
+            rate >= 1e6 and dropped == 0)
+        rate, dropped = RESULTS["unpaced"]
+        row("writer, unpaced (its ceiling)", "%.2fM events/s written" % (rate / 1e6), "1M/s", rate >= 1e6)
+        row("trace size, GPU timing off", "%.1f B/event" % RESULTS["size_off"], "64 B", RESULTS["size_off"] <= 64)
+        row("trace size, GPU timing on", "%.1f B/event" % RESULTS["size_on"], "64 B", RESULTS["size_on"] <= 64)
+        row("added peak resident memory", "%+.1f MiB" % RESULTS["rss"], "64 MiB", RESULTS["rss"] < 64)
+        row("  the same, GPU timing on", "%+.1f MiB" % RESULTS["rss_gpu"], "64 MiB", RESULTS["rss_gpu"] < 64)
+    if "threads" in RESULTS:
+        r = RESULTS["threads"]
+        row("per call, 1/2/4 threads at once", "/".join("%+.0f" % x for x in r) + " ns p50",
+            "no growth with threads", max(r) <= r[0] * 1.25 + 20)
+    if "analyzer" in RESULTS:
+        n, secs, rss = RESULTS["analyzer"]
+        row("report on %dM events" % (n // 1000000), "%.1f s, %.0f MiB" % (secs, rss), "10 s, 512 MiB",
+            secs < 10 and rss < 512)
+    if not rows:
+        return
+    print("summary against the targets:")
+    for r in rows:
+        print("  %-34s %-32s %-22s %s" % r)
 
 
 def writer(args):
@@ -187,9 +281,11 @@ def writer(args):
             meta = dict(gtlib.query(dbs[0], "SELECT key, value FROM meta"))
             os.unlink(dbs[0])
             made = int(meta["events_written"]) + int(meta["dropped_events"])
-            print("writer, paced: %d launches of %d ns each: %.0f events/s offered, %d dropped (%.1f%%)"
-                  % (made, pace, made / wall, int(meta["dropped_events"]),
-                     100.0 * int(meta["dropped_events"]) / max(1, made)))
+            secs = (int(meta["end_ns"]) - int(meta["start_ns"])) / 1e9
+            print("writer, paced: %d launches of %d ns each: %.0f events/s offered over %.2f s of recording, "
+                  "%d dropped (%.1f%%)" % (made, pace, made / secs, secs, int(meta["dropped_events"]),
+                                          100.0 * int(meta["dropped_events"]) / max(1, made)))
+            RESULTS["paced"] = (made / secs, int(meta["dropped_events"]))
         _, rss_plain, _ = run_c(args.writer_events, 1, None, d)
         _, rss_traced, dbs = run_c(args.writer_events, 1, {"GPUTRACE_GPU_TIMING": "off"}, d, keep=True)
         db = dbs[0]
@@ -201,11 +297,12 @@ def writer(args):
         os.unlink(db)
         # GPU timing on (CUPTI), paced so nothing drops: what a GPU-timed
         # trace costs per event, the GPU records included.
-        _, _, dbs = run_c(args.writer_events, 1, {}, d, keep=True, launch_ns=args.writer_pace_ns)
+        _, rss_gpu, dbs = run_c(args.writer_events, 1, {}, d, keep=True, launch_ns=args.gpu_pace_ns)
         gpu_meta = dict(gtlib.query(dbs[0], "SELECT key, value FROM meta"))
         gpu_size = os.path.getsize(dbs[0])
         gpu_written = int(gpu_meta["events_written"])
         gpu_ops = gtlib.query(dbs[0], "SELECT count(*) FROM gpu_ops")[0][0]
+        in_row = gtlib.query(dbs[0], "SELECT count(*) FROM events WHERE g_dur_ns IS NOT NULL")[0][0]
         os.unlink(dbs[0])
     print("writer, unpaced: %d launches from one thread, as fast as it can, GPU timing off" % args.writer_events)
     print("  events written            %d in %.2f s of recording: %.0f events/s" % (written, secs, written / secs))
@@ -215,9 +312,20 @@ def writer(args):
           % ((rss_traced - rss_plain) / 1024, rss_traced, rss_plain))
     print("  gputrace report           %.2f s, peak resident %.1f MiB, status %d"
           % (report_s, report_rss, report_status))
-    print("writer, GPU timing on, paced at %d ns: %d events and %d GPU records written, %d dropped: "
-          "%.1f bytes per event, GPU records included" % (args.writer_pace_ns, gpu_written, gpu_ops,
-                                                        int(gpu_meta["dropped_events"]), gpu_size / max(1, gpu_written)))
+    gpu_secs = (int(gpu_meta["end_ns"]) - int(gpu_meta["start_ns"])) / 1e9
+    print("writer, GPU timing on, paced at %d ns (%.0f launches/s): %d events written, %d dropped, %d CUPTI "
+          "records dropped; %d GPU records in their call's row, %d in gpu_ops"
+          % (args.gpu_pace_ns, gpu_written / gpu_secs, gpu_written, int(gpu_meta["dropped_events"]),
+             int(gpu_meta["cupti_dropped_records"]), in_row, gpu_ops))
+    print("  trace size                %.1f bytes per event, GPU records included" % (gpu_size / max(1, gpu_written)))
+    print("  added peak resident       %+.1f MiB (CUPTI's buffers and the rows waiting for their records "
+          "included)" % ((rss_gpu - rss_plain) / 1024))
+    RESULTS["rss_gpu"] = (rss_gpu - rss_plain) / 1024
+    RESULTS["gpu_drops"] = int(gpu_meta["dropped_events"]) + int(gpu_meta["cupti_dropped_records"])
+    RESULTS["unpaced"] = (written / secs, dropped)
+    RESULTS["size_off"] = size / max(1, written)
+    RESULTS["size_on"] = gpu_size / max(1, gpu_written)
+    RESULTS["rss"] = (rss_traced - rss_plain) / 1024
 
 
 def main():
@@ -227,15 +335,23 @@ def main():
     ap.add_argument("--depth", type=int, default=12)
     ap.add_argument("--writer-events", type=int, default=1000000)
     ap.add_argument("--writer-pace-ns", type=int, default=500)
+    ap.add_argument("--gpu-pace-ns", type=int, default=1000)
     ap.add_argument("--analyzer-events", type=int, default=10000000)
+    ap.add_argument("--only", choices=("python-call-cost", "c-call-cost", "writer", "threads", "analyzer"))
+    ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
     if not os.path.exists(gtlib.SHIM):
         sys.exit("bench: build first (make)")
     print("machine: %s, %d CPUs" % (os.uname().machine, os.cpu_count()))
-    python_call_cost(args)
-    c_call_cost(args)
-    writer(args)
-    analyzer(args)
+    sections = [("python-call-cost", python_call_cost), ("c-call-cost", c_call_cost), ("writer", writer),
+                ("threads", threads), ("analyzer", analyzer)]
+    for name, fn in sections:
+        if args.only in (None, name):
+            fn(args)
+    summary()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(RESULTS, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,13 @@
 #include "gt_core.h"
 #include "gt_cupti.h"
 
-#define GT_CUPTI_BUFFER (4u << 20)
+/* CUPTI's records take about 240 bytes a launch: at a million launches a
+ * second, a buffer fills in 8 ms. Buffers are recycled, and never more
+ * than GT_CUPTI_MAX_BUFFERS exist: when the writer falls that far behind,
+ * CUPTI drops records and counts them (meta.cupti_dropped_records) rather
+ * than the tracer's memory growing with the run. */
+#define GT_CUPTI_BUFFER (2u << 20)
+#define GT_CUPTI_MAX_BUFFERS 8
 #define GT_EXT_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
 
 struct gt_cupti_api {
@@ -48,6 +54,8 @@ static char gt_cupti_lib[PATH_MAX];
 static pthread_mutex_t gt_cupti_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int gt_cupti_outstanding; /* buffers lent to CUPTI, not yet handed back */
 static struct gt_cupti_buf *gt_cupti_head, *gt_cupti_tail;
+static uint8_t *gt_cupti_spare[GT_CUPTI_MAX_BUFFERS]; /* written out, ready to lend again */
+static int gt_cupti_nspare, gt_cupti_nbuffers;     /* under gt_cupti_lock */
 static _Atomic(uint64_t) gt_cupti_dropped_records;
 static int gt_cupti_forked; /* CUPTI was running in the parent */
 
@@ -62,11 +70,30 @@ static void CUPTIAPI gt_cupti_buffer_requested(uint8_t **buffer, size_t *size, s
     *size = 0;
     *max_records = 0;
     void *p = NULL;
-    if (posix_memalign(&p, 8, GT_CUPTI_BUFFER) == 0) {
+    pthread_mutex_lock(&gt_cupti_lock);
+    if (gt_cupti_nspare)
+        p = gt_cupti_spare[--gt_cupti_nspare];
+    else if (gt_cupti_nbuffers < GT_CUPTI_MAX_BUFFERS && posix_memalign(&p, 8, GT_CUPTI_BUFFER) == 0)
+        gt_cupti_nbuffers++;
+    else
+        p = NULL;
+    pthread_mutex_unlock(&gt_cupti_lock);
+    if (p) {
         *buffer = p;
         *size = GT_CUPTI_BUFFER;
         atomic_fetch_add(&gt_cupti_outstanding, 1);
     }
+}
+
+/* A buffer back from CUPTI, its records written or not wanted. */
+static void gt_cupti_recycle(uint8_t *data)
+{
+    pthread_mutex_lock(&gt_cupti_lock);
+    if (gt_cupti_nspare < GT_CUPTI_MAX_BUFFERS)
+        gt_cupti_spare[gt_cupti_nspare++] = data;
+    else
+        free(data);
+    pthread_mutex_unlock(&gt_cupti_lock);
 }
 
 static void CUPTIAPI gt_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
@@ -78,7 +105,7 @@ static void CUPTIAPI gt_cupti_buffer_completed(CUcontext ctx, uint32_t stream, u
         atomic_fetch_add(&gt_cupti_dropped_records, dropped);
     struct gt_cupti_buf *b = valid ? malloc(sizeof(*b)) : NULL;
     if (!b) {
-        free(buffer);
+        gt_cupti_recycle(buffer);
         atomic_fetch_sub(&gt_cupti_outstanding, 1);
         return;
     }
@@ -295,7 +322,7 @@ void gt_cupti_drain(gt_cupti_record_fn fn, void *arg)
         while (gt_cu.next_record(b->data, b->valid, &rec) == CUPTI_SUCCESS)
             fn(rec, arg);
         struct gt_cupti_buf *next = b->next;
-        free(b->data);
+        gt_cupti_recycle(b->data);
         free(b);
         b = next;
     }
@@ -318,6 +345,7 @@ void gt_cupti_after_fork_child(void)
         gt_cupti_forked = 1;
     atomic_store(&gt_cupti_on, 0);
     gt_cupti_head = gt_cupti_tail = NULL;
+    gt_cupti_nspare = gt_cupti_nbuffers = 0;
     atomic_store(&gt_cupti_outstanding, 0);
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     gt_cupti_lock = fresh;

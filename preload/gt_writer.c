@@ -450,13 +450,27 @@ static void gt_commit(struct gt_writer *w)
     w->last_commit_ns = gt_now_ns();
 }
 
+/* A CUPTI buffer holds a flush period's records (100k at a million
+ * launches a second): writing them all before the rings' next turn would
+ * leave the rings filling for as long, so the rings are drained between
+ * every few thousand records. */
+static void gt_write_gpu_record_paced(const void *record, void *arg)
+{
+    struct gt_writer *w = arg;
+    gt_write_gpu_record(record, w);
+    if (++w->gpu_since_drain >= 4096) {
+        w->gpu_since_drain = 0;
+        gt_ring_drain_all(gt_write_event, w);
+    }
+}
+
 static uint64_t gt_drain(struct gt_writer *w)
 {
     pthread_mutex_lock(&gt_work_lock);
     uint64_t n = gt_ring_drain_all(gt_write_event, w);
-    gt_cupti_drain(gt_write_gpu_record, w);
+    gt_cupti_drain(gt_write_gpu_record_paced, w);
     if (w->pend)
-        gt_pend_expire(w, gt_now_ns(), 0);
+        gt_pend_expire(w, 0);
     if (w->in_txn && gt_now_ns() - w->last_commit_ns >= GT_COMMIT_NS)
         gt_commit(w);
     pthread_mutex_unlock(&gt_work_lock);
@@ -485,7 +499,7 @@ static void gt_writer_finish(struct gt_writer *w, int complete, int sig, int fre
     gt_ring_drain_all(gt_write_event, w);
     gt_cupti_drain(gt_write_gpu_record, w);
     if (w->pend)
-        gt_pend_expire(w, 0, 1);
+        gt_pend_expire(w, 1);
     if (gt_begin_txn(w) == 0) {
         gt_meta(w, "complete", complete ? "1" : "0");
         if (sig > 0)

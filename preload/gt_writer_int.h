@@ -76,6 +76,7 @@ struct gt_writer {
     struct gt_batch events;
     struct gt_batch gpu;
     int64_t next_gpu_id;
+    unsigned gpu_since_drain; /* CUPTI records written since the rings were last drained */
     uint64_t events_written;
     uint8_t *stack_done;   /* bitmap: stack ids already in the file */
     uint8_t *name_done;    /* bitmap: string ids already in the file */
@@ -127,11 +128,16 @@ void gt_writer_rows_free(struct gt_writer *w);
 /* GPU record kinds, as gpu_ops.kind stores them. */
 enum { GT_GPU_KERNEL, GT_GPU_MEMCPY, GT_GPU_MEMSET, GT_GPU_SYNC };
 
-/* An event whose GPU record CUPTI will deliver later: held (a copy), so
- * the record can go in its row. 0: not held; store it now. */
+/* An event whose GPU record CUPTI will deliver later: its row waits, so
+ * the record can go in it (gt_writer_pend.c). 0: not held; store it now. */
 int gt_pend_hold(struct gt_writer *w, const struct gt_event *e, int gpu_kind);
-/* Stores the held events that waited too long, or all of them. */
-void gt_pend_expire(struct gt_writer *w, uint64_t now_ns, int all);
+/* Stores the waiting rows that waited too long, or all of them. */
+void gt_pend_expire(struct gt_writer *w, int all);
+/* Puts a GPU record in its call's waiting row and stores the row. 0: no
+ * such row waits; the record goes to gpu_ops. */
+int gt_pend_fold(struct gt_writer *w, uint64_t ext, int gpu_kind, uint32_t device, uint32_t stream, uint64_t start,
+                 uint64_t end, int has_mem, unsigned src_kind, unsigned dst_kind, uint64_t bytes);
+void gt_writer_pend_free(struct gt_writer *w);
 
 /* Stores one CUPTI activity record (a gt_cupti_record_fn). */
 void gt_write_gpu_record(const void *record, void *arg);
