@@ -114,3 +114,39 @@ def test_gpu_records_before_their_correlation_still_link():
     assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE linked = 0"), 0)
     assert_eq(run.q1("SELECT count(DISTINCT api_call_id) FROM gpu_activity WHERE kind = 'kernel'"), 1200)
     assert_eq(run.q1("SELECT count(*) FROM kernels WHERE time_source != 'gpu'"), 0)
+
+
+def test_rows_wait_for_records_that_lag_and_let_go_after_a_second():
+    """1,600 kernels of 1 ms queued at once: the GPU finishes the last 1.6 s
+    after its launch. The rows of the first wait for their records and hold
+    them; those the writer stopped waiting for after a second are stored as
+    they are, and their records go to gpu_ops, linked by the correlation
+    id. Either way each kernel reads back its exact GPU duration."""
+    run = run_traced([prog("launch_loop"), "800", "1", os.devnull], env={"FAKECUDA_KERNEL_NS": "1000000"})
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.q1("SELECT count(*) FROM kernels"), 1600)
+    assert_eq(run.q("SELECT time_source, end_ns - start_ns, count(*) FROM kernels GROUP BY 1, 2"),
+              [("gpu", 1000000, 1600)])
+    in_row = run.q1("SELECT count(*) FROM events WHERE g_dur_ns IS NOT NULL")
+    in_ops = run.q1("SELECT count(*) FROM gpu_ops WHERE kind = 0")
+    assert_eq(in_row + in_ops, 1600)
+    # about a second's worth waited and held its record; the rest came later
+    assert 500 <= in_row <= 1150 and in_ops >= 450, (in_row, in_ops)
+    assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE kind = 'kernel' AND linked = 1"), 1600)
+    assert_eq(run.q1("SELECT count(DISTINCT api_call_id) FROM gpu_activity WHERE kind = 'kernel'"), 1600)
+    assert_eq(run.q1("SELECT count(*) FROM kernels k JOIN gpu_activity a ON a.api_call_id = k.api_call_id "
+                     "WHERE a.start_ns != k.start_ns OR a.end_ns != k.end_ns"), 0)
+
+
+def test_waiting_room_grows_while_records_lag():
+    """40,000 launches of 10 us kernels: the GPU runs 0.4 s behind the host,
+    so tens of thousands of rows wait at once, more than the room's first
+    16,384: it grows, and every row gets its record."""
+    run = run_traced([prog("launch_loop"), "40000", "1", os.devnull], env={"FAKECUDA_KERNEL_NS": "10000"})
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.q1("SELECT count(*) FROM kernels"), 42000)
+    assert_eq(run.q("SELECT time_source, end_ns - start_ns, count(*) FROM kernels GROUP BY 1, 2"),
+              [("gpu", 10000, 42000)])
+    assert_eq(run.q1("SELECT count(*) FROM events WHERE g_dur_ns IS NOT NULL"), 42000)
+    assert_eq(run.q1("SELECT count(*) FROM gpu_ops WHERE kind < 3"), 0)
+    assert_eq(run.q1("SELECT value FROM meta WHERE key = 'dropped_events'"), "0")

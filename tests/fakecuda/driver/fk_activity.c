@@ -96,10 +96,12 @@ static void *fk_activity_thread(void *arg)
     return NULL;
 }
 
+/* Hands over the records of work that has ended: as CUPTI's flush does, it
+ * cannot hand over the record of a kernel still running. */
 FK_API void fakecuda_activity_flush(void)
 {
     struct fakecuda_activity *batch;
-    size_t n = fk_take(UINT64_MAX, &batch);
+    size_t n = fk_take(fakecuda_now_ns(), &batch);
     fk_deliver(batch, n);
     free(batch);
 }
