@@ -406,7 +406,7 @@ static void gt_on_call(const struct gt_rec *c, void *arg)
     if (!p->any || (int64_t)c->end > p->max_end)
         p->max_end = (int64_t)c->end;
     p->any = 1;
-    if (c->cat == GT_RC_OTHER)
+    if (c->cat != GT_RC_LAUNCH && c->cat != GT_RC_MEMCPY && c->cat != GT_RC_MEMSET && c->cat != GT_RC_SYNC)
         return;
     int work = c->cat != GT_RC_SYNC && c->result == 0 && !c->captured;
     /* the GPU's intervals: CUPTI's, or without them the calls' own */
@@ -455,7 +455,7 @@ static void gt_on_call_time(const struct gt_rec *c, void *arg)
 {
     struct gt_pass *p = arg;
     static const int gap_cat[] = {[GT_RC_OTHER] = 0, [GT_RC_SYNC] = 1, [GT_RC_MEMCPY] = 2, [GT_RC_LAUNCH] = 3,
-                                  [GT_RC_MEMSET] = 0};
+                                  [GT_RC_MEMSET] = 0, [GT_RC_ALLOC] = 0, [GT_RC_FREE] = 0};
     gt_gaps_call(p->gaps, gap_cat[c->cat], c->start, c->end, gt_site_index(p->sites, c->site_key));
 }
 

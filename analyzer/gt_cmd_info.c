@@ -6,6 +6,7 @@
 
 #include "gt_cmds.h"
 #include "gt_fmt.h"
+#include "gt_scan.h"
 #include "gt_trace.h"
 
 #define GT_WIDTH 80
@@ -72,30 +73,158 @@ static void gt_info_free(struct gt_info *in)
         free(in->top[i].name);
 }
 
-/* Rows of (name, count[, bytes]) into `kinds`. Returns the row count or -1. */
-static int gt_kinds(struct gt_trace *t, const char *sql, struct gt_kind *kinds, int max)
+/* ---- the counts: one pass over the calls ---- */
+
+/* A set of small keys (thread ids, kernel name pointers) with a count each. */
+struct gt_countmap {
+    uint64_t *key;
+    int64_t *count;
+    size_t slots, n;
+};
+
+static int gt_countmap_add(struct gt_countmap *m, uint64_t key, int64_t by)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        gt_trace_sql_error(t, "query failed");
-        return -1;
+    if ((m->n + 1) * 2 > m->slots) {
+        size_t slots = m->slots ? m->slots * 2 : 64;
+        uint64_t *k = calloc(slots, sizeof(*k));
+        int64_t *c = calloc(slots, sizeof(*c));
+        if (!k || !c) {
+            free(k);
+            free(c);
+            return -1;
+        }
+        for (size_t i = 0; i < m->slots; i++) {
+            if (!m->count[i])
+                continue;
+            size_t j = (size_t)(m->key[i] * 0x9E3779B97F4A7C15ull >> 20) & (slots - 1);
+            while (c[j])
+                j = (j + 1) & (slots - 1);
+            k[j] = m->key[i];
+            c[j] = m->count[i];
+        }
+        free(m->key);
+        free(m->count);
+        m->key = k;
+        m->count = c;
+        m->slots = slots;
     }
-    int n = 0, rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < max) {
-        const unsigned char *name = sqlite3_column_text(st, 0);
-        kinds[n].name = strdup(name ? (const char *)name : "(unknown)");
-        kinds[n].count = sqlite3_column_int64(st, 1);
-        kinds[n].bytes = sqlite3_column_count(st) > 2 ? sqlite3_column_int64(st, 2) : 0;
-        n++;
+    size_t j = (size_t)(key * 0x9E3779B97F4A7C15ull >> 20) & (m->slots - 1);
+    while (m->count[j] && m->key[j] != key)
+        j = (j + 1) & (m->slots - 1);
+    if (!m->count[j]) {
+        m->key[j] = key;
+        m->n++;
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        gt_trace_sql_error(t, "query failed");
-        while (n > 0)
-            free(kinds[--n].name);
-        return -1;
+    m->count[j] += by;
+    return 0;
+}
+
+static void gt_countmap_free(struct gt_countmap *m)
+{
+    free(m->key);
+    free(m->count);
+}
+
+struct gt_info_pass {
+    struct gt_info *in;
+    struct gt_countmap tids, kernels;
+    int64_t copy_count[GT_RCOPY_OTHER + 1], copy_bytes[GT_RCOPY_OTHER + 1], sync_count[GT_RSYNC_OTHER + 1];
+    int64_t last_end;
+    int failed;
+};
+
+static void gt_info_on_call(const struct gt_rec *c, void *arg)
+{
+    struct gt_info_pass *p = arg;
+    struct gt_info *in = p->in;
+    in->calls++;
+    in->failed += c->result != 0;
+    in->python_calls += c->has_python;
+    /* tids are never 0; the set's empty slots are count 0 */
+    if (gt_countmap_add(&p->tids, (uint64_t)c->tid, 1) < 0)
+        p->failed = 1;
+    if ((int64_t)c->end > p->last_end)
+        p->last_end = (int64_t)c->end;
+    switch (c->cat) {
+    case GT_RC_LAUNCH:
+        in->launches++;
+        if (gt_countmap_add(&p->kernels, (uint64_t)(uintptr_t)c->kernel, 1) < 0)
+            p->failed = 1;
+        break;
+    case GT_RC_MEMCPY:
+        in->memcpys++;
+        in->memcpy_bytes += (int64_t)c->bytes;
+        p->copy_count[c->copy_kind]++;
+        p->copy_bytes[c->copy_kind] += (int64_t)c->bytes;
+        break;
+    case GT_RC_MEMSET:
+        in->memsets++;
+        in->memset_bytes += (int64_t)c->bytes;
+        break;
+    case GT_RC_SYNC:
+        in->syncs++;
+        p->sync_count[c->sync_kind]++;
+        break;
+    case GT_RC_ALLOC:
+        in->allocs++;
+        in->alloc_bytes += (int64_t)c->bytes;
+        break;
+    case GT_RC_FREE:
+        in->frees++;
+        break;
+    default:
+        break;
     }
-    return n;
+}
+
+static int gt_kind_by_count(const void *a, const void *b)
+{
+    const struct gt_kind *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Counts, the copies by direction, the syncs by kind, the most launched
+ * kernels and when the last call ended. */
+static int gt_info_count(struct gt_trace *t, struct gt_info *in, int64_t *last_end)
+{
+    static const char *const copy_names[] = {"HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "(unknown)"};
+    static const char *const sync_names[] = {"device", "context", "stream", "event", "stream_wait_event",
+                                             "(unknown)"};
+    struct gt_info_pass p = {.in = in};
+    struct gt_scan *scan = gt_scan_open(t);
+    int rc = scan ? gt_scan_calls(scan, gt_info_on_call, &p) : -1;
+    if (rc == 0 && p.failed) {
+        fprintf(stderr, "gputrace: %s: out of memory\n", t->path);
+        rc = -1;
+    }
+    if (rc == 0) {
+        in->threads = (int64_t)p.tids.n;
+        *last_end = p.last_end;
+        for (int k = 0; k <= GT_RCOPY_OTHER && in->ncopy < GT_MAX_KINDS; k++)
+            if (p.copy_count[k])
+                in->copy_kinds[in->ncopy++] = (struct gt_kind){strdup(copy_names[k]), p.copy_count[k],
+                                                               p.copy_bytes[k]};
+        for (int k = 0; k <= GT_RSYNC_OTHER && in->nsync < GT_MAX_KINDS; k++)
+            if (p.sync_count[k])
+                in->sync_kinds[in->nsync++] = (struct gt_kind){strdup(sync_names[k]), p.sync_count[k], 0};
+        qsort(in->sync_kinds, (size_t)in->nsync, sizeof(in->sync_kinds[0]), gt_kind_by_count);
+        struct gt_kind *all = calloc(p.kernels.n + 1, sizeof(*all));
+        size_t n = 0;
+        for (size_t i = 0; all && i < p.kernels.slots; i++)
+            if (p.kernels.count[i])
+                all[n++] = (struct gt_kind){(char *)(uintptr_t)p.kernels.key[i], p.kernels.count[i], 0};
+        if (n > 1)
+            qsort(all, n, sizeof(*all), gt_kind_by_count);
+        for (size_t i = 0; i < n && in->ntop < GT_TOP_KERNELS; i++)
+            in->top[in->ntop++] = (struct gt_kind){strdup(all[i].name), all[i].count, 0};
+        free(all);
+    }
+    gt_countmap_free(&p.tids);
+    gt_countmap_free(&p.kernels);
+    gt_scan_close(scan);
+    return rc;
 }
 
 static int gt_info_collect(struct gt_trace *t, struct gt_info *in)
@@ -117,66 +246,21 @@ static int gt_info_collect(struct gt_trace *t, struct gt_info *in)
     in->dropped_events = gt_trace_meta_int(t, "dropped_events", 0);
     in->dropped_stacks = gt_trace_meta_int(t, "dropped_stacks", 0);
 
-    const struct {
-        int64_t *out;
-        const char *sql;
-    } q[] = {
-        {&in->calls, "SELECT count(*) FROM calls"},
-        {&in->failed, "SELECT count(*) FROM calls WHERE result != 0"},
-        {&in->threads, "SELECT count(DISTINCT tid) FROM calls"},
-        {&in->launches, "SELECT count(*) FROM kernels"},
-        {&in->memcpys, "SELECT count(*) FROM memcpys"},
-        {&in->memcpy_bytes, "SELECT total(bytes) FROM memcpys"},
-        {&in->memsets, "SELECT count(*) FROM memsets"},
-        {&in->memset_bytes, "SELECT total(bytes) FROM memsets"},
-        {&in->syncs, "SELECT count(*) FROM syncs"},
-        /* the allocations view lists frees too, where the writer stored their arguments */
-        {&in->allocs, "SELECT count(*) FROM allocations a JOIN api_names n ON n.name = a.api WHERE n.category = 'alloc'"},
-        {&in->alloc_bytes,
-         "SELECT total(bytes) FROM allocations a JOIN api_names n ON n.name = a.api WHERE n.category = 'alloc'"},
-        {&in->frees, "SELECT count(*) FROM api_calls WHERE category = 'free'"},
-        {&in->stacks, "SELECT count(DISTINCT stack_id) FROM stacks"},
-        {&in->python_calls, "SELECT count(*) FROM calls WHERE pystack_id IS NOT NULL"},
-        {&in->python_stacks, "SELECT count(DISTINCT pystack_id) FROM py_stacks"},
-    };
-    for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++)
-        if (gt_trace_int(t, q[i].sql, q[i].out) < 0)
-            return -1;
+    if (gt_trace_int(t, "SELECT count(DISTINCT stack_id) FROM stacks", &in->stacks) < 0 ||
+        gt_trace_int(t, "SELECT count(DISTINCT pystack_id) FROM py_stacks", &in->python_stacks) < 0)
+        return -1;
+    int64_t last = 0;
+    if (gt_info_count(t, in, &last) < 0)
+        return -1;
 
     /* A process that died never wrote end_ns; its last committed call is
      * the best lower bound we have. */
     if (in->start_ns >= 0 && in->end_ns < 0) {
-        int64_t last;
-        if (gt_trace_int(t, "SELECT max(end_ns) FROM calls", &last) < 0)
-            return -1;
         if (last > 0)
             in->end_ns = last;
         in->duration_partial = 1;
     }
     in->duration_ns = (in->start_ns >= 0 && in->end_ns >= in->start_ns) ? in->end_ns - in->start_ns : -1;
-
-    in->ncopy = gt_kinds(t,
-                         "SELECT kind, count(*), total(bytes) FROM memcpys GROUP BY kind ORDER BY "
-                         "CASE kind WHEN 'HtoD' THEN 0 WHEN 'DtoH' THEN 1 WHEN 'DtoD' THEN 2 "
-                         "WHEN 'HtoH' THEN 3 WHEN 'PtoP' THEN 4 ELSE 5 END, kind",
-                         in->copy_kinds, GT_MAX_KINDS);
-    in->nsync = gt_kinds(t, "SELECT kind, count(*) FROM syncs GROUP BY kind ORDER BY count(*) DESC, kind",
-                         in->sync_kinds, GT_MAX_KINDS);
-    in->ntop = gt_kinds(t,
-                        "SELECT name, count(*) AS n FROM kernels GROUP BY name "
-                        "ORDER BY n DESC, name LIMIT 5",
-                        in->top, GT_TOP_KERNELS);
-    if (in->ncopy < 0 || in->nsync < 0 || in->ntop < 0) {
-        /* Each list that failed freed its own names: keep the others'
-         * counts for gt_info_free, and zero the failed ones. */
-        if (in->ncopy < 0)
-            in->ncopy = 0;
-        if (in->nsync < 0)
-            in->nsync = 0;
-        if (in->ntop < 0)
-            in->ntop = 0;
-        return -1;
-    }
     return 0;
 }
 

@@ -106,7 +106,8 @@ static int gt_category_code(const char *c)
     if (!c)
         return GT_RC_OTHER;
     return !strcmp(c, "launch") ? GT_RC_LAUNCH : !strcmp(c, "memcpy") ? GT_RC_MEMCPY
-         : !strcmp(c, "memset") ? GT_RC_MEMSET : !strcmp(c, "sync") ? GT_RC_SYNC : GT_RC_OTHER;
+         : !strcmp(c, "memset") ? GT_RC_MEMSET : !strcmp(c, "sync") ? GT_RC_SYNC
+         : !strcmp(c, "alloc") ? GT_RC_ALLOC : !strcmp(c, "free") ? GT_RC_FREE : GT_RC_OTHER;
 }
 
 static int gt_scan_load_raw(struct gt_scan *s)
@@ -235,7 +236,7 @@ static int gt_scan_calls_raw(struct gt_scan *s, gt_rec_fn fn, void *arg)
 {
     sqlite3_stmt *q;
     if (gt_prepare(s, "SELECT api_id, start_ns, dur_ns, result, stack_id, pystack_id, corr, a0, a1, g_start_ns, "
-                      "g_dur_ns, g_stream FROM events", &q) < 0)
+                      "g_dur_ns, g_stream, tid FROM events", &q) < 0)
         return -1;
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -247,7 +248,14 @@ static int gt_scan_calls_raw(struct gt_scan *s, gt_rec_fn fn, void *arg)
         r.end = r.start + gt_col_u64(q, 2);
         r.result = sqlite3_column_int(q, 3);
         r.site_key = gt_site_key_at(q, 4);
-        if (r.cat == GT_RC_OTHER) {
+        r.has_python = sqlite3_column_type(q, 5) != SQLITE_NULL;
+        r.tid = sqlite3_column_int64(q, 12);
+        if (r.cat == GT_RC_OTHER || r.cat == GT_RC_FREE) {
+            fn(&r, arg);
+            continue;
+        }
+        if (r.cat == GT_RC_ALLOC) {
+            r.bytes = gt_col_u64(q, 8);
             fn(&r, arg);
             continue;
         }
@@ -317,40 +325,51 @@ static int gt_sync_code(const char *k)
     return GT_RSYNC_OTHER;
 }
 
-/* Versions 1 to 3, through the views: one query per kind of call. */
+/* Versions 1 to 3, through the views: one query per kind of call. Every
+ * query's columns end with the call's thread and whether it had a Python
+ * stack. */
 static int gt_scan_calls_views(struct gt_scan *s, gt_rec_fn fn, void *arg)
 {
+#define GT_VIEW_TAIL ", c.tid, c.pystack_id IS NOT NULL"
     static const char *const sql[] = {
         "SELECT k.name, " GT_SITE_KEY("c") ", k.api_start_ns, k.api_end_ns, k.result, k.captured, k.device, "
-        "k.time_source = 'gpu', k.start_ns, k.end_ns FROM kernels k JOIN calls c ON c.id = k.api_call_id",
+        "k.time_source = 'gpu', k.start_ns, k.end_ns" GT_VIEW_TAIL " FROM kernels k JOIN calls c ON c.id = k.api_call_id",
         "SELECT m.kind, " GT_SITE_KEY("c") ", m.api_start_ns, m.api_end_ns, m.result, m.captured, m.device, "
-        "m.time_source = 'gpu', m.start_ns, m.end_ns, m.bytes, m.async, m.host_mem "
+        "m.time_source = 'gpu', m.start_ns, m.end_ns, m.bytes, m.async, m.host_mem" GT_VIEW_TAIL " "
         "FROM memcpys m JOIN calls c ON c.id = m.api_call_id",
         "SELECT NULL, " GT_SITE_KEY("c") ", m.api_start_ns, m.api_end_ns, m.result, m.captured, m.device, "
-        "m.time_source = 'gpu', m.start_ns, m.end_ns, m.bytes, m.async FROM memsets m "
+        "m.time_source = 'gpu', m.start_ns, m.end_ns, m.bytes, m.async" GT_VIEW_TAIL " FROM memsets m "
         "JOIN calls c ON c.id = m.api_call_id",
-        "SELECT y.kind, " GT_SITE_KEY("c") ", y.start_ns, y.end_ns, y.result FROM syncs y "
+        "SELECT y.kind, " GT_SITE_KEY("c") ", y.start_ns, y.end_ns, y.result" GT_VIEW_TAIL " FROM syncs y "
         "JOIN calls c ON c.id = y.api_call_id",
-        "SELECT NULL, " GT_SITE_KEY("c") ", c.start_ns, c.end_ns, c.result FROM api_calls c "
+        "SELECT c.category, " GT_SITE_KEY("c") ", c.start_ns, c.end_ns, c.result, a.bytes" GT_VIEW_TAIL " "
+        "FROM api_calls c LEFT JOIN alloc_args a ON a.call_id = c.id "
         "WHERE c.category NOT IN ('launch', 'memcpy', 'memset', 'sync')",
     };
+#undef GT_VIEW_TAIL
     static const int cats[] = {GT_RC_LAUNCH, GT_RC_MEMCPY, GT_RC_MEMSET, GT_RC_SYNC, GT_RC_OTHER};
     for (int k = 0; k < 5; k++) {
         sqlite3_stmt *q;
         if (gt_prepare(s, sql[k], &q) < 0)
             return -1;
-        int rc;
+        int rc, tail = sqlite3_column_count(q) - 2;
         while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
             struct gt_rec r;
             memset(&r, 0, sizeof(r));
             r.cat = cats[k];
             const char *text = (const char *)sqlite3_column_text(q, 0);
+            if (r.cat == GT_RC_OTHER)
+                r.cat = gt_category_code(text);
             r.site_key = sqlite3_column_int64(q, 1);
             r.start = gt_col_u64(q, 2);
             r.end = gt_col_u64(q, 3);
             r.result = sqlite3_column_int(q, 4);
+            r.tid = sqlite3_column_int64(q, tail);
+            r.has_python = sqlite3_column_int(q, tail + 1);
             if (r.cat == GT_RC_SYNC)
                 r.sync_kind = gt_sync_code(text);
+            if (r.cat == GT_RC_ALLOC)
+                r.bytes = gt_col_u64(q, 5);
             if (r.cat == GT_RC_LAUNCH || r.cat == GT_RC_MEMCPY || r.cat == GT_RC_MEMSET) {
                 r.captured = sqlite3_column_int(q, 5);
                 r.device = sqlite3_column_int64(q, 6);

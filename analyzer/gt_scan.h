@@ -8,7 +8,7 @@
 
 #include "gt_trace.h"
 
-enum gt_rec_cat { GT_RC_OTHER, GT_RC_LAUNCH, GT_RC_MEMCPY, GT_RC_MEMSET, GT_RC_SYNC };
+enum gt_rec_cat { GT_RC_OTHER, GT_RC_LAUNCH, GT_RC_MEMCPY, GT_RC_MEMSET, GT_RC_SYNC, GT_RC_ALLOC, GT_RC_FREE };
 enum gt_rec_copy { GT_RCOPY_HTOD, GT_RCOPY_DTOH, GT_RCOPY_DTOD, GT_RCOPY_HTOH, GT_RCOPY_PTOP, GT_RCOPY_OTHER };
 enum gt_rec_mem { GT_RMEM_PAGEABLE, GT_RMEM_PINNED, GT_RMEM_MANAGED, GT_RMEM_OTHER };
 enum gt_rec_sync {
@@ -20,12 +20,14 @@ struct gt_rec {
     int cat;                /* enum gt_rec_cat */
     uint64_t start, end;    /* host times of the call */
     int64_t site_key;       /* stack_id | pystack_id << 32 */
+    int64_t tid;
+    int has_python;         /* a Python stack was recorded */
     int result, captured;
     const char *kernel;     /* launches: the name, interned (equal names, equal pointers) */
     int copy_kind;          /* memcpy: enum gt_rec_copy */
     int host_mem;           /* memcpy: enum gt_rec_mem, CUPTI's answer where it gave one */
     int async;              /* memcpy, memset */
-    uint64_t bytes;         /* memcpy, memset */
+    uint64_t bytes;         /* memcpy, memset, alloc */
     int sync_kind;          /* sync: enum gt_rec_sync */
     int64_t device;         /* the GPU's device where recorded, else the call's */
     int has_gpu;            /* launch, memcpy, memset: GPU times below */

@@ -25,7 +25,9 @@ peak resident memory, `gputrace report` on that trace (time, peak
 resident memory); then with GPU timing on, paced at --gpu-pace-ns (default
 1000: on a 2-CPU machine the simulated GPU and CUPTI share the CPUs with
 the program and the writer): drops, bytes per event (GPU records
-included) and added peak resident memory.
+included) and added peak resident memory, also over a run of
+--long-events launches (default 5,000,000: memory must not grow with the
+run).
 
 threads: T threads launching at once, each timing its own calls
 (bench/launch_loop.c, T = 1, 2, 4), untraced and traced: whether the
@@ -257,6 +259,7 @@ def summary():
         row("trace size, GPU timing on", "%.1f B/event" % RESULTS["size_on"], "64 B", RESULTS["size_on"] <= 64)
         row("added peak resident memory", "%+.1f MiB" % RESULTS["rss"], "64 MiB", RESULTS["rss"] < 64)
         row("  the same, GPU timing on", "%+.1f MiB" % RESULTS["rss_gpu"], "64 MiB", RESULTS["rss_gpu"] < 64)
+        row("  GPU timing on, a 5x longer run", "%+.1f MiB" % RESULTS["rss_long"], "64 MiB", RESULTS["rss_long"] < 64)
     if "threads" in RESULTS:
         r = RESULTS["threads"]
         row("per call, 1/2/4 threads at once", "/".join("%+.0f" % x for x in r) + " ns p50",
@@ -321,6 +324,13 @@ def writer(args):
     print("  added peak resident       %+.1f MiB (CUPTI's buffers and the rows waiting for their records "
           "included)" % ((rss_gpu - rss_plain) / 1024))
     RESULTS["rss_gpu"] = (rss_gpu - rss_plain) / 1024
+    # A run five times as long: the added memory stays where it was.
+    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
+        _, rss_long_plain, _ = run_c(args.long_events, 1, None, d, launch_ns=args.gpu_pace_ns)
+        _, rss_long, _ = run_c(args.long_events, 1, {}, d, launch_ns=args.gpu_pace_ns)
+    print("  over %d launches        %+.1f MiB added peak resident, GPU timing on"
+          % (args.long_events, (rss_long - rss_long_plain) / 1024))
+    RESULTS["rss_long"] = (rss_long - rss_long_plain) / 1024
     RESULTS["gpu_drops"] = int(gpu_meta["dropped_events"]) + int(gpu_meta["cupti_dropped_records"])
     RESULTS["unpaced"] = (written / secs, dropped)
     RESULTS["size_off"] = size / max(1, written)
@@ -336,6 +346,7 @@ def main():
     ap.add_argument("--writer-events", type=int, default=1000000)
     ap.add_argument("--writer-pace-ns", type=int, default=500)
     ap.add_argument("--gpu-pace-ns", type=int, default=1000)
+    ap.add_argument("--long-events", type=int, default=5000000)
     ap.add_argument("--analyzer-events", type=int, default=10000000)
     ap.add_argument("--only", choices=("python-call-cost", "c-call-cost", "writer", "threads", "analyzer"))
     ap.add_argument("--json", help="also write the figures to this file")

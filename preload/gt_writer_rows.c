@@ -30,7 +30,7 @@ struct gt_launch_map {
 
 /* Distinct configurations are few (a program has few kernels and shapes);
  * past this many the map stops growing and each new one is stored anew. */
-#define GT_LAUNCH_MAP_MAX (1u << 20)
+#define GT_LAUNCH_MAP_MAX (1u << 16)
 
 static uint64_t gt_launch_hash(const struct gt_launch_key *k)
 {
