@@ -133,6 +133,13 @@ struct gt_info_pass {
     int failed;
 };
 
+/* Byte totals: a damaged trace may hold any sizes at all. */
+static void gt_add_bytes(int64_t *total, uint64_t bytes)
+{
+    uint64_t sum = (uint64_t)*total + bytes;
+    *total = sum < (uint64_t)*total || sum > INT64_MAX ? INT64_MAX : (int64_t)sum;
+}
+
 static void gt_info_on_call(const struct gt_rec *c, void *arg)
 {
     struct gt_info_pass *p = arg;
@@ -153,13 +160,13 @@ static void gt_info_on_call(const struct gt_rec *c, void *arg)
         break;
     case GT_RC_MEMCPY:
         in->memcpys++;
-        in->memcpy_bytes += (int64_t)c->bytes;
+        gt_add_bytes(&in->memcpy_bytes, c->bytes);
         p->copy_count[c->copy_kind]++;
-        p->copy_bytes[c->copy_kind] += (int64_t)c->bytes;
+        gt_add_bytes(&p->copy_bytes[c->copy_kind], c->bytes);
         break;
     case GT_RC_MEMSET:
         in->memsets++;
-        in->memset_bytes += (int64_t)c->bytes;
+        gt_add_bytes(&in->memset_bytes, c->bytes);
         break;
     case GT_RC_SYNC:
         in->syncs++;
@@ -167,7 +174,7 @@ static void gt_info_on_call(const struct gt_rec *c, void *arg)
         break;
     case GT_RC_ALLOC:
         in->allocs++;
-        in->alloc_bytes += (int64_t)c->bytes;
+        gt_add_bytes(&in->alloc_bytes, c->bytes);
         break;
     case GT_RC_FREE:
         in->frees++;

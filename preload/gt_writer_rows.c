@@ -28,8 +28,9 @@ struct gt_launch_map {
     int64_t next_id;
 };
 
-/* Distinct configurations are few (a program has few kernels and shapes);
- * past this many the map stops growing and each new one is stored anew. */
+/* Distinct configurations are few (a program has few kernels and shapes).
+ * Past this many the map starts over: the configurations still in use are
+ * stored once more each, rather than the map growing with the run. */
 #define GT_LAUNCH_MAP_MAX (1u << 16)
 
 static uint64_t gt_launch_hash(const struct gt_launch_key *k)
@@ -93,18 +94,20 @@ static int64_t gt_launch_config_id(struct gt_writer *w, const struct gt_event *e
     memcpy(k.block, e->u.launch.block, sizeof(k.block));
     k.shared_mem = e->u.launch.shared_mem;
     k.captured = e->captured;
-    if (m->count < GT_LAUNCH_MAP_MAX && m->count * 2 >= m->cap && gt_launch_map_grow(m) < 0)
+    if (m->count >= GT_LAUNCH_MAP_MAX) {
+        memset(m->slots, 0, m->cap * sizeof(*m->slots));
+        m->count = 0;
+    }
+    if (m->count * 2 >= m->cap && gt_launch_map_grow(m) < 0)
         return 0;
     size_t j = gt_launch_hash(&k) & (m->cap - 1);
     for (; m->slots[j].id; j = (j + 1) & (m->cap - 1))
         if (memcmp(&m->slots[j].key, &k, sizeof(k)) == 0)
             return m->slots[j].id;
     int64_t id = ++m->next_id;
-    if (m->count * 2 < m->cap) {
-        m->slots[j].key = k;
-        m->slots[j].id = id;
-        m->count++;
-    }
+    m->slots[j].key = k;
+    m->slots[j].id = id;
+    m->count++;
     gt_launch_insert(w, id, &k);
     return id;
 }

@@ -51,14 +51,21 @@ def seeds(d):
                              schema=os.path.join(HERE, "data", "gputrace-v1.sql")))
     out.append(mt.make_trace(os.path.join(d, "seed-v2.db"), calls=calls[:10],
                              schema=os.path.join(HERE, "data", "gputrace-v2.sql")))
-    # a GPU-timed trace: rows in gpu_ops linked to the calls
-    db = sqlite3.connect(out[0])
-    for (cid,) in db.execute("SELECT id FROM calls").fetchall():
-        mt.add_gpu_op(db, "kernel", cid, mt.START_NS + cid * 1000 + 600, mt.START_NS + cid * 1000 + 900,
-                      stream=7, nbytes=0)
-    db.execute("UPDATE meta SET value = 'cupti' WHERE key = 'gpu_timing'")
-    db.commit()
-    db.close()
+    out.append(mt.make_trace(os.path.join(d, "seed-v3.db"), calls=calls[:10],
+                             schema=os.path.join(HERE, "data", "gputrace-v3.sql")))
+    out.append(mt.make_trace(os.path.join(d, "seed-gpu-ops.db"), calls=calls, threads={1000: "main"}))
+    # GPU-timed traces: the records in their calls' rows (version 4), or in
+    # gpu_ops linked to the calls
+    for path, fold in ((out[0], True), (out[-1], False)):
+        db = sqlite3.connect(path)
+        for (cid, cat) in db.execute("SELECT c.id, n.category FROM calls c JOIN api_names n ON n.id = c.api_id")\
+                .fetchall():
+            kind = {"launch": "kernel", "memcpy": "memcpy", "memset": "memset"}.get(cat, "kernel")
+            mt.add_gpu_op(db, kind, cid, mt.START_NS + cid * 1000 + 600, mt.START_NS + cid * 1000 + 900,
+                          stream=7, nbytes=0, fold=fold)
+        db.execute("UPDATE meta SET value = 'cupti' WHERE key = 'gpu_timing'")
+        db.commit()
+        db.close()
     return out
 
 

@@ -407,3 +407,20 @@ def test_sigint_and_sigterm_finish_the_trace():
         out = subprocess.run([os.path.join(os.path.dirname(SHIM), "gputrace"), "report", db], capture_output=True,
                              text=True)
         assert_eq(out.returncode, 0, out.stderr)
+
+
+def test_more_launch_configurations_than_the_writer_remembers():
+    """70,000 distinct launch configurations, then the first ten again:
+    the writer remembers 65,536 at once and starts over past that, so the
+    ten are stored a second time; every launch still reads back its own
+    grid and block."""
+    run = run_traced([prog("many_configs"), "70000", "10"], env={"GPUTRACE_GPU_TIMING": "off",
+                                                                  "GPUTRACE_STACK_DEPTH": "0"})
+    assert_eq(run.proc.returncode, 0)
+    assert_eq(run.proc.stdout, "many_configs: 70010 launches\n")
+    assert_eq(run.q1("SELECT count(*) FROM kernels"), 70010)
+    assert_eq(run.q1("SELECT count(*) FROM launch_configs"), 70010)
+    got = run.q("SELECT grid_x, block_x FROM kernels ORDER BY api_call_id")
+    want = [(c + 1, 32 * (c % 4 + 1)) for c in list(range(70000)) + list(range(10))]
+    assert_eq(len(got), len(want))
+    assert got == want, [(i, g, w) for i, (g, w) in enumerate(zip(got, want)) if g != w][:5]
