@@ -201,6 +201,8 @@ static int gt_info_count(struct gt_trace *t, struct gt_info *in, int64_t *last_e
                                              "(unknown)"};
     struct gt_info_pass p = {.in = in};
     struct gt_scan *scan = gt_scan_open(t);
+    if (scan)
+        gt_scan_skip_gpu(scan);
     int rc = scan ? gt_scan_calls(scan, gt_info_on_call, &p) : -1;
     if (rc == 0 && p.failed) {
         fprintf(stderr, "gputrace: %s: out of memory\n", t->path);

@@ -33,6 +33,7 @@ struct gt_scan {
     struct gt_launch_config *configs; /* by launch_configs.id */
     int64_t nconfigs;
     sqlite3_stmt *gpu_of;       /* a call's first GPU record of a kind, from gpu_ops */
+    int skip_gpu;
 };
 
 static uint64_t gt_hash_str(const char *s)
@@ -177,6 +178,11 @@ struct gt_scan *gt_scan_open(struct gt_trace *t)
     return s;
 }
 
+void gt_scan_skip_gpu(struct gt_scan *s)
+{
+    s->skip_gpu = 1;
+}
+
 void gt_scan_close(struct gt_scan *s)
 {
     if (!s)
@@ -288,7 +294,7 @@ static int gt_scan_calls_raw(struct gt_scan *s, gt_rec_fn fn, void *arg)
             r.device = sqlite3_column_int64(q, 11) & 255;
             src = (int)((a0 >> 8) & 15);
             dst = (int)((a0 >> 12) & 15);
-        } else if (sqlite3_column_type(q, 6) != SQLITE_NULL) {
+        } else if (!s->skip_gpu && sqlite3_column_type(q, 6) != SQLITE_NULL) {
             gt_gpu_from_ops(s, sqlite3_column_int64(q, 6), r.cat - GT_RC_LAUNCH, &r, &src, &dst);
         }
         if (r.cat == GT_RC_MEMCPY) {

@@ -41,6 +41,10 @@ typedef void (*gt_interval_fn)(int64_t device, uint64_t start, uint64_t end, voi
 struct gt_scan;
 
 struct gt_scan *gt_scan_open(struct gt_trace *t);
+/* Calls without their GPU records: no lookups in gpu_ops for records not
+ * kept in their call's row (which, in a trace whose process died before
+ * its indexes were built, cost a scan each). */
+void gt_scan_skip_gpu(struct gt_scan *s);
 void gt_scan_close(struct gt_scan *s);
 /* Every call once, in no particular order. 0, or -1 after an error message. */
 int gt_scan_calls(struct gt_scan *s, gt_rec_fn fn, void *arg);
