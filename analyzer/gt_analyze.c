@@ -15,6 +15,7 @@
 
 #include "gt_analyze.h"
 #include "gt_gaps.h"
+#include "gt_map.h"
 #include "gt_scan.h"
 #include "gt_site.h"
 
@@ -250,57 +251,6 @@ static int gt_sync_by_blocked(const void *a, const void *b)
     return x > y ? -1 : x < y;
 }
 
-/* An index + 1 per small key (a site, or a site and a kind), grown as
- * keys come. */
-struct gt_keymap {
-    uint64_t *key;
-    uint32_t *val;
-    size_t slots, n;
-};
-
-static uint32_t *gt_keymap_slot(struct gt_keymap *m, uint64_t key)
-{
-    if ((m->n + 1) * 2 > m->slots) {
-        size_t slots = m->slots ? m->slots * 2 : 64;
-        uint64_t *k = calloc(slots, sizeof(*k));
-        uint32_t *v = calloc(slots, sizeof(*v));
-        if (!k || !v) {
-            free(k);
-            free(v);
-            return NULL;
-        }
-        for (size_t i = 0; i < m->slots; i++) {
-            if (!m->val[i])
-                continue;
-            size_t j = (size_t)(m->key[i] * 0x9E3779B97F4A7C15ull >> 17) & (slots - 1);
-            while (v[j])
-                j = (j + 1) & (slots - 1);
-            k[j] = m->key[i];
-            v[j] = m->val[i];
-        }
-        free(m->key);
-        free(m->val);
-        m->key = k;
-        m->val = v;
-        m->slots = slots;
-    }
-    size_t j = (size_t)(key * 0x9E3779B97F4A7C15ull >> 17) & (m->slots - 1);
-    while (m->val[j] && m->key[j] != key)
-        j = (j + 1) & (m->slots - 1);
-    if (!m->val[j]) {
-        m->key[j] = key;
-        m->n++;
-    }
-    return &m->val[j];
-}
-
-static void gt_keymap_free(struct gt_keymap *m)
-{
-    free(m->key);
-    free(m->val);
-    memset(m, 0, sizeof(*m));
-}
-
 /* ---- the pass over the calls ---- */
 
 struct gt_pass {
@@ -308,7 +258,7 @@ struct gt_pass {
     struct gt_sites *sites;
     struct gt_gaps *gaps;
     struct gt_pairs pairs;
-    struct gt_keymap h2d_of, sync_of;
+    struct gt_map h2d_of, sync_of; /* row index + 1, by site (and kind) */
     size_t h2d_cap, sync_cap;
     int64_t min_start, max_end;
     int any, failed;
@@ -320,7 +270,7 @@ static const char *const gt_sync_kind_names[] = {"device", "context", "stream", 
 static void gt_sync_add(struct gt_pass *p, int kind, uint32_t site, uint64_t ns)
 {
     struct gt_report *r = p->r;
-    uint32_t *slot = gt_keymap_slot(&p->sync_of, (uint64_t)site << 8 | (uint64_t)kind);
+    int64_t *slot = gt_map_at(&p->sync_of, (uint64_t)site << 8 | (uint64_t)kind);
     if (!slot) {
         p->failed = 1;
         return;
@@ -340,7 +290,7 @@ static void gt_sync_add(struct gt_pass *p, int kind, uint32_t site, uint64_t ns)
         memset(row, 0, sizeof(*row));
         snprintf(row->kind, sizeof(row->kind), "%s", gt_sync_kind_names[kind]);
         row->site = *gt_site_by_index(p->sites, site);
-        *slot = (uint32_t)++r->nsyncs;
+        *slot = (int64_t)++r->nsyncs;
     }
     struct gt_sync_row *row = &r->syncs[*slot - 1];
     row->count++;
@@ -351,7 +301,7 @@ static void gt_sync_add(struct gt_pass *p, int kind, uint32_t site, uint64_t ns)
 static void gt_h2d_add(struct gt_pass *p, const struct gt_rec *c, uint32_t site)
 {
     struct gt_report *r = p->r;
-    uint32_t *slot = gt_keymap_slot(&p->h2d_of, site);
+    int64_t *slot = gt_map_at(&p->h2d_of, site);
     if (!slot) {
         p->failed = 1;
         return;
@@ -370,7 +320,7 @@ static void gt_h2d_add(struct gt_pass *p, const struct gt_rec *c, uint32_t site)
         struct gt_h2d_row *row = &r->h2d[r->nh2d];
         memset(row, 0, sizeof(*row));
         row->site = *gt_site_by_index(p->sites, site);
-        *slot = (uint32_t)++r->nh2d;
+        *slot = (int64_t)++r->nh2d;
     }
     struct gt_h2d_row *row = &r->h2d[*slot - 1];
     int pageable = c->host_mem == GT_RMEM_PAGEABLE;
@@ -561,8 +511,8 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
     struct gt_pass p = {.r = r, .sites = &sites, .gaps = gt_gaps_new()};
     int rc = p.gaps ? gt_analyze_pass(t, o, &p) : -1;
     gt_gaps_free(p.gaps);
-    gt_keymap_free(&p.h2d_of);
-    gt_keymap_free(&p.sync_of);
+    gt_map_free(&p.h2d_of);
+    gt_map_free(&p.sync_of);
     gt_sites_free(&sites);
     if (rc < 0) {
         if (p.failed)

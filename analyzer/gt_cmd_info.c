@@ -6,6 +6,7 @@
 
 #include "gt_cmds.h"
 #include "gt_fmt.h"
+#include "gt_map.h"
 #include "gt_scan.h"
 #include "gt_trace.h"
 
@@ -75,59 +76,19 @@ static void gt_info_free(struct gt_info *in)
 
 /* ---- the counts: one pass over the calls ---- */
 
-/* A set of small keys (thread ids, kernel name pointers) with a count each. */
-struct gt_countmap {
-    uint64_t *key;
-    int64_t *count;
-    size_t slots, n;
-};
-
-static int gt_countmap_add(struct gt_countmap *m, uint64_t key, int64_t by)
+/* A count per key (thread id, kernel name pointer); -1: out of memory. */
+static int gt_count(struct gt_map *m, uint64_t key)
 {
-    if ((m->n + 1) * 2 > m->slots) {
-        size_t slots = m->slots ? m->slots * 2 : 64;
-        uint64_t *k = calloc(slots, sizeof(*k));
-        int64_t *c = calloc(slots, sizeof(*c));
-        if (!k || !c) {
-            free(k);
-            free(c);
-            return -1;
-        }
-        for (size_t i = 0; i < m->slots; i++) {
-            if (!m->count[i])
-                continue;
-            size_t j = (size_t)(m->key[i] * 0x9E3779B97F4A7C15ull >> 20) & (slots - 1);
-            while (c[j])
-                j = (j + 1) & (slots - 1);
-            k[j] = m->key[i];
-            c[j] = m->count[i];
-        }
-        free(m->key);
-        free(m->count);
-        m->key = k;
-        m->count = c;
-        m->slots = slots;
-    }
-    size_t j = (size_t)(key * 0x9E3779B97F4A7C15ull >> 20) & (m->slots - 1);
-    while (m->count[j] && m->key[j] != key)
-        j = (j + 1) & (m->slots - 1);
-    if (!m->count[j]) {
-        m->key[j] = key;
-        m->n++;
-    }
-    m->count[j] += by;
+    int64_t *c = gt_map_at(m, key);
+    if (!c)
+        return -1;
+    ++*c;
     return 0;
-}
-
-static void gt_countmap_free(struct gt_countmap *m)
-{
-    free(m->key);
-    free(m->count);
 }
 
 struct gt_info_pass {
     struct gt_info *in;
-    struct gt_countmap tids, kernels;
+    struct gt_map tids, kernels;
     int64_t copy_count[GT_RCOPY_OTHER + 1], copy_bytes[GT_RCOPY_OTHER + 1], sync_count[GT_RSYNC_OTHER + 1];
     int64_t last_end;
     int failed;
@@ -147,15 +108,14 @@ static void gt_info_on_call(const struct gt_rec *c, void *arg)
     in->calls++;
     in->failed += c->result != 0;
     in->python_calls += c->has_python;
-    /* tids are never 0; the set's empty slots are count 0 */
-    if (gt_countmap_add(&p->tids, (uint64_t)c->tid, 1) < 0)
+    if (gt_count(&p->tids, (uint64_t)c->tid) < 0)
         p->failed = 1;
     if ((int64_t)c->end > p->last_end)
         p->last_end = (int64_t)c->end;
     switch (c->cat) {
     case GT_RC_LAUNCH:
         in->launches++;
-        if (gt_countmap_add(&p->kernels, (uint64_t)(uintptr_t)c->kernel, 1) < 0)
+        if (gt_count(&p->kernels, (uint64_t)(uintptr_t)c->kernel) < 0)
             p->failed = 1;
         break;
     case GT_RC_MEMCPY:
@@ -222,16 +182,16 @@ static int gt_info_count(struct gt_trace *t, struct gt_info *in, int64_t *last_e
         struct gt_kind *all = calloc(p.kernels.n + 1, sizeof(*all));
         size_t n = 0;
         for (size_t i = 0; all && i < p.kernels.slots; i++)
-            if (p.kernels.count[i])
-                all[n++] = (struct gt_kind){(char *)(uintptr_t)p.kernels.key[i], p.kernels.count[i], 0};
+            if (p.kernels.val[i])
+                all[n++] = (struct gt_kind){(char *)(uintptr_t)p.kernels.key[i], p.kernels.val[i], 0};
         if (n > 1)
             qsort(all, n, sizeof(*all), gt_kind_by_count);
         for (size_t i = 0; i < n && in->ntop < GT_TOP_KERNELS; i++)
             in->top[in->ntop++] = (struct gt_kind){strdup(all[i].name), all[i].count, 0};
         free(all);
     }
-    gt_countmap_free(&p.tids);
-    gt_countmap_free(&p.kernels);
+    gt_map_free(&p.tids);
+    gt_map_free(&p.kernels);
     gt_scan_close(scan);
     return rc;
 }

@@ -3,6 +3,7 @@
 UNIT_TESTS += $(TUNIT)/test_gaps
 
 GAPS_FOR_UNIT := analyzer/gt_gaps.c analyzer/gt_site.c analyzer/gt_fmt.c analyzer/gt_analyze.c analyzer/gt_scan.c \
+                 analyzer/gt_map.c \
                  analyzer/gt_trace.c
 
 $(TUNIT)/test_gaps: tests/unit/test_gaps.c $(GAPS_FOR_UNIT) $(wildcard analyzer/*.h) tests/unit/unit.h \
