@@ -450,10 +450,10 @@ static void gt_commit(struct gt_writer *w)
     w->last_commit_ns = gt_now_ns();
 }
 
-/* A CUPTI buffer holds a flush period's records (100k at a million
- * launches a second): writing them all before the rings' next turn would
- * leave the rings filling for as long, so the rings are drained between
- * every few thousand records. */
+/* CUPTI's buffers waiting for the writer can hold tens of thousands of
+ * records: writing them all before the rings' next turn would leave the
+ * rings filling for as long, so the rings are drained between every few
+ * thousand records (which also brings in the calls later records name). */
 static void gt_write_gpu_record_paced(const void *record, void *arg)
 {
     struct gt_writer *w = arg;
