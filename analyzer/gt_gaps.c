@@ -36,7 +36,6 @@ struct gt_listed {
     uint64_t start, dur;
     uint64_t before_start;  /* the last call starting before the gap */
     uint32_t before_site;   /* + 1; 0: none */
-    uint32_t after_site;    /* + 1, from the gap's state once propagated */
 };
 
 struct gt_gaps {
@@ -447,11 +446,9 @@ int gt_gaps_report(struct gt_gaps *g, struct gt_sites *sites, struct gt_report *
     uint32_t none = gt_site_index(sites, 0);
     size_t nsites = gt_site_count(sites);
     uint64_t *idle = calloc(nsites + 1, sizeof(*idle)), *count = calloc(nsites + 1, sizeof(*count));
-    int *cause_of_listed = calloc(g->nlisted + 1, sizeof(*cause_of_listed));
-    if (!idle || !count || !cause_of_listed) {
+    if (!idle || !count) {
         free(idle);
         free(count);
-        free(cause_of_listed);
         return -1;
     }
     for (size_t k = 0; k < g->ndevs; k++) {
@@ -472,14 +469,7 @@ int gt_gaps_report(struct gt_gaps *g, struct gt_sites *sites, struct gt_report *
                 idle[s] += dur;
                 count[s]++;
             }
-            st->cover[0] = (uint32_t)cause; /* kept for the listed gaps below */
         }
-    }
-    for (size_t i = 0; i < g->nlisted; i++) {
-        struct gt_listed *l = &g->listed[i];
-        struct gt_gapst *st = &g->devs[l->dev].st[l->gap];
-        l->after_site = st->after_site;
-        cause_of_listed[i] = (int)st->cover[0];
     }
     /* Listed gaps: the last call before each, carried forward in time. */
     if (g->nlisted) {
@@ -487,7 +477,6 @@ int gt_gaps_report(struct gt_gaps *g, struct gt_sites *sites, struct gt_report *
         if (!r->gaps) {
             free(idle);
             free(count);
-            free(cause_of_listed);
             return -1;
         }
     }
@@ -499,15 +488,15 @@ int gt_gaps_report(struct gt_gaps *g, struct gt_sites *sites, struct gt_report *
             before = l->before_site;
             before_start = l->before_start;
         }
+        const struct gt_gapst *st = &g->devs[l->dev].st[l->gap];
         struct gt_gap *out = &r->gaps[r->ngaps++];
         out->device = (int)g->devs[l->dev].device;
         out->start_ns = l->start;
         out->dur_ns = l->dur;
-        out->cause = cause_of_listed[i];
+        out->cause = gt_cause(st, l->dur);
         out->before = *gt_site_plus1(sites, before);
-        out->after = *gt_site_plus1(sites, l->after_site);
+        out->after = *gt_site_plus1(sites, st->after_site); /* propagated above */
     }
-    free(cause_of_listed);
     if (r->ngaps > 1)
         qsort(r->gaps, r->ngaps, sizeof(*r->gaps), gt_gap_by_dur);
 

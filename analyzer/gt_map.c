@@ -53,6 +53,14 @@ int64_t *gt_map_at(struct gt_map *m, uint64_t key)
     return &m->val[j];
 }
 
+uint64_t gt_map_hash_text(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
 void gt_map_free(struct gt_map *m)
 {
     free(m->key);

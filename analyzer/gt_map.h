@@ -18,5 +18,7 @@ struct gt_map {
  * next call, or the slot stays empty. */
 int64_t *gt_map_at(struct gt_map *m, uint64_t key);
 void gt_map_free(struct gt_map *m);
+/* A hash of a string, for tables keyed by text (FNV-1a). */
+uint64_t gt_map_hash_text(const char *s);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_map.h"
 #include "gt_scan.h"
 #include "gt_site.h"
 
@@ -36,14 +37,6 @@ struct gt_scan {
     int skip_gpu;
 };
 
-static uint64_t gt_hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static const char *gt_names_intern(struct gt_names *n, const char *name)
 {
     if (!name)
@@ -56,7 +49,7 @@ static const char *gt_names_intern(struct gt_names *n, const char *name)
         for (size_t i = 0; i < n->cap; i++) {
             if (!n->slot[i])
                 continue;
-            size_t j = gt_hash_str(n->slot[i]) & (cap - 1);
+            size_t j = gt_map_hash_text(n->slot[i]) & (cap - 1);
             while (slot[j])
                 j = (j + 1) & (cap - 1);
             slot[j] = n->slot[i];
@@ -65,7 +58,7 @@ static const char *gt_names_intern(struct gt_names *n, const char *name)
         n->slot = slot;
         n->cap = cap;
     }
-    size_t j = gt_hash_str(name) & (n->cap - 1);
+    size_t j = gt_map_hash_text(name) & (n->cap - 1);
     for (; n->slot[j]; j = (j + 1) & (n->cap - 1))
         if (strcmp(n->slot[j], name) == 0)
             return n->slot[j];
@@ -111,18 +104,22 @@ static int gt_category_code(const char *c)
          : !strcmp(c, "alloc") ? GT_RC_ALLOC : !strcmp(c, "free") ? GT_RC_FREE : GT_RC_OTHER;
 }
 
+/* Slots for a table's rows by id: its largest id + 1, or 1 when that is
+ * out of [1, max] (an empty or damaged table). -1: the query failed. */
+static int64_t gt_id_slots(struct gt_scan *s, const char *max_id_sql, int64_t max)
+{
+    int64_t id;
+    if (gt_trace_int(s->t, max_id_sql, &id) < 0)
+        return -1;
+    return id >= 0 && id < max ? id + 1 : 1;
+}
+
 static int gt_scan_load_raw(struct gt_scan *s)
 {
     sqlite3_stmt *q;
     int rc;
-    if (gt_prepare(s, "SELECT max(id) FROM api_names", &q) < 0)
-        return -1;
-    if (sqlite3_step(q) == SQLITE_ROW)
-        s->ncat = sqlite3_column_int64(q, 0) + 1;
-    sqlite3_finalize(q);
-    if (s->ncat < 1 || s->ncat > (1 << 20))
-        s->ncat = 1;
-    if (!(s->cat_of = calloc((size_t)s->ncat, sizeof(*s->cat_of))))
+    if ((s->ncat = gt_id_slots(s, "SELECT max(id) FROM api_names", 1 << 20)) < 0 ||
+        !(s->cat_of = calloc((size_t)s->ncat, sizeof(*s->cat_of))))
         return -1;
     if (gt_prepare(s, "SELECT id, category FROM api_names", &q) < 0)
         return -1;
@@ -134,14 +131,8 @@ static int gt_scan_load_raw(struct gt_scan *s)
     if (gt_step_done(s, q, rc) < 0)
         return -1;
 
-    if (gt_prepare(s, "SELECT max(id) FROM launch_configs", &q) < 0)
-        return -1;
-    if (sqlite3_step(q) == SQLITE_ROW)
-        s->nconfigs = sqlite3_column_int64(q, 0) + 1;
-    sqlite3_finalize(q);
-    if (s->nconfigs < 1 || s->nconfigs > (1 << 26))
-        s->nconfigs = 1;
-    if (!(s->configs = calloc((size_t)s->nconfigs, sizeof(*s->configs))))
+    if ((s->nconfigs = gt_id_slots(s, "SELECT max(id) FROM launch_configs", 1 << 26)) < 0 ||
+        !(s->configs = calloc((size_t)s->nconfigs, sizeof(*s->configs))))
         return -1;
     if (gt_prepare(s, "SELECT c.id, COALESCE(n.demangled, n.value), c.device, c.captured FROM launch_configs c "
                       "LEFT JOIN strings n ON n.id = c.name_id", &q) < 0)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gt_fmt.h"
+#include "gt_map.h"
 #include "gt_site.h"
 
 static const char *const gt_not_user[] = {
@@ -226,14 +227,6 @@ const struct gt_site *gt_site_of(struct gt_sites *s, int64_t key)
     return gt_site_get(s, key);
 }
 
-static uint64_t gt_text_hash(const char *t)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *t; t++)
-        h = (h ^ (unsigned char)*t) * 1099511628211ull;
-    return h;
-}
-
 static int gt_canon_grow(struct gt_sites *s)
 {
     size_t slots = s->canon_slots ? s->canon_slots * 2 : 256;
@@ -241,7 +234,7 @@ static int gt_canon_grow(struct gt_sites *s)
     if (!n)
         return -1;
     for (size_t i = 0; i < s->ncanon; i++) {
-        size_t j = gt_text_hash(s->canon[i]->text) & (slots - 1);
+        size_t j = gt_map_hash_text(s->canon[i]->text) & (slots - 1);
         while (n[j])
             j = (j + 1) & (slots - 1);
         n[j] = (uint32_t)i + 1;
@@ -259,7 +252,7 @@ uint32_t gt_site_index(struct gt_sites *s, int64_t key)
         return site->index1 - 1;
     if ((s->ncanon + 1) * 2 > s->canon_slots && gt_canon_grow(s) < 0)
         return UINT32_MAX;
-    size_t j = gt_text_hash(site->text) & (s->canon_slots - 1);
+    size_t j = gt_map_hash_text(site->text) & (s->canon_slots - 1);
     for (; s->canon_slot[j]; j = (j + 1) & (s->canon_slots - 1)) {
         uint32_t i = s->canon_slot[j] - 1;
         if (strcmp(s->canon[i]->text, site->text) == 0) {

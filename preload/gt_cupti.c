@@ -272,7 +272,7 @@ int gt_cupti_start(const char *mode, char *why, size_t why_len)
         }
     }
     if (gt_cu.flush_period)
-        gt_cu.flush_period(100); /* records reach the writer while their calls still wait (gt_writer_gpu.c) */
+        gt_cu.flush_period(100); /* records reach the writer while their calls still wait (gt_writer_pend.c) */
     atomic_store(&gt_cupti_on, 1);
     return 1;
 }

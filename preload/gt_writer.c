@@ -1,8 +1,13 @@
-/* gt_writer.c: rings -> SQLite, on the tracer's own thread.
+/* gt_writer.c: rings -> SQLite, on the tracer's own thread: the writer's
+ * loop and transactions, and the trace file's life (created, opened,
+ * finished at exit, by a signal, before exec; forks).
  *
- * Everything slow happens here and only here: SQL, symbolization of each
- * new frame, demangling of each new kernel name. Transactions are large and
- * committed at least every GT_COMMIT_NS so a crash loses little. */
+ * Everything slow happens on this thread and only here: SQL, symbolization
+ * of each new frame, demangling of each new kernel name. Transactions are
+ * large and committed at least every GT_COMMIT_NS so a crash loses little.
+ * An event becomes its row in gt_writer_rows.c, what the row refers to is
+ * stored once by gt_writer_names.c and gt_writer_py.c, and CUPTI's records
+ * go in by gt_writer_gpu.c and gt_writer_pend.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,11 +27,9 @@
 #include "gt_core.h"
 #include "gt_cupti.h"
 #include "gt_hooks.h"
-#include "gt_names.h"
 #include "gt_ring.h"
 #include "gt_python.h"
 #include "gt_stacks.h"
-#include "gt_symbols.h"
 #include "gt_writer.h"
 #include "gt_writer_int.h"
 #include "gt_schema_sql.h"
@@ -144,7 +147,7 @@ int gt_bit_test_set(uint8_t *bits, uint32_t i)
     return 0;
 }
 
-static void gt_read_text_file(const char *path, char *buf, size_t len, int nul_to_space)
+void gt_read_text_file(const char *path, char *buf, size_t len, int nul_to_space)
 {
     buf[0] = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -163,218 +166,7 @@ static void gt_read_text_file(const char *path, char *buf, size_t len, int nul_t
                 buf[i] = ' ';
 }
 
-/* ---- stacks, frames, modules, names, threads ---- */
-
-long gt_strlist_intern(struct gt_strlist *l, const char *s, int *added)
-{
-    *added = 0;
-    for (size_t i = 0; i < l->count; i++)
-        if (strcmp(l->items[i], s) == 0)
-            return (long)i;
-    if (l->count == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        char **n = realloc(l->items, cap * sizeof(*n));
-        if (!n)
-            return -1;
-        l->items = n;
-        l->cap = cap;
-    }
-    char *copy = strdup(s);
-    if (!copy)
-        return -1;
-    l->items[l->count] = copy;
-    *added = 1;
-    return (long)l->count++;
-}
-
-void gt_strlist_free(struct gt_strlist *l)
-{
-    for (size_t i = 0; i < l->count; i++)
-        free(l->items[i]);
-    free(l->items);
-    l->items = NULL;
-    l->count = l->cap = 0;
-}
-
-static int64_t gt_module_id(struct gt_writer *w, const char *path)
-{
-    int added = 0;
-    long idx = gt_strlist_intern(&w->modules, path, &added);
-    if (idx < 0)
-        return 0;
-    int64_t id = idx + 1;
-    if (added) {
-        sqlite3_bind_int64(w->st[ST_MODULE], 1, id);
-        sqlite3_bind_text(w->st[ST_MODULE], 2, path, -1, SQLITE_STATIC);
-        gt_step(w, ST_MODULE);
-    }
-    return id;
-}
-
-static size_t gt_idmap_slot_of(uint64_t key, size_t cap)
-{
-    return (size_t)(key * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
-}
-
-static int gt_idmap_grow(struct gt_idmap *m)
-{
-    size_t cap = m->cap ? m->cap * 2 : 1024;
-    struct gt_idmap_slot *n = calloc(cap, sizeof(*n));
-    if (!n)
-        return -1;
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->slots[i].key)
-            continue;
-        size_t j = gt_idmap_slot_of(m->slots[i].key, cap);
-        while (n[j].key)
-            j = (j + 1) & (cap - 1);
-        n[j] = m->slots[i];
-    }
-    free(m->slots);
-    m->slots = n;
-    m->cap = cap;
-    return 0;
-}
-
-int64_t gt_idmap_get(struct gt_idmap *m, uint64_t key, int *added)
-{
-    *added = 0;
-    if (m->count * 2 >= m->cap && gt_idmap_grow(m) < 0)
-        return 0;
-    size_t j = gt_idmap_slot_of(key, m->cap);
-    while (m->slots[j].key) {
-        if (m->slots[j].key == key)
-            return m->slots[j].id;
-        j = (j + 1) & (m->cap - 1);
-    }
-    m->slots[j].key = key;
-    m->slots[j].id = (int64_t)++m->count;
-    *added = 1;
-    return m->slots[j].id;
-}
-
-void gt_idmap_free(struct gt_idmap *m)
-{
-    free(m->slots);
-    memset(m, 0, sizeof(*m));
-}
-
-/* The row id of a frame, symbolized the first time its ip is seen. */
-static int64_t gt_frame_id(struct gt_writer *w, uintptr_t ip)
-{
-    int added;
-    int64_t id = gt_idmap_get(&w->frames, ip, &added);
-    if (!added)
-        return id;
-
-    char module[PATH_MAX], func[1024];
-    uint64_t offset = 0;
-    /* ip is a return address: ip - 1 lies inside the calling instruction. */
-    int known = gt_symbolize(ip - 1, module, sizeof(module), &offset, func, sizeof(func)) == 0;
-    sqlite3_stmt *s = w->st[ST_FRAME];
-    sqlite3_bind_int64(s, 1, id);
-    sqlite3_bind_int64(s, 2, (int64_t)ip);
-    if (known) {
-        sqlite3_bind_int64(s, 3, gt_module_id(w, module));
-        sqlite3_bind_int64(s, 4, (int64_t)offset + 1);
-        if (func[0])
-            sqlite3_bind_text(s, 5, func, -1, SQLITE_TRANSIENT);
-    }
-    gt_step(w, ST_FRAME);
-    return id;
-}
-
-static void gt_emit_stack(struct gt_writer *w, uint32_t stack_id)
-{
-    if (!stack_id || gt_bit_test_set(w->stack_done, stack_id))
-        return;
-    const uintptr_t *ips;
-    uint32_t n = gt_stack_frames(stack_id, &ips);
-    for (uint32_t d = 0; d < n; d++) {
-        int64_t fid = gt_frame_id(w, ips[d]);
-        sqlite3_bind_int64(w->st[ST_STACK], 1, stack_id);
-        sqlite3_bind_int64(w->st[ST_STACK], 2, d);
-        sqlite3_bind_int64(w->st[ST_STACK], 3, fid);
-        gt_step(w, ST_STACK);
-    }
-}
-
-void gt_insert_name(struct gt_writer *w, int64_t id, const char *name)
-{
-    char demangled[4096];
-    gt_demangle(name, demangled, sizeof(demangled));
-    sqlite3_bind_int64(w->st[ST_STRING], 1, id);
-    sqlite3_bind_text(w->st[ST_STRING], 2, name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(w->st[ST_STRING], 3, demangled, -1, SQLITE_TRANSIENT);
-    gt_step(w, ST_STRING);
-}
-
-static void gt_emit_name(struct gt_writer *w, uint32_t name_id)
-{
-    if (!name_id || gt_bit_test_set(w->name_done, name_id))
-        return;
-    const char *name = gt_names_get(name_id);
-    if (name)
-        gt_insert_name(w, name_id, name);
-}
-
-static void gt_emit_thread(struct gt_writer *w, uint32_t tid)
-{
-    for (size_t i = 0; i < w->tid_count; i++)
-        if (w->tids[i] == tid)
-            return;
-    if (w->tid_count == w->tid_cap) {
-        size_t cap = w->tid_cap ? w->tid_cap * 2 : 64;
-        uint32_t *t = realloc(w->tids, cap * sizeof(*t));
-        if (!t)
-            return;
-        w->tids = t;
-        w->tid_cap = cap;
-    }
-    w->tids[w->tid_count++] = tid;
-    char path[64], name[64];
-    snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
-    gt_read_text_file(path, name, sizeof(name), 0);
-    sqlite3_bind_int64(w->st[ST_THREAD], 1, tid);
-    if (name[0])
-        sqlite3_bind_text(w->st[ST_THREAD], 2, name, -1, SQLITE_TRANSIENT);
-    gt_step(w, ST_THREAD);
-}
-
 /* ---- events ---- */
-
-static void gt_bind_row(sqlite3_stmt *s, int first, int cols, const struct gt_row *r)
-{
-    for (int i = 0; i < cols; i++) {
-        /* NULLs are bound too: statements are not cleared between rows,
-         * which would cost as much as the row itself. */
-        if ((r->null_mask >> i) & 1)
-            sqlite3_bind_null(s, first + i);
-        else
-            sqlite3_bind_int64(s, first + i, r->v[i]);
-    }
-}
-
-void gt_batch_flush(struct gt_writer *w, struct gt_batch *b)
-{
-    if (b->n == GT_BATCH_ROWS) {
-        for (int i = 0; i < GT_BATCH_ROWS; i++)
-            gt_bind_row(w->st[b->many], 1 + i * b->cols, b->cols, &b->rows[i]);
-        gt_step_keep(w, b->many);
-    } else {
-        for (int i = 0; i < b->n && !w->failed; i++) {
-            gt_bind_row(w->st[b->one], 1, b->cols, &b->rows[i]);
-            gt_step_keep(w, b->one);
-        }
-    }
-    b->n = 0;
-}
-
-void gt_batch_done(struct gt_writer *w, struct gt_batch *b)
-{
-    if (++b->n == GT_BATCH_ROWS)
-        gt_batch_flush(w, b);
-}
 
 /* The event's kind of GPU record, if it waits for one (gt_pend_hold); -1
  * if not: it made no GPU work, failed, or was captured into a graph. */
@@ -469,8 +261,7 @@ static uint64_t gt_drain(struct gt_writer *w)
     pthread_mutex_lock(&gt_work_lock);
     uint64_t n = gt_ring_drain_all(gt_write_event, w);
     gt_cupti_drain(gt_write_gpu_record_paced, w);
-    if (w->pend)
-        gt_pend_expire(w, 0);
+    gt_pend_expire(w, 0);
     if (w->in_txn && gt_now_ns() - w->last_commit_ns >= GT_COMMIT_NS)
         gt_commit(w);
     pthread_mutex_unlock(&gt_work_lock);
@@ -498,8 +289,7 @@ static void gt_writer_finish(struct gt_writer *w, int complete, int sig, int fre
 {
     gt_ring_drain_all(gt_write_event, w);
     gt_cupti_drain(gt_write_gpu_record, w);
-    if (w->pend)
-        gt_pend_expire(w, 1);
+    gt_pend_expire(w, 1);
     if (gt_begin_txn(w) == 0) {
         gt_meta(w, "complete", complete ? "1" : "0");
         if (sig > 0)

@@ -5,8 +5,6 @@
 
 #include <cupti.h>
 
-#include "gt_core.h"
-#include "gt_event.h"
 #include "gt_writer_int.h"
 
 /* CUPTI correlation id -> our external id, from CUPTI's external-correlation

@@ -87,7 +87,7 @@ struct gt_writer {
     struct gt_strlist modules;   /* module paths; id = index + 1 */
     struct gt_strlist gpu_names; /* kernel names from CUPTI; id = GT_GPU_NAME_BASE + index */
     struct gt_corrmap *corr;   /* CUPTI correlation id -> our external id (gt_writer_gpu.c) */
-    struct gt_pend *pend;      /* events waiting for their GPU record (gt_writer_gpu.c) */
+    struct gt_pend *pend;      /* rows waiting for their GPU record (gt_writer_pend.c) */
     struct gt_launch_map *launches; /* launch configurations already stored (gt_writer_rows.c) */
     uint32_t *tids;        /* threads already in the file */
     size_t tid_count, tid_cap;
@@ -105,6 +105,15 @@ int gt_step_keep(struct gt_writer *w, int which);
 int gt_begin_txn(struct gt_writer *w);
 /* A row of `strings`: the kernel name and its demangled form. */
 void gt_insert_name(struct gt_writer *w, int64_t id, const char *name);
+/* The rows a call refers to, each written the first time it is seen
+ * (gt_writer_names.c): a native stack and its frames, a kernel name, a
+ * thread. */
+void gt_emit_stack(struct gt_writer *w, uint32_t stack_id);
+void gt_emit_name(struct gt_writer *w, uint32_t name_id);
+void gt_emit_thread(struct gt_writer *w, uint32_t tid);
+/* A small text file (a /proc entry), its trailing newlines and NULs cut,
+ * inner NULs made spaces if asked; "" when unreadable (gt_writer.c). */
+void gt_read_text_file(const char *path, char *buf, size_t len, int nul_to_space);
 /* The rows of a Python stack, its frames and code objects, once each
  * (gt_writer_py.c). */
 void gt_emit_pystack(struct gt_writer *w, uint32_t pystack_id);

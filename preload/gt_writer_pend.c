@@ -199,15 +199,19 @@ int gt_pend_hold(struct gt_writer *w, const struct gt_event *e, int gpu_kind)
 void gt_pend_expire(struct gt_writer *w, int all)
 {
     struct gt_pend *p = w->pend;
-    if (!p || gt_begin_txn(w) < 0)
+    if (!p)
         return;
     uint32_t now = gt_ms();
     while (p->head != p->tail) {
         struct gt_held *h = &p->slot[p->head & (p->cap - 1)];
         if (h->gpu_kind && !all && now - h->arrival_ms < GT_PEND_HOLD_MS)
             break;
-        if (h->gpu_kind)
+        /* A transaction only for a row to store: an idle writer writes nothing. */
+        if (h->gpu_kind) {
+            if (gt_begin_txn(w) < 0)
+                return;
             gt_pend_release(w, h);
+        }
         p->head++;
     }
 }

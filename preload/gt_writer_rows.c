@@ -187,6 +187,41 @@ void gt_event_row_gpu(struct gt_row *r, uint64_t start, uint64_t end, uint32_t d
     r->null_mask = (r->null_mask & ~(7u << EC_G_START)) | (1u << EC_CORR);
 }
 
+/* ---- rows into SQLite, GT_BATCH_ROWS at a time ---- */
+
+static void gt_bind_row(sqlite3_stmt *s, int first, int cols, const struct gt_row *r)
+{
+    for (int i = 0; i < cols; i++) {
+        /* NULLs are bound too: statements are not cleared between rows,
+         * which would cost as much as the row itself. */
+        if ((r->null_mask >> i) & 1)
+            sqlite3_bind_null(s, first + i);
+        else
+            sqlite3_bind_int64(s, first + i, r->v[i]);
+    }
+}
+
+void gt_batch_flush(struct gt_writer *w, struct gt_batch *b)
+{
+    if (b->n == GT_BATCH_ROWS) {
+        for (int i = 0; i < GT_BATCH_ROWS; i++)
+            gt_bind_row(w->st[b->many], 1 + i * b->cols, b->cols, &b->rows[i]);
+        gt_step_keep(w, b->many);
+    } else {
+        for (int i = 0; i < b->n && !w->failed; i++) {
+            gt_bind_row(w->st[b->one], 1, b->cols, &b->rows[i]);
+            gt_step_keep(w, b->one);
+        }
+    }
+    b->n = 0;
+}
+
+void gt_batch_done(struct gt_writer *w, struct gt_batch *b)
+{
+    if (++b->n == GT_BATCH_ROWS)
+        gt_batch_flush(w, b);
+}
+
 void gt_event_store(struct gt_writer *w, struct gt_row *r)
 {
     struct gt_row *b = gt_batch_row(&w->events);
