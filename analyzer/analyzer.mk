@@ -1,8 +1,15 @@
-# analyzer.mk: the `gputrace` command-line tool (record, info, ...).
+# analyzer.mk: the `gputrace` command-line tool (record, info, report, ...).
 # Included from the top Makefile; paths are relative to the repository root.
+# Sources live in one folder per role, lowest first (analyzer/README.md):
+# base (formatting, maps, errors) < trace (reading a trace) < analysis <
+# output (text, JSON, HTML, timeline formats) < cmd (the subcommands).
+# Includes name the folder ("trace/gt_scan.h"), so the layering shows.
 
-GT_ANALYZER_SRCS := $(wildcard analyzer/*.c)
-# gt_config.c is shared with the shim so `record` checks -o and
+GT_ANALYZER_LAYERS := base trace analysis output cmd
+GT_ANALYZER_SRCS := $(foreach d,$(GT_ANALYZER_LAYERS),$(wildcard analyzer/$(d)/*.c))
+GT_ANALYZER_HDRS := $(foreach d,$(GT_ANALYZER_LAYERS),$(wildcard analyzer/$(d)/*.h))
+GT_ANALYZER_CFLAGS := $(CFLAGS_BASE) -Ianalyzer -I.
+# preload/base/gt_config.c is shared with the shim so `record` checks -o and
 # --stack-depth exactly as the traced processes will read them.
 GT_ANALYZER_OBJS := $(patsubst analyzer/%.c,$(BUILD)/analyzer/%.o,$(GT_ANALYZER_SRCS)) \
                     $(BUILD)/analyzer/shared_gt_config.o
@@ -14,9 +21,9 @@ $(BUILD)/gputrace: $(GT_ANALYZER_OBJS)
 
 $(BUILD)/analyzer/%.o: analyzer/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -Ianalyzer -Ipreload -MMD -MP -c $< -o $@
+	$(CC) $(GT_ANALYZER_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/analyzer/shared_gt_config.o: preload/gt_config.c
+$(BUILD)/analyzer/shared_gt_config.o: preload/base/gt_config.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -Ipreload -MMD -MP -c $< -o $@
 
@@ -24,9 +31,9 @@ $(BUILD)/analyzer/shared_gt_config.o: preload/gt_config.c
 
 # The same tool under ASan+UBSan, for the fuzz test of the trace reader
 # (tests/fuzz_trace.py).
-GT_ANALYZER_ASAN_FLAGS := $(CFLAGS_BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+GT_ANALYZER_ASAN_FLAGS := $(GT_ANALYZER_CFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                           -fno-sanitize-recover=undefined
-$(BUILD)/asan/gputrace: $(GT_ANALYZER_SRCS) preload/gt_config.c $(wildcard analyzer/*.h)
+$(BUILD)/asan/gputrace: $(GT_ANALYZER_SRCS) preload/base/gt_config.c $(GT_ANALYZER_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(GT_ANALYZER_ASAN_FLAGS) -Ianalyzer -Ipreload -o $@ $(GT_ANALYZER_SRCS) preload/gt_config.c -lsqlite3
+	$(CC) $(GT_ANALYZER_ASAN_FLAGS) -o $@ $(GT_ANALYZER_SRCS) preload/base/gt_config.c -Ipreload -lsqlite3
 tests-build: $(BUILD)/asan/gputrace

@@ -1,6 +1,6 @@
 /* py_layout.c: prints the CPython struct offsets gputrace's Python stack
  * walker needs, read from one interpreter's own (internal) headers, as a
- * row of preload/gt_py_layouts.h. Build and run it by hand, once per new
+ * row of preload/hot/gt_py_layouts.h. Build and run it by hand, once per new
  * CPython minor version (scripts/py-layout.sh), and by tests/test_python.py
  * to check the table against every interpreter on the machine. */
 #define Py_BUILD_CORE 1

@@ -293,9 +293,9 @@ def test_python_line_tables_match_the_interpreter():
 
 
 def test_python_layouts_match_the_headers():
-    """preload/gt_py_layouts.h holds, for each version, what that
+    """preload/hot/gt_py_layouts.h holds, for each version, what that
     interpreter's own headers say (scripts/py_layout.c prints the row)."""
-    with open(os.path.join(ROOT, "preload", "gt_py_layouts.h")) as f:
+    with open(os.path.join(ROOT, "preload", "hot", "gt_py_layouts.h")) as f:
         table = f.read()
     d = tmpdir()
     checked = 0

@@ -33,18 +33,19 @@ $(TPROG)/%: tests/progs/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -cudart shared -O1 -o $@ $<
 
-GT_CORE_FOR_UNIT := preload/gt_config.c preload/gt_stacks.c preload/gt_idtab.c preload/gt_ranges.c preload/gt_symbols.c
+GT_CORE_FOR_UNIT := preload/base/gt_config.c preload/hot/gt_stacks.c preload/base/gt_idtab.c preload/hot/gt_ranges.c \
+                    preload/writer/gt_symbols.c
 UNIT_CFLAGS := $(CFLAGS_BASE) -O1 -g -Ipreload -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
-$(TUNIT)/test_%: tests/unit/test_%.c $(GT_CORE_FOR_UNIT) $(wildcard preload/*.h)
+$(TUNIT)/test_%: tests/unit/test_%.c $(GT_CORE_FOR_UNIT) $(PRELOAD_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(GT_CORE_FOR_UNIT) -lunwind -ldl -lpthread
 
 # The rings alone, their writer's wake-up a counter in the test.
 UNIT_TESTS += $(TUNIT)/test_ring
-$(TUNIT)/test_ring: tests/unit/test_ring.c preload/gt_ring.c $(wildcard preload/*.h)
+$(TUNIT)/test_ring: tests/unit/test_ring.c preload/hot/gt_ring.c $(PRELOAD_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -o $@ $< preload/gt_ring.c -lpthread
+	$(CC) $(UNIT_CFLAGS) -o $@ $< preload/hot/gt_ring.c -lpthread
 
 .PHONY: tests-build
 tests-build: $(TEST_PROGS) $(UNIT_TESTS) $(BUILD)/asan/libgputrace.so $(BUILD)/tsan/libgputrace.so
@@ -74,10 +75,10 @@ $(TPROG)/rtld_next: tests/progs/rtld_next.c $(TPROG)/libnext_a.so $(TPROG)/libne
 	$(CC) $(CFLAGS_BASE) -o $@ $< -L$(TPROG) -Wl,--no-as-needed -lnext_a -lnext_b -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' -ldl
 
 # Python: the line-table decoder, driven against each interpreter's own.
-$(TPROG)/py_lines: tests/progs/py_lines.c preload/gt_pylines.c preload/gt_python.h
+$(TPROG)/py_lines: tests/progs/py_lines.c preload/writer/gt_pylines.c preload/writer/gt_pylines.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -O1 -g -Ipreload -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	    -o $@ tests/progs/py_lines.c preload/gt_pylines.c
+	    -o $@ tests/progs/py_lines.c preload/writer/gt_pylines.c
 tests-build: $(TPROG)/py_lines
 
 # The C workload of bench/run.py.

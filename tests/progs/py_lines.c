@@ -1,4 +1,4 @@
-/* py_lines: drives the shim's line-table decoder (preload/gt_pylines.c) for
+/* py_lines: drives the shim's line-table decoder (preload/writer/gt_pylines.c) for
  * tests/test_python.py, which compares it with the interpreter's own
  * co_lines() over whole modules. Each input line:
  *   MINOR FIRST_LINE HEX_TABLE LASTI...
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gt_python.h"
+#include "writer/gt_pylines.h"
 
 int main(void)
 {

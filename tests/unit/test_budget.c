@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gt_budget.h"
+#include "analysis/gt_budget.h"
 #include "unit.h"
 
 static int pct_ok(const char *s, double want)

@@ -1,6 +1,6 @@
 /* Settings parsing and output path expansion, without LD_PRELOAD. */
 #include <stdlib.h>
-#include "gt_config.h"
+#include "base/gt_config.h"
 #include "unit.h"
 
 static const char *env_keys[8], *env_vals[8];

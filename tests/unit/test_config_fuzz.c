@@ -8,8 +8,8 @@
  * The suite runs 20000 rounds; by hand: test_config_fuzz ROUNDS [SEED]. */
 #include <stdint.h>
 #include <stdlib.h>
-#include "gt_config.h"
-#include "gt_stacks.h"
+#include "base/gt_config.h"
+#include "hot/gt_stacks.h"
 #include "unit.h"
 
 static const char *const keys[] = {"GPUTRACE_OUTPUT", "GPUTRACE_STACK_DEPTH", "GPUTRACE_BUFFER_EVENTS",

@@ -1,4 +1,4 @@
-/* test_gaps.c: analyzer/gt_gaps.c against a plain, quadratic reference on
+/* test_gaps.c: analyzer/analysis/gt_gaps.c against a plain, quadratic reference on
  * random GPU intervals and calls (several devices, overlapping intervals,
  * calls in order, nearly in order and shuffled), plus gaps longer than 2^32
  * ns, whose coverage is kept in coarser units. */
@@ -9,9 +9,9 @@
 
 #include <sqlite3.h>
 
-#include "gt_gaps.h"
+#include "analysis/gt_gaps.h"
 #include "gt_schema_sql.h"
-#include "gt_site.h"
+#include "analysis/gt_site.h"
 #include "unit.h"
 
 #define NSTACKS 12

@@ -2,7 +2,7 @@
  * lock-free readers racing an updater. */
 #include <pthread.h>
 #include <stdatomic.h>
-#include "gt_ranges.h"
+#include "hot/gt_ranges.h"
 #include "unit.h"
 
 static atomic_int stop;

@@ -4,12 +4,12 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
-#include "gt_ring.h"
+#include "hot/gt_ring.h"
 #include "unit.h"
 
 /* The writer is not running here: its wake-up only counts. */
 static _Atomic(int) wakes;
-void gt_writer_wake(void)
+static void gt_test_wake(void)
 {
     atomic_fetch_add(&wakes, 1);
 }
@@ -66,7 +66,7 @@ int main(void)
     /* One thread, nothing drained while it pushes: 256 events stay in the
      * 512 ring it outgrew at half full, 512 in the 1024 one, 1024 in the
      * 2048 one, and the 4096 ring (the maximum) fills; the rest drop. */
-    gt_ring_configure(4096, 64u << 20);
+    gt_ring_configure(4096, 64u << 20, gt_test_wake);
     push_n(0, 6000);
     struct seen s;
     memset(&s, 0, sizeof(s));
@@ -108,7 +108,7 @@ int main(void)
      * 256 + 1024 events land, the rest are counted. */
     gt_ring_after_fork_child(); /* a fresh start: no rings, no counts */
     size_t ev = sizeof(struct gt_event), hdr = sizeof(struct gt_ring);
-    gt_ring_configure(8192, (hdr + 512 * ev) + (hdr + 1024 * ev) + 100);
+    gt_ring_configure(8192, (hdr + 512 * ev) + (hdr + 1024 * ev) + 100, gt_test_wake);
     push_n(0, 3000);
     memset(&s, 0, sizeof(s));
     gt_ring_drain_all(on_event, &s);

@@ -2,7 +2,7 @@
  * gives the same id from any thread, another site another id. */
 #include <pthread.h>
 #include <stdint.h>
-#include "gt_stacks.h"
+#include "hot/gt_stacks.h"
 #include "unit.h"
 
 __attribute__((noinline)) static uint32_t site_a(void)

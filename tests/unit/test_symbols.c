@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "gt_symbols.h"
+#include "writer/gt_symbols.h"
 #include "unit.h"
 
 __attribute__((noinline)) static uintptr_t static_helper(void)

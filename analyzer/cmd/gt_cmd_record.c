@@ -1,0 +1,352 @@
+/* gt_cmd_record.c: `gputrace record`: run a command with the shim preloaded
+ * and stand in for it: same exit status, signals passed through. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include "cmd/gt_record_summary.h"
+#include <unistd.h>
+
+#include "cmd/gt_cmds.h"
+#include "preload/base/gt_config.h" /* the shim's own parser, shared */
+
+#define GT_SHIM_NAME "libgputrace.so"
+
+void gt_cmd_record_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: gputrace record [-q] [-o PATTERN] [--stack-depth N] [--] COMMAND [ARGS]\n"
+            "\n"
+            "Runs COMMAND with libgputrace.so preloaded. Every process that loads the\n"
+            "CUDA runtime or driver writes its own trace file. gputrace exits with\n"
+            "COMMAND's exit status (128+N if it was killed by signal N) and passes\n"
+            "SIGINT, SIGTERM, SIGHUP and SIGQUIT on to it. When COMMAND ends, a few\n"
+            "lines on stderr say where each trace is, what it holds, the top finding\n"
+            "of the report, and the command that shows more.\n"
+            "\n"
+            "options:\n"
+            "  -o, --output PATTERN  trace file path; sets GPUTRACE_OUTPUT.\n"
+            "                        %%p pid, %%n program name, %%h host name,\n"
+            "                        %%r rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK,\n"
+            "                        SLURM_PROCID...; 0 if none), %%%% a literal %%.\n"
+            "                        Default: %s\n"
+            "  --stack-depth N       native frames kept per call, 0 to %d, 0 turns\n"
+            "                        stacks off; sets GPUTRACE_STACK_DEPTH. Default %d.\n"
+            "  -q, --quiet           no closing summary\n"
+            "  -h, --help            show this help\n"
+            "\n"
+            "'--' is needed only when COMMAND starts with '-'.\n"
+            "\n"
+            "environment (read by the traced processes; options above override):\n"
+            "  GPUTRACE_OUTPUT         as -o\n"
+            "  GPUTRACE_STACK_DEPTH    as --stack-depth\n"
+            "  GPUTRACE_BUFFER_EVENTS  largest per-thread event ring, a power of two\n"
+            "                          from 64 to 1048576. Default %u.\n"
+            "  GPUTRACE_PYTHON         1 (default): for calls made from Python, also\n"
+            "                          the Python stack (file, function, line), read\n"
+            "                          without the GIL (CPython 3.10 to 3.13); 0: off.\n"
+            "  GPUTRACE_GPU_TIMING     cupti (default): GPU-side times through CUPTI's\n"
+            "                          Activity API; off: host-side times only.\n"
+            "  GPUTRACE_CUPTI_PATH     the CUPTI library to load (default: the one\n"
+            "                          beside the process's CUDA runtime, then the\n"
+            "                          library path, then /usr/local/cuda).\n"
+            "\n"
+            "exit status: COMMAND's; 127 if it was not found, 126 if it could not\n"
+            "be run; 2 for a usage error or a missing libgputrace.so.\n",
+            GT_DEFAULT_OUTPUT, GT_STACK_MAX_DEPTH, GT_DEFAULT_STACK_DEPTH, GT_DEFAULT_BUFFER_EVENTS);
+}
+
+/* The shim lives beside gputrace in the build tree and in PREFIX/lib once
+ * installed; looking it up from /proc/self/exe keeps both working without
+ * configuration. Returns 0 with an absolute path in `out`, else -1. */
+static int gt_find_shim(char out[PATH_MAX])
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0) {
+        gt_err("cannot find own executable (/proc/self/exe): %s", strerror(errno));
+        return -1;
+    }
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = 0;
+    static const char *const rel[] = {GT_SHIM_NAME, "../lib/" GT_SHIM_NAME};
+    char cand[PATH_MAX + 32];
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+        snprintf(cand, sizeof(cand), "%s/%s", exe, rel[i]);
+        /* realpath drops the "bin/.." so the preload entry reads plainly. */
+        if (access(cand, R_OK) == 0 && realpath(cand, out))
+            return 0;
+    }
+    gt_err("cannot find %s: looked for %s/%s and %s/../lib/%s", GT_SHIM_NAME, exe, GT_SHIM_NAME, exe,
+           GT_SHIM_NAME);
+    return -1;
+}
+
+/* The dynamic loader splits LD_PRELOAD at spaces and colons; looks for
+ * `path` as a whole entry. */
+static int gt_preload_has(const char *list, const char *path)
+{
+    size_t plen = strlen(path);
+    const char *p = list;
+    while (*p) {
+        p += strspn(p, " :");
+        size_t n = strcspn(p, " :");
+        if (n == plen && strncmp(p, path, n) == 0)
+            return 1;
+        p += n;
+    }
+    return 0;
+}
+
+static int gt_set_preload(const char *shim)
+{
+    if (strpbrk(shim, " :")) {
+        gt_err("%s is at a path with a space or colon, which LD_PRELOAD cannot hold: %s", GT_SHIM_NAME,
+               shim);
+        return -1;
+    }
+    const char *old = getenv("LD_PRELOAD");
+    if (!old || !*old)
+        return setenv("LD_PRELOAD", shim, 1);
+    if (gt_preload_has(old, shim))
+        return 0;
+    size_t len = strlen(shim) + strlen(old) + 2;
+    char *v = malloc(len);
+    if (!v)
+        return -1;
+    /* First, so the shim's hooks win over any other preloaded wrapper. */
+    snprintf(v, len, "%s:%s", shim, old);
+    int rc = setenv("LD_PRELOAD", v, 1);
+    free(v);
+    return rc;
+}
+
+static volatile sig_atomic_t gt_child_pid;
+
+static const int gt_fwd_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define GT_NFWD (sizeof(gt_fwd_signals) / sizeof(gt_fwd_signals[0]))
+
+static void gt_forward(int sig, siginfo_t *info, void *uctx)
+{
+    (void)uctx;
+    /* A signal the terminal raised (Ctrl-C, Ctrl-\, hangup) already went to
+     * the whole foreground process group, the child included; sending it
+     * again would make programs that treat a second Ctrl-C as "abort now"
+     * skip their cleanup. */
+    if (info && info->si_code == SI_KERNEL)
+        return;
+    pid_t pid = gt_child_pid;
+    if (pid > 0)
+        kill(pid, sig);
+}
+
+/* Parses a whole-string decimal in [lo, hi]. */
+static int gt_parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Returns the option's value for "-o X", "-oX", "--output X" or
+ * "--output=X" forms, advancing *i past a separate value; NULL when `arg`
+ * is not this option. Sets *missing when the value is absent. */
+static const char *gt_opt_value(int argc, char **argv, int *i, const char *shortopt, const char *longopt,
+                                int *missing)
+{
+    const char *a = argv[*i];
+    size_t ll = strlen(longopt);
+    *missing = 0;
+    if (strncmp(a, longopt, ll) == 0 && (a[ll] == 0 || a[ll] == '=')) {
+        if (a[ll] == '=')
+            return a + ll + 1;
+    } else if (shortopt && strncmp(a, shortopt, 2) == 0) {
+        if (a[2])
+            return a + 2;
+    } else {
+        return NULL;
+    }
+    if (*i + 1 >= argc) {
+        *missing = 1;
+        return "";
+    }
+    return argv[++*i];
+}
+
+int gt_cmd_record(int argc, char **argv)
+{
+    const char *output = NULL, *depth = NULL;
+    int quiet = 0;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        int missing;
+        const char *v;
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-' || a[1] == 0)
+            break; /* the command: everything after it is its own */
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            gt_cmd_record_usage(stdout);
+            return GT_EXIT_OK;
+        }
+        if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            quiet = 1;
+            continue;
+        }
+        if ((v = gt_opt_value(argc, argv, &i, "-o", "--output", &missing))) {
+            if (missing)
+                return gt_usage_error("record", "option '%s' needs a PATTERN", a);
+            output = v;
+        } else if ((v = gt_opt_value(argc, argv, &i, NULL, "--stack-depth", &missing))) {
+            if (missing)
+                return gt_usage_error("record", "option '%s' needs a number", a);
+            depth = v;
+        } else {
+            return gt_usage_error("record", "unknown option '%s'", a);
+        }
+    }
+    if (i >= argc)
+        return gt_usage_error("record", "no command given");
+    char **cmd = argv + i;
+
+    /* Check settings here, where a mistake stops the run, rather than in
+     * each traced process, where it only warns and falls back. */
+    if (output) {
+        char path[4096], err[256];
+        struct gt_path_vars pv = {.pid = 1, .program = "x", .host = "x", .rank = "0"};
+        if (gt_expand_output(output, &pv, path, sizeof(path), err, sizeof(err)) < 0)
+            return gt_usage_error("record", "bad -o '%s': %s", output, err);
+        if (strlen(output) >= sizeof(((struct gt_config *)0)->output))
+            return gt_usage_error("record", "bad -o: pattern is too long");
+    }
+    if (depth) {
+        long d;
+        if (gt_parse_int(depth, 0, GT_STACK_MAX_DEPTH, &d) < 0)
+            return gt_usage_error("record", "--stack-depth '%s' is not a whole number from 0 to %d", depth,
+                                  GT_STACK_MAX_DEPTH);
+    }
+
+    char shim[PATH_MAX];
+    if (gt_find_shim(shim) < 0 || gt_set_preload(shim) < 0)
+        return GT_EXIT_USAGE;
+    /* Each traced process lists its trace here, for the closing summary. */
+    char list[PATH_MAX] = "";
+    if (!quiet) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(list, sizeof(list), "%s/gputrace-record-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        int lfd = mkstemp(list);
+        if (lfd < 0 || setenv("GPUTRACE_RECORD_LIST", list, 1) < 0) {
+            if (lfd >= 0)
+                unlink(list);
+            list[0] = 0;
+        }
+        if (lfd >= 0)
+            close(lfd);
+    }
+    if ((output && setenv("GPUTRACE_OUTPUT", output, 1) < 0) ||
+        (depth && setenv("GPUTRACE_STACK_DEPTH", depth, 1) < 0)) {
+        gt_err("cannot set environment: %s", strerror(errno));
+        return GT_EXIT_FAIL;
+    }
+
+    /* Reports the exec failure's errno back, so the message comes from here
+     * and is not confused with the command's own output. */
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) < 0) {
+        gt_err("pipe: %s", strerror(errno));
+        return GT_EXIT_FAIL;
+    }
+
+    /* Blocked across fork so no forwarded signal is lost before the child's
+     * pid is known. */
+    sigset_t fwd, old;
+    sigemptyset(&fwd);
+    for (size_t k = 0; k < GT_NFWD; k++)
+        sigaddset(&fwd, gt_fwd_signals[k]);
+    sigprocmask(SIG_BLOCK, &fwd, &old);
+    struct sigaction sa = {0}, saved[GT_NFWD];
+    sa.sa_sigaction = gt_forward;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (size_t k = 0; k < GT_NFWD; k++) {
+        sigaction(gt_fwd_signals[k], NULL, &saved[k]);
+        /* An ignored signal (nohup, a background job of a script) stays
+         * ignored: the child inherits that and needs nothing forwarded. */
+        if (saved[k].sa_handler != SIG_IGN)
+            sigaction(gt_fwd_signals[k], &sa, NULL);
+    }
+
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        gt_err("fork: %s", strerror(errno));
+        return GT_EXIT_FAIL;
+    }
+    if (pid == 0) {
+        for (size_t k = 0; k < GT_NFWD; k++)
+            sigaction(gt_fwd_signals[k], &saved[k], NULL);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        close(pfd[0]);
+        execvp(cmd[0], cmd);
+        int e = errno;
+        ssize_t w = write(pfd[1], &e, sizeof(e));
+        (void)w;
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    gt_child_pid = pid;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    close(pfd[1]);
+
+    int exec_errno = 0;
+    ssize_t r;
+    do
+        r = read(pfd[0], &exec_errno, sizeof(exec_errno));
+    while (r < 0 && errno == EINTR);
+    close(pfd[0]);
+
+    int status;
+    pid_t w;
+    do
+        w = waitpid(pid, &status, 0);
+    while (w < 0 && errno == EINTR);
+    if (w < 0) {
+        gt_err("waitpid: %s", strerror(errno));
+        return GT_EXIT_FAIL;
+    }
+    if (r == (ssize_t)sizeof(exec_errno)) {
+        if (list[0])
+            unlink(list);
+        gt_err("cannot run %s: %s", cmd[0], strerror(exec_errno));
+        return exec_errno == ENOENT ? 127 : 126;
+    }
+    int code = GT_EXIT_FAIL;
+    if (WIFEXITED(status)) {
+        code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        gt_err("%s killed by signal %d", cmd[0], WTERMSIG(status));
+        code = 128 + WTERMSIG(status);
+    }
+    if (list[0]) {
+        gt_record_summary(list);
+        unlink(list);
+    }
+    return code;
+}

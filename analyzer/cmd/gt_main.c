@@ -1,0 +1,87 @@
+/* gt_main.c: `gputrace CMD ...` dispatch, top-level help and version. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/gt_cmds.h"
+
+static const struct gt_cmd gt_cmds[] = {
+    {"record", "run a command with CUDA calls traced into a SQLite file", gt_cmd_record,
+     gt_cmd_record_usage},
+    {"info", "summarize one or more trace files", gt_cmd_info, gt_cmd_info_usage},
+    {"report", "launch overhead, H2D hotspots, GPU idle gaps and syncs", gt_cmd_report, gt_cmd_report_usage},
+    {"audit", "check traces against budgets (for CI): exit 1 if one is exceeded", gt_cmd_audit,
+     gt_cmd_audit_usage},
+    {"export", "write traces as a timeline for ui.perfetto.dev (Chrome trace JSON)", gt_cmd_export,
+     gt_cmd_export_usage},
+};
+#define GT_NCMDS (sizeof(gt_cmds) / sizeof(gt_cmds[0]))
+
+static void gt_usage(FILE *out)
+{
+    fprintf(out, "usage: gputrace [--help] [--version] COMMAND [ARGS...]\n\n"
+                 "Traces CUDA runtime and driver calls of a program into one SQLite\n"
+                 "file per process, and reads those files back.\n\n"
+                 "commands:\n");
+    for (size_t i = 0; i < GT_NCMDS; i++)
+        fprintf(out, "  %-8s %s\n", gt_cmds[i].name, gt_cmds[i].summary);
+    fprintf(out, "  %-8s %s\n", "help", "show the help of a command");
+    fprintf(out, "\nenvironment (read by traced processes; see 'gputrace help record'):\n"
+                 "  GPUTRACE_OUTPUT         trace path pattern: %%p %%n %%h %%r (default\n"
+                 "                          gputrace-%%n-%%p.db)\n"
+                 "  GPUTRACE_STACK_DEPTH    frames per call, 0 turns stacks off (default 32)\n"
+                 "  GPUTRACE_PYTHON         1 (default) or 0: Python stacks of Python's calls\n"
+                 "  GPUTRACE_BUFFER_EVENTS  largest per-thread event ring (default 65536)\n"
+                 "  GPUTRACE_GPU_TIMING     cupti (default) or off: GPU-side times via CUPTI\n"
+                 "  GPUTRACE_CUPTI_PATH     the CUPTI library to load\n"
+                 "\nRun 'gputrace help COMMAND' for a command's options.\n");
+}
+
+static const struct gt_cmd *gt_find_cmd(const char *name)
+{
+    for (size_t i = 0; i < GT_NCMDS; i++)
+        if (strcmp(gt_cmds[i].name, name) == 0)
+            return &gt_cmds[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        gt_usage(stderr);
+        return GT_EXIT_USAGE;
+    }
+    const char *arg = argv[1];
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+        gt_usage(stdout);
+        return GT_EXIT_OK;
+    }
+    if (strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0) {
+        printf("gputrace %s\n", GT_VERSION);
+        return GT_EXIT_OK;
+    }
+    if (strcmp(arg, "help") == 0) {
+        if (argc < 3) {
+            gt_usage(stdout);
+            return GT_EXIT_OK;
+        }
+        const struct gt_cmd *c = gt_find_cmd(argv[2]);
+        if (!c) {
+            gt_err("unknown command '%s'", argv[2]);
+            gt_usage(stderr);
+            return GT_EXIT_USAGE;
+        }
+        c->usage(stdout);
+        return GT_EXIT_OK;
+    }
+    const struct gt_cmd *c = gt_find_cmd(arg);
+    if (!c) {
+        if (arg[0] == '-')
+            gt_err("unknown option '%s'", arg);
+        else
+            gt_err("unknown command '%s'", arg);
+        gt_usage(stderr);
+        return GT_EXIT_USAGE;
+    }
+    fflush(stdout);
+    return c->run(argc - 1, argv + 1);
+}

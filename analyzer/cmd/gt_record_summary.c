@@ -1,0 +1,113 @@
+/* gt_record_summary.c: the few lines `gputrace record` ends with: where
+ * each trace went, what it holds, the top finding, and the command that
+ * shows more. Each traced process appends its trace's path to the file
+ * named by GPUTRACE_RECORD_LIST (set by record), so children and exec'd
+ * programs are found too. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/gt_analyze.h"
+#include "cmd/gt_cmds.h"
+#include "base/gt_fmt.h"
+#include "cmd/gt_record_summary.h"
+#include "trace/gt_trace.h"
+
+#define GT_SUMMARY_LISTED 5
+
+static int gt_seen(char **paths, size_t n, const char *p)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(paths[i], p) == 0)
+            return 1;
+    return 0;
+}
+
+/* One line about one trace; its top finding, if any, into `finding`. */
+static void gt_summary_line(const char *path, char *finding, size_t finding_len, uint64_t *best_calls)
+{
+    struct gt_trace t;
+    char b1[32], b2[32], b3[32];
+    struct gt_report r;
+    /* A trace that cannot be read says why itself, in one line. */
+    if (gt_trace_open(&t, path) != 0)
+        return;
+    char *complete = gt_trace_meta(&t, "complete");
+    int done = complete && strcmp(complete, "1") == 0;
+    free(complete);
+    struct gt_analyze_opts o = {.min_gap_ns = 1000000, .top = 1};
+    int64_t calls = 0;
+    gt_trace_int(&t, "SELECT count(*) FROM calls", &calls);
+    if (!done || calls == 0) {
+        gt_err("wrote %s: %lld CUDA calls%s", path, (long long)calls, done ? "" : ", process did not finish");
+        gt_trace_close(&t);
+        return;
+    }
+    if (gt_analyze(&t, &o, &r) < 0) {
+        gt_err("wrote %s: %lld CUDA calls", path, (long long)calls);
+        gt_trace_close(&t);
+        return;
+    }
+    const struct gt_summary *s = &r.summary;
+    gt_err("wrote %s: %llu CUDA calls, %llu kernel launches, %s host-to-device, GPU idle %.1f%% of %s", path,
+           (unsigned long long)s->calls, (unsigned long long)s->launches,
+           gt_fmt_bytes((int64_t)s->h2d_bytes, b1, sizeof(b1)), s->idle_pct,
+           gt_fmt_duration((int64_t)s->span_ns, b2, sizeof(b2)));
+    if (s->calls > *best_calls) {
+        *best_calls = s->calls;
+        /* One gap holding a fifth of the run outweighs any advice. */
+        if (r.ngaps && r.gaps[0].dur_ns * 5 >= s->span_ns)
+            snprintf(finding, finding_len, "the GPU sat idle %s (%.0f%% of the run, cause: %s), before %s",
+                     gt_fmt_duration((int64_t)r.gaps[0].dur_ns, b3, sizeof(b3)),
+                     100.0 * (double)r.gaps[0].dur_ns / (double)s->span_ns, gt_gap_cause_names[r.gaps[0].cause],
+                     r.gaps[0].after.nframes ? r.gaps[0].after.frames[0] : "the trace ended");
+        else if (r.advice[0][0])
+            snprintf(finding, finding_len, "%s", r.advice[0]);
+        else
+            finding[0] = 0;
+    }
+    gt_report_free(&r);
+    gt_trace_close(&t);
+}
+
+void gt_record_summary(const char *list_path)
+{
+    FILE *f = fopen(list_path, "r");
+    if (!f)
+        return;
+    char **paths = NULL, line[4200];
+    size_t n = 0, cap = 0;
+    while (fgets(line, sizeof(line), f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (!line[0] || gt_seen(paths, n, line))
+            continue;
+        if (n == cap) {
+            char **g = realloc(paths, (cap = cap ? cap * 2 : 8) * sizeof(*paths));
+            if (!g)
+                break;
+            paths = g;
+        }
+        if (!(paths[n] = strdup(line)))
+            break;
+        n++;
+    }
+    fclose(f);
+    char finding[300] = "";
+    uint64_t best = 0;
+    for (size_t i = 0; i < n && i < GT_SUMMARY_LISTED; i++)
+        gt_summary_line(paths[i], finding, sizeof(finding), &best);
+    if (n > GT_SUMMARY_LISTED)
+        gt_err("and %zu more traces", n - GT_SUMMARY_LISTED);
+    if (finding[0])
+        gt_err("top finding: %s", finding);
+    if (n) {
+        char more[4096];
+        size_t off = (size_t)snprintf(more, sizeof(more), "more: gputrace report");
+        for (size_t i = 0; i < n && i < GT_SUMMARY_LISTED && off < sizeof(more); i++)
+            off += (size_t)snprintf(more + off, sizeof(more) - off, " %s", paths[i]);
+        gt_err("%s", more);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+}

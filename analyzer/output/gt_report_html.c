@@ -1,0 +1,426 @@
+/* gt_report_html.c: `gputrace report --format html`: one self-contained
+ * file (inline CSS and SVG, no script, nothing fetched) with a timeline of
+ * each GPU's busy and idle time, the gaps highlighted and linked to their
+ * rows, bar charts of the top launch and H2D sites, and the report's
+ * tables. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/gt_fmt.h"
+#include "output/gt_report_html.h"
+
+#define GT_TL_W 1000.0   /* timeline width in SVG units */
+#define GT_TL_ROW 44.0   /* one device's row */
+#define GT_TL_LEFT 70.0  /* room for the row label */
+
+/* ---- busy fraction per bucket ---- */
+
+static void gt_busy_add(struct gt_busy *b, int d, uint64_t s, uint64_t e)
+{
+    if (e <= s || !b->span)
+        return;
+    double w = (double)b->span / (double)b->nb;
+    double x0 = (double)(s - b->t0) / w, x1 = (double)(e - b->t0) / w;
+    if (x0 < 0)
+        x0 = 0;
+    if (x1 > (double)b->nb)
+        x1 = (double)b->nb;
+    for (size_t i = (size_t)x0; i < b->nb && (double)i < x1; i++) {
+        double lo = x0 > (double)i ? x0 : (double)i, hi = x1 < (double)(i + 1) ? x1 : (double)(i + 1);
+        if (hi > lo)
+            b->frac[d][i] += (float)(hi - lo);
+    }
+}
+
+int gt_busy_load(struct gt_trace *t, const struct gt_report *r, struct gt_busy *b, size_t nbuckets)
+{
+    memset(b, 0, sizeof(*b));
+    b->nb = nbuckets;
+    b->t0 = r->summary.first_ns;
+    b->span = r->summary.span_ns;
+    const char *sql = r->summary.gpu_times
+                          ? "SELECT device, start_ns, end_ns FROM gpu_activity ORDER BY device, start_ns"
+                          : "SELECT device, start_ns, end_ns FROM (SELECT device, start_ns, end_ns FROM kernels "
+                            "WHERE result = 0 AND captured = 0 UNION ALL SELECT device, start_ns, end_ns FROM "
+                            "memcpys WHERE result = 0 AND captured = 0 UNION ALL SELECT device, start_ns, end_ns "
+                            "FROM memsets WHERE result = 0 AND captured = 0) ORDER BY device, start_ns";
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(t->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return -1;
+    int cur = -1;
+    uint64_t rs = 0, re = 0; /* the merged run being built */
+    int64_t curdev = -1;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        int64_t dev = sqlite3_column_int64(q, 0);
+        uint64_t s = (uint64_t)sqlite3_column_int64(q, 1), e = (uint64_t)sqlite3_column_int64(q, 2);
+        if (dev != curdev) {
+            if (cur >= 0)
+                gt_busy_add(b, cur, rs, re);
+            if (b->ndev == GT_MAX_DEVICES) {
+                cur = -1;
+                curdev = dev;
+                continue;
+            }
+            cur = b->ndev++;
+            b->dev[cur] = (int)dev;
+            b->frac[cur] = calloc(nbuckets, sizeof(float));
+            if (!b->frac[cur]) {
+                sqlite3_finalize(q);
+                return -1;
+            }
+            curdev = dev;
+            rs = s;
+            re = e;
+            continue;
+        }
+        if (cur < 0)
+            continue;
+        if (s > re) {
+            gt_busy_add(b, cur, rs, re);
+            rs = s;
+            re = e;
+        } else if (e > re) {
+            re = e;
+        }
+    }
+    if (cur >= 0)
+        gt_busy_add(b, cur, rs, re);
+    sqlite3_finalize(q);
+    return 0;
+}
+
+void gt_busy_free(struct gt_busy *b)
+{
+    for (int i = 0; i < b->ndev; i++)
+        free(b->frac[i]);
+    memset(b, 0, sizeof(*b));
+}
+
+/* ---- HTML ---- */
+
+static void gt_esc(FILE *out, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<':
+            fputs("&lt;", out);
+            break;
+        case '>':
+            fputs("&gt;", out);
+            break;
+        case '&':
+            fputs("&amp;", out);
+            break;
+        case '"':
+            fputs("&quot;", out);
+            break;
+        default:
+            fputc(*s, out);
+        }
+    }
+}
+
+static void gt_site_html(FILE *out, const struct gt_site *s)
+{
+    if (!s->nframes) {
+        fputs("<span class=dim>(no stack)</span>", out);
+        return;
+    }
+    for (int i = 0; i < s->nframes; i++) {
+        fputs(i ? "<br><span class=dim>&lt;</span> " : "", out);
+        fputs("<code>", out);
+        gt_esc(out, s->frames[i]);
+        fputs("</code>", out);
+    }
+}
+
+void gt_html_begin(FILE *out, const char *title)
+{
+    fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>\n<title>", out);
+    gt_esc(out, title);
+    fputs("</title>\n<style>\n"
+          "body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#1d2430;padding:0 16px}\n"
+          "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #d5dae2}\n"
+          "h3{font-size:15px;margin:18px 0 6px}.dim{color:#6b7685}code{font-size:12.5px}\n"
+          "table{border-collapse:collapse;width:100%;margin:6px 0 12px}th,td{text-align:left;padding:4px 8px;"
+          "border-bottom:1px solid #e6e9ee;vertical-align:top}th{background:#f3f5f8;font-weight:600}"
+          "td.n,th.n{text-align:right;white-space:nowrap}\n"
+          "tr:target{background:#fde8e6}.cards{display:flex;flex-wrap:wrap;gap:10px;margin:10px 0}"
+          ".card{background:#f3f5f8;border-radius:6px;padding:8px 12px;min-width:130px}"
+          ".card b{display:block;font-size:18px}.warn{color:#b3261e}\n"
+          "svg text{font:11px system-ui,sans-serif;fill:#1d2430}a.gap rect{fill:#d9534f;fill-opacity:.55}"
+          "a.gap:hover rect{fill-opacity:.9}.legend span{display:inline-block;width:12px;height:12px;"
+          "margin:0 4px 0 12px;vertical-align:-2px}\n"
+          "</style></head><body>\n",
+          out);
+}
+
+void gt_html_end(FILE *out)
+{
+    fputs("<p class=dim>Written by gputrace report. Times are host CLOCK_MONOTONIC; GPU times come from CUPTI "
+          "where the trace has them.</p>\n</body></html>\n",
+          out);
+}
+
+static void gt_timeline(FILE *out, const struct gt_report *r, const struct gt_busy *b, int section)
+{
+    char d1[32];
+    int rows = b->ndev ? b->ndev : 1;
+    double h = GT_TL_ROW * rows + 26;
+    double w = GT_TL_LEFT + GT_TL_W;
+    fprintf(out, "<svg class=timeline viewBox=\"0 0 %.0f %.0f\" width=\"100%%\" role=img>\n", w + 10, h);
+    double bw = GT_TL_W / (double)(b->nb ? b->nb : 1);
+    for (int d = 0; d < b->ndev; d++) {
+        double y = GT_TL_ROW * d + 4;
+        fprintf(out, "<text x=4 y=%.1f>GPU %d</text>\n", y + GT_TL_ROW / 2, b->dev[d]);
+        fprintf(out, "<rect x=%.1f y=%.1f width=%.1f height=%.1f fill=\"#e9ecf1\"/>\n", GT_TL_LEFT, y, GT_TL_W,
+                GT_TL_ROW - 10);
+        /* Runs of buckets at about the same level become one rectangle. */
+        size_t i = 0;
+        while (i < b->nb) {
+            float f = b->frac[d][i];
+            size_t j = i + 1;
+            while (j < b->nb && (b->frac[d][j] > 0) == (f > 0) &&
+                   (int)(b->frac[d][j] * 8) == (int)(f * 8))
+                j++;
+            if (f > 0)
+                fprintf(out,
+                        "<rect x=%.2f y=%.1f width=%.2f height=%.1f fill=\"#2e9e4f\" fill-opacity=\"%.2f\"/>\n",
+                        GT_TL_LEFT + bw * (double)i, y, bw * (double)(j - i), GT_TL_ROW - 10,
+                        f > 1 ? 1.0 : 0.25 + 0.75 * f);
+            i = j;
+        }
+        for (size_t g = 0; g < r->ngaps; g++) {
+            const struct gt_gap *gp = &r->gaps[g];
+            if (gp->device != b->dev[d] || !b->span)
+                continue;
+            double x0 = GT_TL_LEFT + GT_TL_W * (double)(gp->start_ns - b->t0) / (double)b->span;
+            double gw = GT_TL_W * (double)gp->dur_ns / (double)b->span;
+            fprintf(out, "<a class=gap href=\"#gap-%d-%zu\"><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\"/><title>",
+                    section, g, x0, y - 2, gw < 1.5 ? 1.5 : gw, GT_TL_ROW - 6);
+            fprintf(out, "idle %s (%s)", gt_fmt_duration((int64_t)gp->dur_ns, d1, sizeof(d1)),
+                    gt_gap_cause_names[gp->cause]);
+            fputs("</title></a>\n", out);
+        }
+    }
+    /* The time axis: five ticks. */
+    double ay = GT_TL_ROW * rows + 4;
+    for (int k = 0; k <= 4; k++) {
+        double x = GT_TL_LEFT + GT_TL_W * k / 4.0;
+        fprintf(out, "<line x1=%.1f x2=%.1f y1=%.1f y2=%.1f stroke=\"#9aa3b0\"/>", x, x, ay - 6, ay);
+        fprintf(out, "<text x=%.1f y=%.1f text-anchor=%s>+%s</text>\n", x, ay + 12,
+                k == 0 ? "start" : k == 4 ? "end" : "middle",
+                gt_fmt_duration((int64_t)(b->span * (uint64_t)k / 4), d1, sizeof(d1)));
+    }
+    fputs("</svg>\n<div class=\"legend dim\"><span style=\"background:#2e9e4f\"></span>busy"
+          "<span style=\"background:#e9ecf1\"></span>idle<span style=\"background:#d9534f\"></span>"
+          "idle gap (click for its row)</div>\n",
+          out);
+}
+
+/* prefix + s into dst, cut to fit with "..." at the end. */
+static void gt_clip(char *dst, size_t cap, const char *prefix, const char *s)
+{
+    size_t p = strlen(prefix), n = strlen(s);
+    memcpy(dst, prefix, p);
+    if (p + n < cap) {
+        memcpy(dst + p, s, n + 1);
+        return;
+    }
+    memcpy(dst + p, s, cap - p - 4);
+    memcpy(dst + cap - 4, "...", 4);
+}
+
+/* Horizontal bars: label, value, and the text shown at the bar's end. */
+struct gt_bar {
+    const struct gt_site *site;
+    const char *label;
+    double value;
+    char shown[48];
+};
+
+static void gt_bars(FILE *out, const struct gt_bar *bars, size_t n, const char *color)
+{
+    if (!n) {
+        fputs("<p class=dim>none</p>\n", out);
+        return;
+    }
+    double max = 0;
+    for (size_t i = 0; i < n; i++)
+        if (bars[i].value > max)
+            max = bars[i].value;
+    double rowh = 38, lw = 400, bwid = 360;
+    fprintf(out, "<svg class=bars viewBox=\"0 0 1000 %.0f\" width=\"100%%\" role=img>\n", rowh * (double)n + 4);
+    for (size_t i = 0; i < n; i++) {
+        double y = rowh * (double)i + 4;
+        double bw = max > 0 ? bwid * bars[i].value / max : 0;
+        fprintf(out, "<text x=0 y=%.1f>", y + 13);
+        const char *l = bars[i].site && bars[i].site->nframes ? bars[i].site->frames[0] : bars[i].label;
+        char cut[72];
+        gt_clip(cut, sizeof(cut), "", l ? l : "?");
+        gt_esc(out, cut);
+        fputs("</text>", out);
+        if (bars[i].site && bars[i].site->nframes > 1) {
+            gt_clip(cut, sizeof(cut), "< ", bars[i].site->frames[1]);
+            fprintf(out, "<text x=0 y=%.1f class=dim style=\"fill:#6b7685\">", y + 27);
+            gt_esc(out, cut);
+            fputs("</text>", out);
+        }
+        fprintf(out, "<rect x=%.1f y=%.1f width=%.1f height=22 fill=\"%s\"/>", lw, y + 3, bw < 1 ? 1 : bw, color);
+        fprintf(out, "<text x=%.1f y=%.1f>", lw + (bw < 1 ? 1 : bw) + 6, y + 18);
+        gt_esc(out, bars[i].shown);
+        fputs("</text>\n", out);
+    }
+    fputs("</svg>\n", out);
+}
+
+static void gt_card(FILE *out, const char *label, const char *value, int warn)
+{
+    fprintf(out, "<div class=card>%s<b%s>", label, warn ? " class=warn" : "");
+    gt_esc(out, value);
+    fputs("</b></div>", out);
+}
+
+void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_report *r, const struct gt_busy *b,
+                   const struct gt_analyze_opts *o, int section)
+{
+    char d1[32], d2[32], d3[32], buf[96];
+    const struct gt_summary *s = &r->summary;
+    fputs("<h1>gputrace report</h1>\n<p class=dim><code>", out);
+    gt_esc(out, path);
+    fprintf(out, "</code>, pid %lld, span %s, %llu calls, GPU times %s</p>\n", pid,
+            gt_fmt_duration((int64_t)s->span_ns, d1, sizeof(d1)), (unsigned long long)s->calls,
+            s->gpu_times ? "from CUPTI" : "<span class=warn>not recorded (host times stand in)</span>");
+    fputs("<div class=cards>", out);
+    snprintf(buf, sizeof(buf), "%.1f%%", s->idle_pct);
+    gt_card(out, "GPU idle", buf, s->idle_pct >= 50);
+    snprintf(buf, sizeof(buf), "%llu of %llu", (unsigned long long)s->launch_bound,
+             (unsigned long long)s->launches);
+    gt_card(out, "launch-bound", buf, s->launches && s->launch_bound * 2 >= s->launches);
+    snprintf(buf, sizeof(buf), "%.1f%%", s->sync_pct);
+    gt_card(out, "host in syncs", buf, s->sync_pct >= 20);
+    gt_card(out, "H2D", gt_fmt_bytes((int64_t)s->h2d_bytes, d1, sizeof(d1)), 0);
+    gt_card(out, "of it pageable", gt_fmt_bytes((int64_t)s->pageable_h2d_bytes, d2, sizeof(d2)),
+            s->pageable_h2d_bytes > 0);
+    fputs("</div>\n", out);
+
+    fputs("<h2>GPU timeline</h2>\n", out);
+    gt_timeline(out, r, b, section);
+    fprintf(out, "<p class=dim>Idle by cause: sync %s, copy %s, launch %s, host %s.</p>\n",
+            gt_fmt_duration((int64_t)s->idle_by_cause[GT_GAP_SYNC], d1, sizeof(d1)),
+            gt_fmt_duration((int64_t)s->idle_by_cause[GT_GAP_COPY], d2, sizeof(d2)),
+            gt_fmt_duration((int64_t)s->idle_by_cause[GT_GAP_LAUNCH], d3, sizeof(d3)),
+            gt_fmt_duration((int64_t)s->idle_by_cause[GT_GAP_HOST], buf, sizeof(buf)));
+
+    if (r->advice[0][0]) {
+        fputs("<h2>Advice</h2>\n<ul>", out);
+        for (size_t i = 0; i < sizeof(r->advice) / sizeof(r->advice[0]) && r->advice[i][0]; i++) {
+            fputs("<li>", out);
+            gt_esc(out, r->advice[i]);
+            fputs("</li>", out);
+        }
+        fputs("</ul>\n", out);
+    }
+
+    fprintf(out, "<h2>GPU idle gaps of %s or more</h2>\n", gt_fmt_duration((int64_t)o->min_gap_ns, d1, sizeof(d1)));
+    if (!r->ngaps) {
+        fputs("<p class=dim>none</p>\n", out);
+    } else {
+        fputs("<table><tr><th class=n>idle</th><th class=n>at</th><th>GPU</th><th>cause</th><th>last call before"
+              "</th><th>first call after</th></tr>\n",
+              out);
+        for (size_t i = 0; i < r->ngaps; i++) {
+            const struct gt_gap *g = &r->gaps[i];
+            fprintf(out, "<tr id=\"gap-%d-%zu\"><td class=n>%s</td><td class=n>+%s</td><td>%d</td><td>%s</td><td>",
+                    section, i, gt_fmt_duration((int64_t)g->dur_ns, d1, sizeof(d1)),
+                    gt_fmt_duration((int64_t)(g->start_ns - s->first_ns), d2, sizeof(d2)), g->device,
+                    gt_gap_cause_names[g->cause]);
+            gt_site_html(out, &g->before);
+            fputs("</td><td>", out);
+            gt_site_html(out, &g->after);
+            fputs("</td></tr>\n", out);
+        }
+        fputs("</table>\n", out);
+    }
+
+    fputs("<h2>Launch overhead</h2>\n<h3>Host time launching, by launch site</h3>\n", out);
+    struct gt_bar bars[10];
+    size_t nb = 0;
+    for (size_t i = 0; i < r->nlaunch_sites && nb < 10; i++, nb++) {
+        bars[nb].site = &r->launch_sites[i].site;
+        bars[nb].label = NULL;
+        bars[nb].value = (double)r->launch_sites[i].api_total_ns;
+        snprintf(bars[nb].shown, sizeof(bars[nb].shown), "%s, %llu launches",
+                 gt_fmt_duration((int64_t)r->launch_sites[i].api_total_ns, d1, sizeof(d1)),
+                 (unsigned long long)r->launch_sites[i].count);
+    }
+    gt_bars(out, bars, nb, "#4a72c4");
+    fputs("<h3>By kernel</h3>\n", out);
+    if (!r->nkernels) {
+        fputs("<p class=dim>no kernel launches</p>\n", out);
+    } else {
+        fputs("<table><tr><th>kernel</th><th class=n>launches</th><th class=n>host mean</th><th class=n>p99</th>"
+              "<th class=n>GPU mean</th><th class=n>queue mean</th><th class=n>launch-bound</th></tr>\n",
+              out);
+        for (size_t i = 0; i < r->nkernels; i++) {
+            const struct gt_launch_row *k = &r->kernels[i];
+            fputs("<tr><td><code>", out);
+            gt_esc(out, k->kernel);
+            fprintf(out, "</code></td><td class=n>%llu</td><td class=n>%s</td><td class=n>%s</td>",
+                    (unsigned long long)k->count, gt_fmt_duration((int64_t)k->api_mean_ns, d1, sizeof(d1)),
+                    gt_fmt_duration((int64_t)k->api_p99_ns, d2, sizeof(d2)));
+            fprintf(out, "<td class=n>%s</td><td class=n>%s</td><td class=n>%llu</td></tr>\n",
+                    gt_fmt_duration((int64_t)k->gpu_mean_ns, d1, sizeof(d1)),
+                    gt_fmt_duration((int64_t)k->queue_mean_ns, d2, sizeof(d2)),
+                    (unsigned long long)k->launch_bound);
+        }
+        fputs("</table>\n", out);
+    }
+
+    fputs("<h2>Host-to-device copies by call site</h2>\n", out);
+    nb = 0;
+    for (size_t i = 0; i < r->nh2d && nb < 10; i++, nb++) {
+        bars[nb].site = &r->h2d[i].site;
+        bars[nb].label = NULL;
+        bars[nb].value = (double)r->h2d[i].bytes;
+        snprintf(bars[nb].shown, sizeof(bars[nb].shown), "%s in %llu, %s pageable",
+                 gt_fmt_bytes((int64_t)r->h2d[i].bytes, d1, sizeof(d1)), (unsigned long long)r->h2d[i].count,
+                 gt_fmt_bytes((int64_t)r->h2d[i].pageable_bytes, d2, sizeof(d2)));
+    }
+    gt_bars(out, bars, nb, "#c47a1f");
+    if (r->nh2d) {
+        fputs("<table><tr><th>site</th><th class=n>bytes</th><th class=n>copies</th><th class=n>host</th>"
+              "<th class=n>GPU</th><th class=n>GB/s</th><th class=n>pageable</th><th class=n>blocking</th></tr>\n",
+              out);
+        for (size_t i = 0; i < r->nh2d; i++) {
+            const struct gt_h2d_row *h = &r->h2d[i];
+            fputs("<tr><td>", out);
+            gt_site_html(out, &h->site);
+            fprintf(out, "</td><td class=n>%s</td><td class=n>%llu</td><td class=n>%s</td>",
+                    gt_fmt_bytes((int64_t)h->bytes, d1, sizeof(d1)), (unsigned long long)h->count,
+                    gt_fmt_duration((int64_t)h->host_ns, d2, sizeof(d2)));
+            fprintf(out, "<td class=n>%s</td><td class=n>%.2f</td><td class=n>%s</td><td class=n>%llu</td></tr>\n",
+                    gt_fmt_duration((int64_t)h->gpu_ns, d3, sizeof(d3)), h->bandwidth_gbps,
+                    gt_fmt_bytes((int64_t)h->pageable_bytes, d1, sizeof(d1)), (unsigned long long)h->blocking);
+        }
+        fputs("</table>\n", out);
+    }
+
+    fputs("<h2>Syncs by call site</h2>\n", out);
+    if (!r->nsyncs) {
+        fputs("<p class=dim>none</p>\n", out);
+    } else {
+        fputs("<table><tr><th>kind</th><th>site</th><th class=n>calls</th><th class=n>blocked</th></tr>\n", out);
+        for (size_t i = 0; i < r->nsyncs; i++) {
+            const struct gt_sync_row *y = &r->syncs[i];
+            fputs("<tr><td>", out);
+            gt_esc(out, y->kind);
+            fputs("</td><td>", out);
+            gt_site_html(out, &y->site);
+            fprintf(out, "</td><td class=n>%llu</td><td class=n>%s</td></tr>\n", (unsigned long long)y->count,
+                    gt_fmt_duration((int64_t)y->blocked_ns, d1, sizeof(d1)));
+        }
+        fputs("</table>\n", out);
+    }
+}

@@ -1,0 +1,29 @@
+/* gt_report_html.h: the report as one self-contained HTML file. */
+#ifndef GT_REPORT_HTML_H
+#define GT_REPORT_HTML_H
+
+#include <stdio.h>
+
+#include "analysis/gt_analyze.h"
+#include "trace/gt_trace.h"
+
+/* Each GPU's busy share of each of `nb` equal slices of the traced span,
+ * from the same intervals the gap analysis used. */
+struct gt_busy {
+    int ndev;
+    int dev[GT_MAX_DEVICES];
+    float *frac[GT_MAX_DEVICES];
+    size_t nb;
+    uint64_t t0, span;
+};
+
+int gt_busy_load(struct gt_trace *t, const struct gt_report *r, struct gt_busy *b, size_t nbuckets);
+void gt_busy_free(struct gt_busy *b);
+
+void gt_html_begin(FILE *out, const char *title);
+/* One trace's section; `section` keeps anchors apart between traces. */
+void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_report *r, const struct gt_busy *b,
+                   const struct gt_analyze_opts *o, int section);
+void gt_html_end(FILE *out);
+
+#endif

@@ -1,0 +1,27 @@
+/* gt_report_out.h: the report's output formats. Each takes the analysed
+ * traces as they are and prints; none computes a figure of its own beyond
+ * the sums over processes (gt_report_items_total). */
+#ifndef GT_REPORT_OUT_H
+#define GT_REPORT_OUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "analysis/gt_analyze.h"
+#include "output/gt_report_html.h"
+
+/* One trace's report, as every output format takes it. */
+struct gt_report_item {
+    const char *path;
+    long long pid;
+    struct gt_report r;
+    struct gt_busy busy; /* HTML only */
+};
+
+/* Totals over processes: sums, with shares recomputed from them. */
+struct gt_summary gt_report_items_total(const struct gt_report_item *v, size_t n);
+
+void gt_report_text(FILE *out, const struct gt_report_item *v, size_t n, const struct gt_analyze_opts *o);
+void gt_report_json(FILE *out, const struct gt_report_item *v, size_t n);
+
+#endif

@@ -1,0 +1,33 @@
+/* gt_base.h: what every layer of the shim shares and nothing depends
+ * below: the clock, the one-line warning, the session's state word and the
+ * thread's "inside the tracer" flag. Safe on any thread, in any state. */
+#ifndef GT_BASE_H
+#define GT_BASE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#define GT_EXPORT __attribute__((visibility("default")))
+#define GT_TLS __thread __attribute__((tls_model("initial-exec")))
+
+enum gt_state { GT_STATE_IDLE, GT_STATE_ACTIVE, GT_STATE_DISABLED, GT_STATE_FINISHED };
+
+/* Set while this thread is inside the tracer (a hook, or the tracer's own
+ * threads): calls made then go straight to CUDA and are not recorded. */
+extern GT_TLS int gt_tls_busy;
+/* enum gt_state; written by the session (session/), read everywhere. */
+extern _Atomic int gt_state;
+
+static inline uint64_t gt_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One line on stderr, prefixed "gputrace: ", written with write(2) so the
+ * program's stdio buffers stay the program's. */
+void gt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,45 @@
+/* gt_config.h: GPUTRACE_* settings and the output path pattern. Pure
+ * functions of their inputs, so the tests drive them directly. */
+#ifndef GT_CONFIG_H
+#define GT_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define GT_DEFAULT_OUTPUT "gputrace-%n-%p.db"
+#define GT_DEFAULT_STACK_DEPTH 32
+#define GT_STACK_MAX_DEPTH 128
+#define GT_DEFAULT_BUFFER_EVENTS 65536u
+
+struct gt_config {
+    char output[1024];         /* the pattern, unexpanded */
+    int stack_depth;           /* 0: off */
+    uint32_t buffer_events;    /* per thread ring, a power of two */
+    int gpu_timing;            /* 1: CUPTI (GPUTRACE_GPU_TIMING=cupti), 0: off */
+    int python;                /* 1: Python stacks where Python runs (GPUTRACE_PYTHON=1), 0: off */
+};
+
+/* Reads settings through `get` (getenv in the shim). Each bad value falls
+ * back to its default and adds a line to `warnings` (NUL-separated lines,
+ * count returned). */
+typedef const char *(*gt_getenv_fn)(const char *name);
+int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t warnings_len);
+
+struct gt_path_vars {
+    long pid;
+    const char *program;  /* %n */
+    const char *host;     /* %h */
+    const char *rank;     /* %r */
+};
+
+/* Expands %p %n %h %r and %% in `pattern`. Returns 0, or -1 with a reason
+ * in `err` (unknown %-sequence, result too long, empty). */
+int gt_expand_output(const char *pattern, const struct gt_path_vars *v, char *out, size_t out_len,
+                     char *err, size_t err_len);
+
+/* The rank from the usual launcher variables (torchrun, MPI, Slurm); "0"
+ * when none is set. */
+const char *gt_rank_from_env(gt_getenv_fn get);
+
+#endif

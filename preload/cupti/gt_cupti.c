@@ -1,0 +1,352 @@
+/* gt_cupti.c: finding, starting and draining CUPTI.
+ *
+ * CUPTI fills buffers we hand it and gives them back on its own thread;
+ * that thread only queues them (under a mutex, a few times a second), and
+ * the writer parses and stores the records. */
+#include <dlfcn.h>
+#include <link.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cupti.h>
+
+#include "base/gt_base.h"
+#include "cupti/gt_cupti.h"
+
+/* CUPTI's records take about 240 bytes a launch: at a million launches a
+ * second, a buffer fills in 8 ms. Buffers are recycled, and never more
+ * than GT_CUPTI_MAX_BUFFERS exist: when the writer falls that far behind,
+ * CUPTI drops records and counts them (meta.cupti_dropped_records) rather
+ * than the tracer's memory growing with the run. */
+#define GT_CUPTI_BUFFER (2u << 20)
+#define GT_CUPTI_MAX_BUFFERS 8
+#define GT_EXT_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
+
+struct gt_cupti_api {
+    CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
+    CUptiResult (*register_timestamp)(CUpti_TimestampCallbackFunc);
+    CUptiResult (*enable)(CUpti_ActivityKind);
+    CUptiResult (*disable)(CUpti_ActivityKind);
+    CUptiResult (*flush_all)(uint32_t);
+    CUptiResult (*flush_period)(uint32_t);
+    CUptiResult (*next_record)(uint8_t *, size_t, CUpti_Activity **);
+    CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
+    CUptiResult (*push)(CUpti_ExternalCorrelationKind, uint64_t);
+    CUptiResult (*pop)(CUpti_ExternalCorrelationKind, uint64_t *);
+    CUptiResult (*result_string)(CUptiResult, const char **);
+};
+
+struct gt_cupti_buf {
+    uint8_t *data;
+    size_t valid;
+    struct gt_cupti_buf *next;
+};
+
+static struct gt_cupti_api gt_cu;
+_Atomic int gt_cupti_enabled;
+#define gt_cupti_on gt_cupti_enabled
+static char gt_cupti_lib[PATH_MAX];
+static pthread_mutex_t gt_cupti_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int gt_cupti_outstanding; /* buffers lent to CUPTI, not yet handed back */
+static struct gt_cupti_buf *gt_cupti_head, *gt_cupti_tail;
+static uint8_t *gt_cupti_spare[GT_CUPTI_MAX_BUFFERS]; /* written out, ready to lend again */
+static int gt_cupti_nspare, gt_cupti_nbuffers;     /* under gt_cupti_lock */
+static _Atomic(uint64_t) gt_cupti_dropped_records;
+static int gt_cupti_forked; /* CUPTI was running in the parent */
+
+static uint64_t CUPTIAPI gt_cupti_clock(void)
+{
+    return gt_now_ns();
+}
+
+static void CUPTIAPI gt_cupti_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = NULL;
+    *size = 0;
+    *max_records = 0;
+    void *p = NULL;
+    pthread_mutex_lock(&gt_cupti_lock);
+    if (gt_cupti_nspare)
+        p = gt_cupti_spare[--gt_cupti_nspare];
+    else if (gt_cupti_nbuffers < GT_CUPTI_MAX_BUFFERS && posix_memalign(&p, 8, GT_CUPTI_BUFFER) == 0)
+        gt_cupti_nbuffers++;
+    else
+        p = NULL;
+    pthread_mutex_unlock(&gt_cupti_lock);
+    if (p) {
+        *buffer = p;
+        *size = GT_CUPTI_BUFFER;
+        atomic_fetch_add(&gt_cupti_outstanding, 1);
+    }
+}
+
+/* A buffer back from CUPTI, its records written or not wanted. */
+static void gt_cupti_recycle(uint8_t *data)
+{
+    pthread_mutex_lock(&gt_cupti_lock);
+    if (gt_cupti_nspare < GT_CUPTI_MAX_BUFFERS)
+        gt_cupti_spare[gt_cupti_nspare++] = data;
+    else
+        free(data);
+    pthread_mutex_unlock(&gt_cupti_lock);
+}
+
+static void CUPTIAPI gt_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                               size_t valid)
+{
+    (void)size;
+    size_t dropped = 0;
+    if (gt_cu.dropped && gt_cu.dropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+        atomic_fetch_add(&gt_cupti_dropped_records, dropped);
+    struct gt_cupti_buf *b = valid ? malloc(sizeof(*b)) : NULL;
+    if (!b) {
+        gt_cupti_recycle(buffer);
+        atomic_fetch_sub(&gt_cupti_outstanding, 1);
+        return;
+    }
+    b->data = buffer;
+    b->valid = valid;
+    b->next = NULL;
+    pthread_mutex_lock(&gt_cupti_lock);
+    if (gt_cupti_tail)
+        gt_cupti_tail->next = b;
+    else
+        gt_cupti_head = b;
+    gt_cupti_tail = b;
+    pthread_mutex_unlock(&gt_cupti_lock);
+    atomic_fetch_sub(&gt_cupti_outstanding, 1);
+}
+
+struct gt_find_dir {
+    char dir[PATH_MAX];
+};
+
+/* Where the process's CUDA runtime lives: PyTorch wheels ship a CUPTI of
+ * the same version beside it (nvidia/cuda_cupti/lib next to
+ * nvidia/cuda_runtime/lib). */
+static int gt_find_cudart_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct gt_find_dir *f = arg;
+    const char *name = info->dlpi_name;
+    const char *base = name ? strrchr(name, '/') : NULL;
+    if (!base || strncmp(base + 1, "libcudart.so", 12) != 0)
+        return 0;
+    size_t n = (size_t)(base - name);
+    if (n >= sizeof(f->dir))
+        return 0;
+    memcpy(f->dir, name, n);
+    f->dir[n] = 0;
+    return 1;
+}
+
+static void *gt_try_open(const char *path)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h) {
+        struct link_map *lm = NULL;
+        if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0])
+            snprintf(gt_cupti_lib, sizeof(gt_cupti_lib), "%s", lm->l_name);
+        else
+            snprintf(gt_cupti_lib, sizeof(gt_cupti_lib), "%s", path);
+    }
+    return h;
+}
+
+static void *gt_open_cupti(char *why, size_t why_len)
+{
+    const char *env = getenv("GPUTRACE_CUPTI_PATH");
+    if (env && *env) {
+        void *h = gt_try_open(env);
+        if (!h)
+            snprintf(why, why_len, "GPUTRACE_CUPTI_PATH=%s cannot be loaded: %s", env, dlerror());
+        return h;
+    }
+    struct gt_find_dir f = {{0}};
+    dl_iterate_phdr(gt_find_cudart_cb, &f);
+    static const char *const names[] = {"libcupti.so.13", "libcupti.so.12"};
+    char path[PATH_MAX + 64];
+    if (f.dir[0]) {
+        for (size_t i = 0; i < 2; i++) {
+            snprintf(path, sizeof(path), "%s/%s", f.dir, names[i]);
+            if (access(path, R_OK) == 0) {
+                void *h = gt_try_open(path);
+                if (h)
+                    return h;
+            }
+            snprintf(path, sizeof(path), "%s/../../cuda_cupti/lib/%s", f.dir, names[i]);
+            if (access(path, R_OK) == 0) {
+                void *h = gt_try_open(path);
+                if (h)
+                    return h;
+            }
+        }
+    }
+    for (size_t i = 0; i < 2; i++) {
+        void *h = gt_try_open(names[i]);
+        if (h)
+            return h;
+    }
+    static const char *const toolkit[] = {"/usr/local/cuda/lib64/libcupti.so.13",
+                                          "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"};
+    for (size_t i = 0; i < 2; i++) {
+        void *h = gt_try_open(toolkit[i]);
+        if (h)
+            return h;
+    }
+    snprintf(why, why_len, "no CUPTI library found (set GPUTRACE_CUPTI_PATH)");
+    return NULL;
+}
+
+#define GT_SYM(field, name)                                                 \
+    do {                                                                    \
+        *(void **)&gt_cu.field = dlsym(h, name);                            \
+        if (!gt_cu.field) {                                                 \
+            snprintf(why, why_len, "%s lacks %s", gt_cupti_lib, name);      \
+            return 0;                                                       \
+        }                                                                   \
+    } while (0)
+
+static const char *gt_cupti_err(CUptiResult r)
+{
+    const char *s = NULL;
+    if (gt_cu.result_string && gt_cu.result_string(r, &s) == CUPTI_SUCCESS && s)
+        return s;
+    return "error";
+}
+
+int gt_cupti_start(const char *mode, char *why, size_t why_len)
+{
+    why[0] = 0;
+    if (mode && strcmp(mode, "off") == 0) {
+        snprintf(why, why_len, "GPUTRACE_GPU_TIMING=off");
+        return 0;
+    }
+    if (gt_cupti_forked) {
+        snprintf(why, why_len, "CUPTI stays with the parent process after fork()");
+        return 0;
+    }
+    void *h = gt_open_cupti(why, why_len);
+    if (!h)
+        return 0;
+    GT_SYM(register_callbacks, "cuptiActivityRegisterCallbacks");
+    GT_SYM(register_timestamp, "cuptiActivityRegisterTimestampCallback");
+    GT_SYM(enable, "cuptiActivityEnable");
+    GT_SYM(disable, "cuptiActivityDisable");
+    GT_SYM(flush_all, "cuptiActivityFlushAll");
+    GT_SYM(next_record, "cuptiActivityGetNextRecord");
+    GT_SYM(dropped, "cuptiActivityGetNumDroppedRecords");
+    GT_SYM(push, "cuptiActivityPushExternalCorrelationId");
+    GT_SYM(pop, "cuptiActivityPopExternalCorrelationId");
+    *(void **)&gt_cu.flush_period = dlsym(h, "cuptiActivityFlushPeriod");
+    *(void **)&gt_cu.result_string = dlsym(h, "cuptiGetResultString");
+
+    CUptiResult r = gt_cu.register_timestamp(gt_cupti_clock);
+    if (r != CUPTI_SUCCESS) {
+        snprintf(why, why_len, "CUPTI refused our clock: %s", gt_cupti_err(r));
+        return 0;
+    }
+    r = gt_cu.register_callbacks(gt_cupti_buffer_requested, gt_cupti_buffer_completed);
+    if (r != CUPTI_SUCCESS) {
+        snprintf(why, why_len, "CUPTI refused buffer callbacks: %s", gt_cupti_err(r));
+        return 0;
+    }
+    static const CUpti_ActivityKind kinds[] = {
+        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+        CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+        CUPTI_ACTIVITY_KIND_OVERHEAD,
+    };
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        r = gt_cu.enable(kinds[i]);
+        /* Overhead records are a bonus; the rest are the point. */
+        if (r != CUPTI_SUCCESS && kinds[i] != CUPTI_ACTIVITY_KIND_OVERHEAD) {
+            for (size_t j = 0; j < i; j++)
+                gt_cu.disable(kinds[j]);
+            snprintf(why, why_len, "CUPTI refused activity kind %d: %s", (int)kinds[i], gt_cupti_err(r));
+            return 0;
+        }
+    }
+    if (gt_cu.flush_period)
+        gt_cu.flush_period(100); /* records reach the writer while their calls still wait (gt_writer_pend.c) */
+    atomic_store(&gt_cupti_on, 1);
+    return 1;
+}
+
+int gt_cupti_active(void)
+{
+    return atomic_load_explicit(&gt_cupti_on, memory_order_relaxed);
+}
+
+void gt_cupti_push(uint64_t id)
+{
+    gt_cu.push(GT_EXT_KIND, id);
+}
+
+void gt_cupti_pop(void)
+{
+    uint64_t last;
+    gt_cu.pop(GT_EXT_KIND, &last);
+}
+
+void gt_cupti_flush(int forced)
+{
+    if (gt_cupti_active())
+        gt_cu.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+}
+
+void gt_cupti_stop(void)
+{
+    if (!gt_cupti_active())
+        return;
+    gt_cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    /* A buffer CUPTI's own thread was handing back while the flush ran may
+     * still be on its way: wait for every buffer lent, a bounded time. */
+    for (int ms = 0; ms < 1000 && atomic_load(&gt_cupti_outstanding) > 0; ms++)
+        usleep(1000);
+    atomic_store(&gt_cupti_on, 0);
+}
+
+void gt_cupti_drain(gt_cupti_record_fn fn, void *arg)
+{
+    pthread_mutex_lock(&gt_cupti_lock);
+    struct gt_cupti_buf *b = gt_cupti_head;
+    gt_cupti_head = gt_cupti_tail = NULL;
+    pthread_mutex_unlock(&gt_cupti_lock);
+    while (b) {
+        CUpti_Activity *rec = NULL;
+        while (gt_cu.next_record(b->data, b->valid, &rec) == CUPTI_SUCCESS)
+            fn(rec, arg);
+        struct gt_cupti_buf *next = b->next;
+        gt_cupti_recycle(b->data);
+        free(b);
+        b = next;
+    }
+}
+
+uint64_t gt_cupti_dropped(void)
+{
+    return atomic_load(&gt_cupti_dropped_records);
+}
+
+const char *gt_cupti_library(void)
+{
+    return gt_cupti_lib;
+}
+
+void gt_cupti_after_fork_child(void)
+{
+    /* CUPTI's state and thread stay with the parent. */
+    if (atomic_load(&gt_cupti_on))
+        gt_cupti_forked = 1;
+    atomic_store(&gt_cupti_on, 0);
+    gt_cupti_head = gt_cupti_tail = NULL;
+    gt_cupti_nspare = gt_cupti_nbuffers = 0;
+    atomic_store(&gt_cupti_outstanding, 0);
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    gt_cupti_lock = fresh;
+}

@@ -1,0 +1,35 @@
+/* gt_cupti.h: GPU-side times through CUPTI's Activity API, loaded at run
+ * time. Only the Activity API is used, never the callback API's single
+ * subscriber slot, so nsys, ncu or the PyTorch profiler still work beside
+ * us; our external correlation ids use a kind of our own (CUSTOM2). */
+#ifndef GT_CUPTI_H
+#define GT_CUPTI_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Set once CUPTI records GPU times: the hot path tags work-making calls
+ * with a correlation id only then. */
+extern _Atomic int gt_cupti_enabled;
+
+/* Loads and starts CUPTI. Returns 1 when GPU times will be recorded; else
+ * 0 with the reason in `why`. `mode`: the GPUTRACE_GPU_TIMING value. */
+int gt_cupti_start(const char *mode, char *why, size_t why_len);
+int gt_cupti_active(void);
+/* Brackets a call that makes GPU work with our correlation id. */
+void gt_cupti_push(uint64_t id);
+void gt_cupti_pop(void);
+/* Asks CUPTI to hand over what it holds (forced: partial buffers too). */
+void gt_cupti_flush(int forced);
+/* Flushes everything and stops; buffers stay queued for the writer. */
+void gt_cupti_stop(void);
+
+/* Writer side: each completed record, then the buffer is freed. */
+typedef void (*gt_cupti_record_fn)(const void *record, void *arg);
+void gt_cupti_drain(gt_cupti_record_fn fn, void *arg);
+uint64_t gt_cupti_dropped(void);
+const char *gt_cupti_library(void);
+void gt_cupti_after_fork_child(void);
+
+#endif

@@ -1,0 +1,79 @@
+/* gt_call.h: the path every hooked call takes on the program's thread:
+ * guard, clock, record. No locks and no allocation once the session runs;
+ * the first recorded call starts the session through gt_call_starter. */
+#ifndef GT_CALL_H
+#define GT_CALL_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "base/gt_base.h"
+#include "base/gt_event.h"
+#include "cupti/gt_cupti.h"
+
+struct gt_call {
+    struct gt_event ev;
+    int saved_errno;
+};
+
+/* Starts the session (file, writer, CUPTI) on the first recorded call.
+ * Defined and initialized statically by the session layer (session/), so
+ * it is set before any constructor can make a CUDA call, and this layer
+ * calls upward only through it. */
+extern void (*const gt_call_starter)(void);
+
+uint64_t gt_next_corr(void);
+
+static inline int gt_makes_gpu_work(int category)
+{
+    return category == GT_CAT_LAUNCH || category == GT_CAT_MEMCPY || category == GT_CAT_MEMSET ||
+           category == GT_CAT_SYNC || category == GT_CAT_GRAPH;
+}
+
+/* Returns 0 when the call must pass through unrecorded. */
+static inline int gt_call_begin(struct gt_call *c, uint32_t api, int category)
+{
+    if (gt_tls_busy)
+        return 0;
+    /* Acquire: what the session start set up (ring size, CUPTI's entry
+     * points) is visible to a thread that sees it active. Free on x86. */
+    int st = atomic_load_explicit(&gt_state, memory_order_acquire);
+    if (st >= GT_STATE_DISABLED)
+        return 0;
+    gt_tls_busy = 1;
+    if (__builtin_expect(st == GT_STATE_IDLE, 0) && category != GT_CAT_NONE) {
+        gt_call_starter();
+        if (atomic_load_explicit(&gt_state, memory_order_relaxed) != GT_STATE_ACTIVE) {
+            gt_tls_busy = 0;
+            return 0;
+        }
+    }
+    c->ev.api = api;
+    c->ev.stream = 0;
+    c->ev.has_stream = 0;
+    c->ev.captured = 0;
+    c->ev.stack_id = 0;
+    c->ev.pystack_id = 0;
+    c->ev.corr = 0;
+    if (gt_makes_gpu_work(category) && atomic_load_explicit(&gt_cupti_enabled, memory_order_acquire)) {
+        c->ev.corr = gt_next_corr();
+        gt_cupti_push(c->ev.corr);
+    }
+    c->ev.start_ns = gt_now_ns();
+    return 1;
+}
+
+/* Right after the real call returns: its end time and errno. */
+static inline void gt_call_stop(struct gt_call *c)
+{
+    c->saved_errno = errno;
+    c->ev.end_ns = gt_now_ns();
+    if (c->ev.corr)
+        gt_cupti_pop();
+}
+
+/* Records the event (unless its category is NONE) and leaves the guard. */
+void gt_call_end(struct gt_call *c, int result, int category);
+
+#endif

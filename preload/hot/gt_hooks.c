@@ -1,0 +1,170 @@
+/* gt_hooks.c: the wrappers, generated from gt_hooks.def, and how each finds
+ * the real function it stands in front of. */
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "base/gt_cuda.h"
+#include "hot/gt_call.h"
+#include "hot/gt_hooks.h"
+#include "hot/gt_readers.h"
+#include "hot/gt_symbols_lookup.h"
+
+/* Deprecated entry points are still called by programs, so still wrapped
+ * (and listed in the table) here. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+#define GT_ERR_RT  cudaErrorSymbolNotFound
+#define GT_ERR_DRV CUDA_ERROR_NOT_FOUND
+#define GT_RET_RT  cudaError_t
+#define GT_RET_DRV CUresult
+
+#define GT_HOOK(lib, name, cat, params, args, reader)                          \
+    GT_EXPORT GT_RET_##lib name params                                         \
+    {                                                                          \
+        typedef GT_RET_##lib (*real_t) params;                                 \
+        real_t real = (real_t)gt_real(GT_API_##name);                          \
+        struct gt_call call;                                                   \
+        if (!real)                                                             \
+            return GT_ERR_##lib;                                               \
+        if (!gt_call_begin(&call, GT_API_##name, GT_CAT_##cat))                              \
+            return real args;                                                  \
+        GT_RET_##lib res = real args;                                          \
+        gt_call_stop(&call);                                                   \
+        struct gt_event *ev = &call.ev;                                        \
+        (void)ev;                                                              \
+        reader;                                                                \
+        gt_call_end(&call, (int)res, GT_CAT_##cat);                            \
+        return res;                                                            \
+    }
+#define GT_HOOK_VOID(lib, name, cat, params, args, reader)                     \
+    GT_EXPORT void name params                                                 \
+    {                                                                          \
+        typedef void (*real_t) params;                                         \
+        real_t real = (real_t)gt_real(GT_API_##name);                          \
+        struct gt_call call;                                                   \
+        if (!real)                                                             \
+            return;                                                            \
+        if (!gt_call_begin(&call, GT_API_##name, GT_CAT_##cat)) {                            \
+            real args;                                                         \
+            return;                                                            \
+        }                                                                      \
+        real args;                                                             \
+        gt_call_stop(&call);                                                   \
+        struct gt_event *ev = &call.ev;                                        \
+        (void)ev;                                                              \
+        reader;                                                                \
+        gt_call_end(&call, 0, GT_CAT_##cat);                                   \
+    }
+#include "hot/gt_hooks.def"
+#undef GT_HOOK
+#undef GT_HOOK_VOID
+
+const struct gt_hook_info gt_hooks[GT_API_COUNT] = {
+#define GT_HOOK(lib, name, cat, params, args, reader) \
+    [GT_API_##name] = {#name, GT_LIB_##lib, GT_CAT_##cat, (void *)name},
+#define GT_HOOK_VOID GT_HOOK
+#include "hot/gt_hooks.def"
+#undef GT_HOOK
+#undef GT_HOOK_VOID
+};
+
+static _Atomic(void *) gt_real_fn[GT_API_COUNT];
+
+struct gt_find {
+    const char *name;
+    void *self_base;
+    void *found;
+};
+
+/* Looks `name` up in each loaded object other than ours: the CUDA libraries
+ * are often dlopen'ed with RTLD_LOCAL (by the runtime, by Python extension
+ * modules), where RTLD_NEXT cannot see them. */
+static int gt_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct gt_find *f = arg;
+    if (!info->dlpi_name || !info->dlpi_name[0] || (void *)info->dlpi_addr == f->self_base)
+        return 0;
+    if (!strstr(info->dlpi_name, "libcuda") && !strstr(info->dlpi_name, "libcudart"))
+        return 0;
+    void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return 0;
+    void *p = dlsym(h, f->name);
+    dlclose(h);
+    if (p) {
+        f->found = p;
+        return 1;
+    }
+    return 0;
+}
+
+static void *gt_self_base(void)
+{
+    static _Atomic(void *) base;
+    void *b = atomic_load_explicit(&base, memory_order_relaxed);
+    if (!b) {
+        Dl_info di;
+        if (dladdr((void *)gt_self_base, &di))
+            b = di.dli_fbase;
+        atomic_store_explicit(&base, b, memory_order_relaxed);
+    }
+    return b;
+}
+
+void *gt_lookup_symbol(const char *name)
+{
+    void *p = dlsym(RTLD_NEXT, name);
+    if (p)
+        return p;
+    struct gt_find f = {name, gt_self_base(), NULL};
+    dl_iterate_phdr(gt_find_cb, &f);
+    if (f.found)
+        return f.found;
+    /* Nothing loaded yet carries it: the runtime or driver this program
+     * would load is the one it would get. */
+    return NULL;
+}
+
+void *gt_real(uint32_t api)
+{
+    void *p = atomic_load_explicit(&gt_real_fn[api], memory_order_acquire);
+    if (p)
+        return p;
+    int was_busy = gt_tls_busy;
+    gt_tls_busy = 1; /* dlsym may allocate, and allocators may be traced */
+    p = gt_lookup_symbol(gt_hooks[api].name);
+    gt_tls_busy = was_busy;
+    if (p == gt_hooks[api].wrapper)
+        p = NULL;
+    if (p)
+        atomic_store_explicit(&gt_real_fn[api], p, memory_order_release);
+    return p;
+}
+
+void *gt_wrap_lookup(uint32_t api, void *found)
+{
+    if (found == gt_hooks[api].wrapper)
+        return found;
+    void *cur = atomic_load_explicit(&gt_real_fn[api], memory_order_acquire);
+    if (!cur && atomic_compare_exchange_strong(&gt_real_fn[api], &cur, found))
+        cur = found;
+    return cur == found ? gt_hooks[api].wrapper : found;
+}
+
+void *gt_wrap_driver_pointer(void *real)
+{
+    if (!real)
+        return real;
+    for (uint32_t i = 0; i < GT_API_COUNT; i++) {
+        if (gt_hooks[i].lib != GT_LIB_DRV)
+            continue;
+        void *r = gt_real(i);
+        if (r == real)
+            return gt_hooks[i].wrapper;
+    }
+    return real;
+}

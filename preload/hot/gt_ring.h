@@ -1,0 +1,55 @@
+/* gt_ring.h: one single-producer ring of events per thread, drained by the
+ * writer. A thread's ring starts small and, when the writer falls behind,
+ * is replaced by one twice its size, up to the configured maximum; a full
+ * ring at the maximum drops the event and counts it: the program never
+ * waits for the tracer. */
+#ifndef GT_RING_H
+#define GT_RING_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include "base/gt_event.h"
+
+struct gt_ring {
+    _Atomic(uint64_t) head;   /* next slot the owner writes */
+    char pad0[56];
+    _Atomic(uint64_t) tail;   /* next slot the writer reads */
+    char pad1[56];
+    _Atomic(uint64_t) dropped;
+    _Atomic(int) dead;        /* owner thread exited */
+    _Atomic(int) retired;     /* owner moved on to a larger ring: no more pushes */
+    int released;             /* writer: drained after its successor took over; free it */
+    struct gt_ring *older;    /* the ring this one replaced, drained first (writer clears it) */
+    uint32_t mask;
+    uint32_t tid;
+    uint32_t generation;      /* a fork child starts a new generation */
+    size_t map_bytes;
+    struct gt_ring *next;
+    struct gt_event ev[];
+};
+
+/* Sets the largest ring a thread may grow to (a power of two) and the
+ * bytes all rings together may take, for rings created from now on, and
+ * what to call when the writer should drain soon (a ring filling up, a
+ * thread gone): the writer's wake-up, handed down by the session so this
+ * layer never calls the writer above it. */
+void gt_ring_configure(uint32_t events_per_thread, uint64_t max_total_bytes, void (*wake)(void));
+
+/* A thread's first ring, in events (or the maximum, if smaller). */
+#define GT_RING_FIRST_EVENTS 512u
+
+/* Records one event from the calling thread; drops and counts if full. */
+void gt_ring_push(const struct gt_event *e);
+
+/* Writer side: visits every ring; frees rings of exited threads once empty. */
+typedef void (*gt_ring_fn)(const struct gt_event *e, void *arg);
+uint64_t gt_ring_drain_all(gt_ring_fn fn, void *arg);
+
+/* Events dropped: full rings plus threads that got no ring. */
+uint64_t gt_ring_dropped(void);
+/* Fill level of the fullest ring, 0..100, to wake the writer early. */
+int gt_ring_pressure(void);
+
+void gt_ring_after_fork_child(void);
+
+#endif

@@ -1,0 +1,236 @@
+/* gt_session.c: the session: started by the first recorded CUDA call (a
+ * process that never calls CUDA gets no file), ended at exit, restarted
+ * in a fork child that uses CUDA. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/gt_config.h"
+#include "base/gt_base.h"
+#include "hot/gt_call.h"
+#include "cupti/gt_cupti.h"
+#include "hot/gt_names.h"
+#include "hot/gt_python.h"
+#include "hot/gt_ranges.h"
+#include "hot/gt_ring.h"
+#include "session/gt_signals.h"
+#include "hot/gt_stacks.h"
+#include "session/gt_session.h"
+#include "writer/gt_writer.h"
+
+static pthread_mutex_t gt_session_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t gt_session_pid; /* the process whose trace is open */
+static _Atomic int gt_exit_finishing;
+
+static const char *gt_getenv(const char *name)
+{
+    return getenv(name);
+}
+
+/* exec keeps the pid, so an image started by exec would name its trace as
+ * the image before it did: that file is kept, and this one is named apart
+ * (t-123.db, then t-123.2.db, t-123.3.db...). */
+static void gt_path_apart(char *path, size_t len)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !gt_writer_is_earlier_image(path))
+        return;
+    char base[1024];
+    snprintf(base, sizeof(base), "%s", path);
+    char *dot = strrchr(base, '.'), *slash = strrchr(base, '/');
+    const char *ext = "";
+    if (dot && (!slash || dot > slash) && dot != base) {
+        ext = path + (dot - base);
+        *dot = 0;
+    }
+    for (int k = 2; k < 1000; k++) {
+        char next[1100];
+        snprintf(next, sizeof(next), "%s.%d%s", base, k, ext);
+        if (strlen(next) >= len)
+            return;
+        if (lstat(next, &st) != 0 || !gt_writer_is_earlier_image(next)) {
+            memcpy(path, next, strlen(next) + 1); /* fits: checked above */
+            return;
+        }
+    }
+}
+
+/* Under `gputrace record`: adds this process's trace to the list the
+ * closing summary reads (one append, atomic for a line this short). */
+static void gt_list_trace(const char *path)
+{
+    const char *list = getenv("GPUTRACE_RECORD_LIST");
+    if (!list || !*list)
+        return;
+    char line[PATH_MAX + 2], cwd[PATH_MAX];
+    int n;
+    if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+        n = snprintf(line, sizeof(line), "%s\n", path);
+    else
+        n = snprintf(line, sizeof(line), "%s/%s\n", cwd, path);
+    if (n <= 0 || n >= (int)sizeof(line))
+        return;
+    int fd = open(list, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return;
+    ssize_t w = write(fd, line, (size_t)n);
+    (void)w;
+    close(fd);
+}
+
+static void gt_session_start_locked(void)
+{
+    struct gt_config cfg;
+    char warnings[2048];
+    int nwarn = gt_config_load(&cfg, gt_getenv, warnings, sizeof(warnings));
+    for (int i = 0, off = 0; i < nwarn; i++) {
+        gt_warn("%s", warnings + off);
+        off += (int)strlen(warnings + off) + 1;
+    }
+    char host[256] = "";
+    if (gethostname(host, sizeof(host)) != 0)
+        host[0] = 0;
+    host[sizeof(host) - 1] = 0;
+    struct gt_path_vars vars = {(long)getpid(), program_invocation_short_name, host, gt_rank_from_env(gt_getenv)};
+    char path[1024], err[1024];
+    if (gt_expand_output(cfg.output, &vars, path, sizeof(path), err, sizeof(err)) < 0) {
+        gt_warn("GPUTRACE_OUTPUT: %s; using %s", err, GT_DEFAULT_OUTPUT);
+        gt_expand_output(GT_DEFAULT_OUTPUT, &vars, path, sizeof(path), err, sizeof(err));
+    }
+    gt_path_apart(path, sizeof(path));
+    gt_stacks_init(cfg.stack_depth);
+    char pywhy[256] = "";
+    if (cfg.python && !gt_python_init(cfg.stack_depth, pywhy, sizeof(pywhy)) && pywhy[0] && cfg.stack_depth > 0)
+        gt_warn("Python call sites not recorded: %s; native stacks only", pywhy);
+    gt_ring_configure(cfg.buffer_events, 24ull << 20, gt_writer_wake);
+    if (gt_writer_open(path, &cfg, err, sizeof(err)) < 0) {
+        gt_warn("%s; not tracing this process", err);
+        atomic_store(&gt_state, GT_STATE_DISABLED);
+        return;
+    }
+    gt_list_trace(path);
+    char why[512];
+    if (gt_cupti_start(cfg.gpu_timing ? "cupti" : "off", why, sizeof(why))) {
+        gt_writer_set_gpu_timing("cupti", gt_cupti_library());
+    } else {
+        gt_writer_set_gpu_timing("none", why);
+        /* Asked for and missing is worth a line; turned off is not. */
+        if (cfg.gpu_timing)
+            gt_warn("GPU times not recorded: %s; tracing host side only", why);
+    }
+    if (gt_writer_start() < 0) {
+        gt_warn("cannot start the writer thread; not tracing this process");
+        gt_writer_stop(0);
+        atomic_store(&gt_state, GT_STATE_DISABLED);
+        return;
+    }
+    gt_session_pid = getpid();
+    atomic_store(&gt_state, GT_STATE_ACTIVE);
+    gt_signals_install();
+}
+
+static void gt_session_start(void)
+{
+    pthread_mutex_lock(&gt_session_lock);
+    if (atomic_load(&gt_state) == GT_STATE_IDLE)
+        gt_session_start_locked();
+    pthread_mutex_unlock(&gt_session_lock);
+}
+
+void (*const gt_call_starter)(void) = gt_session_start;
+
+static void gt_atexit(void)
+{
+    int was_busy = gt_tls_busy;
+    gt_tls_busy = 1;
+    pthread_mutex_lock(&gt_session_lock);
+    if (atomic_load(&gt_state) == GT_STATE_ACTIVE) {
+        atomic_store(&gt_state, GT_STATE_FINISHED);
+        gt_cupti_stop();
+        gt_writer_stop(1);
+    }
+    pthread_mutex_unlock(&gt_session_lock);
+    gt_tls_busy = was_busy;
+}
+
+/* fork: hold every tracer lock across it so the child inherits them free
+ * and the tables they guard whole. */
+static void gt_fork_prepare(void)
+{
+    pthread_mutex_lock(&gt_session_lock);
+    /* Before the names and ranges locks: the writer may need them to
+     * finish the pass it is in. */
+    gt_writer_fork_prepare();
+    gt_names_fork_lock();
+    gt_ranges_fork_lock();
+}
+
+static void gt_fork_parent(void)
+{
+    gt_ranges_fork_unlock();
+    gt_names_fork_unlock();
+    gt_writer_fork_release();
+    pthread_mutex_unlock(&gt_session_lock);
+}
+
+static void gt_fork_child(void)
+{
+    gt_ranges_fork_unlock();
+    gt_names_fork_unlock();
+    gt_writer_fork_release();
+    pthread_mutex_unlock(&gt_session_lock);
+    gt_session_after_fork_child();
+}
+
+int gt_finish_at_exit(void)
+{
+    if (gt_tls_busy || atomic_load(&gt_state) != GT_STATE_ACTIVE || getpid() != gt_session_pid ||
+        atomic_exchange(&gt_exit_finishing, 1))
+        return 0;
+    int saved = errno;
+    gt_tls_busy = 1;
+    gt_writer_finish_on_signal(GT_FINISH_EXIT);
+    int done = gt_writer_wait_finished(5) == 0;
+    gt_tls_busy = 0;
+    errno = saved;
+    return done ? 1 : 2;
+}
+
+int gt_finish_before_exec(void)
+{
+    return gt_finish_at_exit();
+}
+
+void gt_exec_returned(int finished)
+{
+    if (!finished)
+        return;
+    /* Reaped only when it is known to have finished: a wedged writer would
+     * hang the join. */
+    if (finished == 1)
+        gt_writer_join_finished();
+    if (atomic_exchange(&gt_state, GT_STATE_DISABLED) != GT_STATE_DISABLED)
+        gt_warn("exec failed after this process's trace was finished; the rest of the process is not traced");
+}
+
+void gt_session_after_fork_child(void)
+{
+    gt_writer_after_fork_child();
+    gt_cupti_after_fork_child();
+    gt_ring_after_fork_child();
+    atomic_store(&gt_exit_finishing, 0);
+    /* A child that uses CUDA gets its own trace, named by its own pid. */
+    if (atomic_load(&gt_state) == GT_STATE_ACTIVE)
+        atomic_store(&gt_state, GT_STATE_IDLE);
+}
+
+__attribute__((constructor)) static void gt_init(void)
+{
+    pthread_atfork(gt_fork_prepare, gt_fork_parent, gt_fork_child);
+    atexit(gt_atexit);
+}

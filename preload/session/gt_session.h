@@ -1,0 +1,22 @@
+/* gt_session.h: the session's life: its start (hot/gt_call.h's starter),
+ * its end at exit, _exit, exec and fork. Runs on whichever program thread
+ * reaches it, under the session lock, or in a fork handler. */
+#ifndef GT_SESSION_H
+#define GT_SESSION_H
+
+/* Before _exit: finishes this process's trace through the writer thread,
+ * waiting a bounded time. Does nothing in a vfork child (it shares the
+ * parent's memory, and the trace is the parent's) or without a session.
+ * Returns 0 when it did nothing, 1 when the trace was finished, 2 when the
+ * writer did not answer in time. */
+int gt_finish_at_exit(void);
+/* Before exec: the same. After an exec that failed and returned: the trace
+ * is finished, so the rest of the process goes untraced, said once. */
+int gt_finish_before_exec(void);
+void gt_exec_returned(int finished);
+
+/* In a fork child (the fork handler): forgets the parent's trace; a child
+ * that calls CUDA starts its own. */
+void gt_session_after_fork_child(void);
+
+#endif

@@ -1,0 +1,736 @@
+/* gt_writer.c: rings -> SQLite, on the tracer's own thread: the writer's
+ * loop and transactions, and the trace file's life (created, opened,
+ * finished at exit, by a signal, before exec; forks).
+ *
+ * Everything slow happens on this thread and only here: SQL, symbolization
+ * of each new frame, demangling of each new kernel name. Transactions are
+ * large and committed at least every GT_COMMIT_NS so a crash loses little.
+ * An event becomes its row in gt_writer_rows.c, what the row refers to is
+ * stored once by gt_writer_names.c and gt_writer_py.c, and CUPTI's records
+ * go in by gt_writer_gpu.c and gt_writer_pend.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "base/gt_base.h"
+#include "cupti/gt_cupti.h"
+#include "hot/gt_hooks.h"
+#include "hot/gt_ring.h"
+#include "hot/gt_python.h"
+#include "hot/gt_stacks.h"
+#include "writer/gt_writer.h"
+#include "writer/gt_writer_int.h"
+#include "gt_schema_sql.h"
+
+#define GT_POLL_NS   10000000ull   /* how often the rings are drained */
+#define GT_COMMIT_NS 250000000ull  /* longest time an event stays uncommitted */
+#define GT_BUSY_EVENTS 256         /* a drain this big means more are coming */
+#define GT_VERSION   "0.1.0"
+#define GT_INDEX_MARK "-- @indexes"
+
+static const char *const gt_sql[ST_COUNT] = {
+    /* No id: SQLite's next rowid is the next id, found without the
+     * lookup an explicit one costs. */
+    [ST_EVENT] = "INSERT INTO events(tid,api_id,start_ns,dur_ns,result,stream,stack_id,pystack_id,corr,"
+                 "a0,a1,a2,g_start_ns,g_dur_ns,g_stream) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_EVENT_BATCH] = NULL, /* GT_BATCH_ROWS rows of ST_EVENT's, built at open */
+    [ST_THREAD] = "INSERT OR IGNORE INTO threads VALUES(?,?)",
+    [ST_LAUNCH_CONFIG] = "INSERT INTO launch_configs VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_STRING] = "INSERT INTO strings VALUES(?,?,?)",
+    [ST_MODULE] = "INSERT INTO modules VALUES(?,?)",
+    [ST_FRAME] = "INSERT INTO frames VALUES(?,?,?,?,?)",
+    [ST_STACK] = "INSERT INTO stacks VALUES(?,?,?)",
+    [ST_META] = "INSERT OR REPLACE INTO meta VALUES(?,?)",
+    [ST_GPU] = "INSERT INTO gpu_ops(id,kind,corr,correlation_id,device,stream,start_ns,dur_ns,name_id,bytes,"
+               "copy_kind,src_kind,dst_kind,sync_type) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_GPU_BATCH] = NULL, /* GT_BATCH_ROWS rows of ST_GPU's, built at open */
+    [ST_GPU_CORR] = "UPDATE gpu_ops SET corr = ? WHERE id = ?",
+    [ST_OVERHEAD] = "INSERT INTO cupti_overhead VALUES(?,?,?)",
+    [ST_PYCODE] = "INSERT INTO py_code VALUES(?,?,?,?)",
+    [ST_PYFRAME] = "INSERT INTO py_frames VALUES(?,?,?,?)",
+    [ST_PYSTACK] = "INSERT INTO py_stacks VALUES(?,?,?)",
+};
+
+static const char *const gt_category_names[GT_CAT_COUNT] = {
+    [GT_CAT_NONE] = "none", [GT_CAT_LAUNCH] = "launch", [GT_CAT_MEMCPY] = "memcpy", [GT_CAT_MEMSET] = "memset",
+    [GT_CAT_SYNC] = "sync", [GT_CAT_ALLOC] = "alloc", [GT_CAT_FREE] = "free", [GT_CAT_STREAM] = "stream",
+    [GT_CAT_EVENT] = "event", [GT_CAT_OTHER] = "other", [GT_CAT_GRAPH] = "graph_launch",
+};
+static struct gt_writer *gt_w;
+/* Static, never destroyed: threads may still signal it while the writer
+ * shuts down. */
+static pthread_mutex_t gt_wake_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Held by the writer while it works (SQLite, the symbolizer, their locks),
+ * and by fork() for its duration: a child must never inherit a lock that
+ * the parent's writer held mid-write, with no thread left to release it. */
+static pthread_mutex_t gt_work_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gt_wake = PTHREAD_COND_INITIALIZER;
+/* A fatal signal asks the writer to finish the trace (gt_signals.c). */
+static _Atomic int gt_finish_signal;
+static sem_t gt_finish_done;
+
+/* ---- small helpers ---- */
+
+
+static int gt_exec(sqlite3 *db, const char *sql)
+{
+    return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+/* A write failed (a full disk, a file size limit, an I/O error): one line,
+ * and recording stops for the rest of the process, whose calls then go
+ * straight through. What was committed stays a consistent database. */
+static void gt_writer_failed(struct gt_writer *w, const char *why)
+{
+    if (w->failed)
+        return;
+    w->failed = 1;
+    int active = GT_STATE_ACTIVE;
+    atomic_compare_exchange_strong(&gt_state, &active, GT_STATE_DISABLED);
+    gt_warn("cannot write %s: %s; recording stops, the trace keeps what was committed", w->path, why);
+}
+
+int gt_step(struct gt_writer *w, int which)
+{
+    sqlite3_stmt *s = w->st[which];
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    if (rc != SQLITE_DONE)
+        gt_writer_failed(w, sqlite3_errstr(rc));
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* For statements whose every column is bound on every row. */
+int gt_step_keep(struct gt_writer *w, int which)
+{
+    sqlite3_stmt *s = w->st[which];
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE)
+        gt_writer_failed(w, sqlite3_errstr(rc));
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static void gt_meta(struct gt_writer *w, const char *key, const char *value)
+{
+    sqlite3_bind_text(w->st[ST_META], 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(w->st[ST_META], 2, value, -1, SQLITE_TRANSIENT);
+    gt_step(w, ST_META);
+}
+
+static void gt_meta_u64(struct gt_writer *w, const char *key, uint64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+    gt_meta(w, key, buf);
+}
+
+int gt_bit_test_set(uint8_t *bits, uint32_t i)
+{
+    uint8_t m = (uint8_t)(1u << (i & 7));
+    if (bits[i >> 3] & m)
+        return 1;
+    bits[i >> 3] |= m;
+    return 0;
+}
+
+void gt_read_text_file(const char *path, char *buf, size_t len, int nul_to_space)
+{
+    buf[0] = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == 0))
+        buf[--n] = 0;
+    if (nul_to_space)
+        for (ssize_t i = 0; i < n; i++)
+            if (buf[i] == 0)
+                buf[i] = ' ';
+}
+
+/* ---- events ---- */
+
+/* The event's kind of GPU record, if it waits for one (gt_pend_hold); -1
+ * if not: it made no GPU work, failed, or was captured into a graph. */
+static int gt_event_gpu_kind(const struct gt_event *e, int cat)
+{
+    if (!e->corr || e->captured || e->result != 0)
+        return -1;
+    return cat == GT_CAT_LAUNCH ? GT_GPU_KERNEL : cat == GT_CAT_MEMCPY ? GT_GPU_MEMCPY
+         : cat == GT_CAT_MEMSET ? GT_GPU_MEMSET : -1;
+}
+
+static void gt_write_event(const struct gt_event *e, void *arg)
+{
+    struct gt_writer *w = arg;
+    if (gt_begin_txn(w) < 0)
+        return;
+    gt_emit_thread(w, e->tid);
+    gt_emit_stack(w, e->stack_id);
+    gt_emit_pystack(w, e->pystack_id);
+    int cat = e->api < GT_API_COUNT ? gt_hooks[e->api].category : GT_CAT_NONE;
+    if (cat == GT_CAT_LAUNCH)
+        gt_emit_name(w, e->u.launch.name_id);
+    /* A launch, copy or memset that made GPU work waits for its GPU record
+     * to join it in one row. */
+    int gpu_kind = gt_event_gpu_kind(e, cat);
+    if (gpu_kind >= 0 && gt_pend_hold(w, e, gpu_kind))
+        return;
+    struct gt_row row;
+    gt_event_row(w, e, &row);
+    gt_event_store(w, &row);
+}
+
+int gt_begin_txn(struct gt_writer *w)
+{
+    if (w->failed)
+        return -1;
+    if (!w->in_txn) {
+        if (gt_exec(w->db, "BEGIN") != SQLITE_OK) {
+            gt_writer_failed(w, sqlite3_errmsg(w->db));
+            return -1;
+        }
+        w->in_txn = 1;
+    }
+    return 0;
+}
+
+static void gt_write_counters(struct gt_writer *w)
+{
+    gt_meta_u64(w, "cupti_dropped_records", gt_cupti_dropped());
+    gt_meta_u64(w, "dropped_events", gt_ring_dropped());
+    gt_meta_u64(w, "dropped_stacks", gt_stacks_dropped());
+    gt_meta_u64(w, "dropped_python_stacks", gt_python_dropped());
+    gt_meta_u64(w, "events_written", w->events_written);
+    gt_meta_u64(w, "end_ns", gt_now_ns());
+}
+
+static void gt_commit(struct gt_writer *w)
+{
+    if (!w->in_txn)
+        return;
+    if (!w->failed) {
+        gt_batch_flush(w, &w->events);
+        gt_batch_flush(w, &w->gpu);
+    }
+    if (!w->failed)
+        gt_write_counters(w);
+    int rc = gt_exec(w->db, w->failed ? "ROLLBACK" : "COMMIT");
+    if (rc != SQLITE_OK && !w->failed) {
+        gt_writer_failed(w, sqlite3_errmsg(w->db));
+        gt_exec(w->db, "ROLLBACK");
+    }
+    w->in_txn = 0;
+    w->last_commit_ns = gt_now_ns();
+}
+
+/* CUPTI's buffers waiting for the writer can hold tens of thousands of
+ * records: writing them all before the rings' next turn would leave the
+ * rings filling for as long, so the rings are drained between every few
+ * thousand records (which also brings in the calls later records name). */
+static void gt_write_gpu_record_paced(const void *record, void *arg)
+{
+    struct gt_writer *w = arg;
+    gt_write_gpu_record(record, w);
+    if (++w->gpu_since_drain >= 4096) {
+        w->gpu_since_drain = 0;
+        gt_ring_drain_all(gt_write_event, w);
+    }
+}
+
+static uint64_t gt_drain(struct gt_writer *w)
+{
+    pthread_mutex_lock(&gt_work_lock);
+    uint64_t n = gt_ring_drain_all(gt_write_event, w);
+    gt_cupti_drain(gt_write_gpu_record_paced, w);
+    gt_pend_expire(w, 0);
+    if (w->in_txn && gt_now_ns() - w->last_commit_ns >= GT_COMMIT_NS)
+        gt_commit(w);
+    pthread_mutex_unlock(&gt_work_lock);
+    return n;
+}
+
+void gt_writer_fork_prepare(void)
+{
+    pthread_mutex_lock(&gt_work_lock);
+    pthread_mutex_lock(&gt_wake_lock);
+}
+
+void gt_writer_fork_release(void)
+{
+    pthread_mutex_unlock(&gt_wake_lock);
+    pthread_mutex_unlock(&gt_work_lock);
+}
+
+static void gt_writer_close_db(struct gt_writer *w);
+static void gt_writer_free(struct gt_writer *w);
+static void gt_create_indexes(struct gt_writer *w);
+
+/* Everything buffered goes in, then the indexes; the file is left whole. */
+static void gt_writer_finish(struct gt_writer *w, int complete, int sig, int free_after)
+{
+    gt_ring_drain_all(gt_write_event, w);
+    gt_cupti_drain(gt_write_gpu_record, w);
+    gt_pend_expire(w, 1);
+    if (gt_begin_txn(w) == 0) {
+        gt_meta(w, "complete", complete ? "1" : "0");
+        if (sig > 0)
+            gt_meta_u64(w, "terminated_by_signal", (uint64_t)sig);
+        /* The data first, on its own: indexes that do not fit (a full disk)
+         * must not take the last events with them. */
+        gt_commit(w);
+        if (!w->failed)
+            gt_create_indexes(w);
+        /* One self-contained file: fold the WAL back in. */
+        gt_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE");
+    }
+    if (free_after)
+        gt_writer_free(w);
+    else
+        gt_writer_close_db(w);
+}
+
+/* On the writer thread, asked by a signal handler: the process is about to
+ * die of a signal whose default action it kept. */
+static void gt_writer_finish_for_signal(struct gt_writer *w, int sig)
+{
+    if (!atomic_exchange(&w->finishing, 1)) {
+        atomic_store(&gt_state, GT_STATE_FINISHED);
+        gt_cupti_stop();
+        /* Not freed: exit() on another thread may still be looking at it. */
+        pthread_mutex_lock(&gt_work_lock);
+        gt_writer_finish(w, 1, sig, 0);
+        pthread_mutex_unlock(&gt_work_lock);
+    }
+    sem_post(&gt_finish_done);
+}
+
+void gt_writer_finish_on_signal(int sig)
+{
+    atomic_store(&gt_finish_signal, sig);
+}
+
+int gt_writer_wait_finished(int seconds)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += seconds;
+    int rc;
+    while ((rc = sem_timedwait(&gt_finish_done, &ts)) == -1 && errno == EINTR)
+        ;
+    return rc;
+}
+
+static void *gt_writer_main(void *arg)
+{
+    struct gt_writer *w = arg;
+    gt_tls_busy = 1; /* the tracer's own thread: never recorded */
+    uint64_t drained = 0;
+    while (!atomic_load(&w->stop)) {
+        /* While events pour in, drain again at once: a ring that passed
+         * half full while this thread was writing sent its wake-up to no
+         * one, and would fill up during a sleep. */
+        if (drained >= GT_BUSY_EVENTS || gt_ring_pressure() >= 25) {
+            int sig = atomic_load(&gt_finish_signal);
+            if (sig) {
+                gt_writer_finish_for_signal(w, sig);
+                return NULL;
+            }
+            drained = gt_drain(w);
+            continue;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += (long)GT_POLL_NS;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&gt_wake_lock);
+        if (!atomic_load(&w->stop))
+            pthread_cond_timedwait(&gt_wake, &gt_wake_lock, &ts);
+        pthread_mutex_unlock(&gt_wake_lock);
+        int sig = atomic_load(&gt_finish_signal);
+        if (sig) {
+            gt_writer_finish_for_signal(w, sig);
+            return NULL;
+        }
+        drained = gt_drain(w);
+    }
+    return NULL;
+}
+
+/* ---- open, start, stop ---- */
+
+/* Clears the way for a new trace at `path`: stale WAL files from an
+ * earlier run under the same name would be replayed into the new one. */
+static int gt_create_file(const char *path, char *err, size_t err_len)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (S_ISLNK(st.st_mode)) {
+            snprintf(err, err_len, "%s is a symbolic link; refusing to write through it", path);
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            snprintf(err, err_len, "%s exists and is not a regular file", path);
+            return -1;
+        }
+        if (unlink(path) != 0) {
+            snprintf(err, err_len, "cannot replace %s: %s", path, strerror(errno));
+            return -1;
+        }
+    }
+    char side[PATH_MAX + 8];
+    snprintf(side, sizeof(side), "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof(side), "%s-shm", path);
+    unlink(side);
+    int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, err_len, "cannot create %s: %s", path, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+/* When this process started (clock ticks since boot, /proc/self/stat field
+ * 22): with the pid, it tells this process's earlier images (before an
+ * exec) from another process that had the same pid. */
+static unsigned long long gt_process_start_ticks(void)
+{
+    char buf[1024];
+    gt_read_text_file("/proc/self/stat", buf, sizeof(buf), 0);
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    unsigned long long ticks = 0;
+    for (int field = 2; p && *p && field < 22; p++)
+        if (*p == ' ')
+            field++;
+    if (p)
+        ticks = strtoull(p, NULL, 10);
+    return ticks;
+}
+
+int gt_writer_is_earlier_image(const char *path)
+{
+    sqlite3 *db = NULL;
+    int same = 0;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW, NULL) == SQLITE_OK) {
+        sqlite3_stmt *q = NULL;
+        if (sqlite3_prepare_v2(db,
+                               "SELECT (SELECT value FROM meta WHERE key = 'pid'), "
+                               "(SELECT value FROM meta WHERE key = 'process_start_ticks')",
+                               -1, &q, NULL) == SQLITE_OK &&
+            sqlite3_step(q) == SQLITE_ROW) {
+            const char *pid = (const char *)sqlite3_column_text(q, 0);
+            const char *ticks = (const char *)sqlite3_column_text(q, 1);
+            same = pid && ticks && strtoll(pid, NULL, 10) == (long long)getpid() &&
+                   strtoull(ticks, NULL, 10) == gt_process_start_ticks();
+        }
+        sqlite3_finalize(q);
+    }
+    sqlite3_close(db);
+    return same;
+}
+
+static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg)
+{
+    char buf[8192];
+    gt_meta(w, "tracer", "gputrace");
+    gt_meta(w, "tracer_version", GT_VERSION);
+    gt_meta(w, "schema_version", "4");
+    gt_meta_u64(w, "pid", (uint64_t)getpid());
+    gt_meta_u64(w, "ppid", (uint64_t)getppid());
+    gt_meta_u64(w, "process_start_ticks", gt_process_start_ticks());
+    gt_read_text_file("/proc/self/cmdline", buf, sizeof(buf), 1);
+    gt_meta(w, "cmdline", buf);
+    if (gethostname(buf, sizeof(buf)) != 0)
+        buf[0] = 0;
+    buf[sizeof(buf) - 1] = 0;
+    gt_meta(w, "host", buf);
+    gt_meta_u64(w, "start_ns", gt_now_ns());
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    gt_meta_u64(w, "start_time_unix_ns", (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
+    gt_meta(w, "clock", "CLOCK_MONOTONIC");
+    gt_meta_u64(w, "stack_depth", (uint64_t)cfg->stack_depth);
+    /* Which interpreter's stacks are recorded; "" when none are. */
+    gt_meta(w, "python", gt_python_version());
+    gt_meta_u64(w, "buffer_events", cfg->buffer_events);
+    gt_meta(w, "output_pattern", cfg->output);
+    gt_meta(w, "gpu_timing", "none");
+    gt_meta(w, "complete", "0");
+}
+
+static void gt_writer_close_db(struct gt_writer *w)
+{
+    for (int i = 0; i < ST_COUNT; i++) {
+        sqlite3_finalize(w->st[i]);
+        w->st[i] = NULL;
+    }
+    if (w->db)
+        sqlite3_close(w->db);
+    w->db = NULL;
+}
+
+static void gt_writer_free(struct gt_writer *w)
+{
+    gt_writer_close_db(w);
+    gt_strlist_free(&w->modules);
+    gt_idmap_free(&w->frames);
+    free(w->tids);
+    gt_strlist_free(&w->gpu_names);
+    free(w->stack_done);
+    free(w->name_done);
+    free(w->pystack_done);
+    free(w->pycode_done);
+    gt_idmap_free(&w->pyframes);
+    gt_writer_gpu_free(w);
+    gt_writer_rows_free(w);
+    free(w);
+}
+
+/* A file size limit (RLIMIT_FSIZE) reached by the tracer's writes raises
+ * SIGXFSZ, whose default action would kill the program. The writer thread
+ * blocks every signal; a program thread that writes the trace (creating it,
+ * finishing it at exit) blocks SIGXFSZ meanwhile and discards the one its
+ * own writes raised. The write itself fails with EFBIG, as on a full disk. */
+struct gt_xfsz {
+    sigset_t old;
+    int was_pending;
+};
+
+static void gt_xfsz_block(struct gt_xfsz *x)
+{
+    sigset_t s, pending;
+    sigemptyset(&s);
+    sigaddset(&s, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &s, &x->old);
+    x->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+}
+
+static void gt_xfsz_restore(struct gt_xfsz *x)
+{
+    sigset_t s, pending;
+    sigemptyset(&s);
+    sigaddset(&s, SIGXFSZ);
+    if (!x->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
+        struct timespec now = {0, 0};
+        sigtimedwait(&s, NULL, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, &x->old, NULL);
+}
+
+static int gt_writer_open_blocked(const char *path, const struct gt_config *cfg, char *err, size_t err_len);
+
+/* Statement `one`'s insert with GT_BATCH_ROWS rows of values, as `many`. */
+static int gt_prepare_batch(struct gt_writer *w, struct gt_batch *b, int one, int many, int cols)
+{
+    b->one = one;
+    b->many = many;
+    b->cols = cols;
+    const char *values = strstr(gt_sql[one], "VALUES") + 6;
+    size_t head = (size_t)(values - gt_sql[one]), row = strlen(values);
+    char *sql = malloc(head + GT_BATCH_ROWS * (row + 1) + 1);
+    if (!sql)
+        return SQLITE_NOMEM;
+    char *p = sql;
+    memcpy(p, gt_sql[one], head);
+    p += head;
+    for (int i = 0; i < GT_BATCH_ROWS; i++) {
+        if (i)
+            *p++ = ',';
+        memcpy(p, values, row);
+        p += row;
+    }
+    *p = 0;
+    int rc = sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &w->st[many], NULL);
+    free(sql);
+    return rc;
+}
+
+int gt_writer_open(const char *path, const struct gt_config *cfg, char *err, size_t err_len)
+{
+    struct gt_xfsz x;
+    gt_xfsz_block(&x);
+    int rc = gt_writer_open_blocked(path, cfg, err, err_len);
+    gt_xfsz_restore(&x);
+    return rc;
+}
+
+static int gt_writer_open_blocked(const char *path, const struct gt_config *cfg, char *err, size_t err_len)
+{
+    if (gt_create_file(path, err, err_len) < 0)
+        return -1;
+    struct gt_writer *w = calloc(1, sizeof(*w));
+    if (!w) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    snprintf(w->path, sizeof(w->path), "%s", path);
+    w->stack_done = calloc(1, (1u << 17) / 8 + 1);
+    w->name_done = calloc(1, 8192 / 8 + 1);
+    w->pystack_done = calloc(1, (1u << 16) / 8 + 1);
+    w->pycode_done = calloc(1, (1u << 16) / 8 + 1);
+    int rc = sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
+                             NULL);
+    char *schema = NULL;
+    if (rc == SQLITE_OK && w->stack_done && w->name_done && w->pystack_done && w->pycode_done) {
+        schema = malloc(gt_schema_sql_len + 1);
+        if (schema) {
+            memcpy(schema, gt_schema_sql, gt_schema_sql_len);
+            schema[gt_schema_sql_len] = 0;
+            /* Tables and views now, indexes at the end (gt_create_indexes). */
+            char *idx = strstr(schema, GT_INDEX_MARK);
+            if (idx)
+                *idx = 0;
+            rc = gt_exec(w->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA cache_size=-8192; BEGIN");
+            if (rc == SQLITE_OK)
+                rc = gt_exec(w->db, schema);
+        } else {
+            rc = SQLITE_NOMEM;
+        }
+    }
+    free(schema);
+    for (int i = 0; rc == SQLITE_OK && i < ST_COUNT; i++) {
+        if (i == ST_EVENT_BATCH)
+            rc = gt_prepare_batch(w, &w->events, ST_EVENT, ST_EVENT_BATCH, EC_COUNT);
+        else if (i == ST_GPU_BATCH)
+            rc = gt_prepare_batch(w, &w->gpu, ST_GPU, ST_GPU_BATCH, 14);
+        else
+            rc = sqlite3_prepare_v3(w->db, gt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i], NULL);
+    }
+    if (rc == SQLITE_OK) {
+        gt_write_process_meta(w, cfg);
+        sqlite3_stmt *s = NULL;
+        rc = sqlite3_prepare_v2(w->db, "INSERT INTO api_names VALUES(?,?,?)", -1, &s, NULL);
+        for (uint32_t i = 0; rc == SQLITE_OK && i < GT_API_COUNT; i++) {
+            sqlite3_bind_int64(s, 1, i);
+            sqlite3_bind_text(s, 2, gt_hooks[i].name, -1, SQLITE_STATIC);
+            sqlite3_bind_text(s, 3, gt_category_names[gt_hooks[i].category], -1, SQLITE_STATIC);
+            rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+            sqlite3_reset(s);
+        }
+        sqlite3_finalize(s);
+    }
+    if (rc == SQLITE_OK && !w->failed)
+        rc = gt_exec(w->db, "COMMIT");
+    if (rc != SQLITE_OK || w->failed) {
+        snprintf(err, err_len, "cannot create trace %s: %s", path,
+                 w->db ? sqlite3_errmsg(w->db) : sqlite3_errstr(rc));
+        gt_writer_free(w);
+        unlink(path);
+        return -1;
+    }
+    w->last_commit_ns = gt_now_ns();
+    sem_init(&gt_finish_done, 0, 0);
+    gt_w = w;
+    return 0;
+}
+
+static void gt_create_indexes(struct gt_writer *w)
+{
+    const char *idx = NULL;
+    char *schema = malloc(gt_schema_sql_len + 1);
+    if (!schema)
+        return;
+    memcpy(schema, gt_schema_sql, gt_schema_sql_len);
+    schema[gt_schema_sql_len] = 0;
+    idx = strstr(schema, GT_INDEX_MARK);
+    if (idx && gt_exec(w->db, "BEGIN") == SQLITE_OK) {
+        if (gt_exec(w->db, idx) != SQLITE_OK || gt_exec(w->db, "COMMIT") != SQLITE_OK) {
+            gt_warn("cannot index %s: %s; the trace is complete but slower to query", w->path,
+                    sqlite3_errmsg(w->db));
+            gt_exec(w->db, "ROLLBACK");
+        }
+    }
+    free(schema);
+}
+
+void gt_writer_set_gpu_timing(const char *mode, const char *detail)
+{
+    struct gt_writer *w = gt_w;
+    if (!w)
+        return;
+    gt_meta(w, "gpu_timing", mode);
+    gt_meta(w, "gpu_timing_detail", detail);
+}
+
+int gt_writer_start(void)
+{
+    struct gt_writer *w = gt_w;
+    if (!w)
+        return -1;
+    /* The program's signals are the program's: keep them off our thread. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&w->thread, NULL, gt_writer_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return -1;
+    w->thread_started = 1;
+    return 0;
+}
+
+void gt_writer_wake(void)
+{
+    pthread_cond_signal(&gt_wake);
+}
+
+void gt_writer_stop(int complete)
+{
+    struct gt_writer *w = gt_w;
+    if (!w)
+        return;
+    gt_w = NULL;
+    if (w->thread_started) {
+        pthread_mutex_lock(&gt_wake_lock);
+        atomic_store(&w->stop, 1);
+        pthread_cond_signal(&gt_wake);
+        pthread_mutex_unlock(&gt_wake_lock);
+        pthread_join(w->thread, NULL);
+    }
+    if (atomic_exchange(&w->finishing, 1))
+        return; /* a fatal signal got there first and finished the trace */
+    struct gt_xfsz x;
+    gt_xfsz_block(&x);
+    pthread_mutex_lock(&gt_work_lock);
+    gt_writer_finish(w, complete, 0, 1);
+    pthread_mutex_unlock(&gt_work_lock);
+    gt_xfsz_restore(&x);
+}
+
+void gt_writer_join_finished(void)
+{
+    struct gt_writer *w = gt_w;
+    if (w && w->thread_started && atomic_load(&w->finishing)) {
+        pthread_join(w->thread, NULL);
+        w->thread_started = 0;
+    }
+}
+
+void gt_writer_after_fork_child(void)
+{
+    /* The parent's connection and thread belong to the parent. */
+    gt_w = NULL;
+}
