@@ -18,6 +18,10 @@ include preload/preload.mk
 include analyzer/analyzer.mk
 include tests/tests.mk
 
+# The analyzer includes headers the shim's build generates (gt_error_names.h):
+# they are made before any of its objects.
+$(GT_ANALYZER_OBJS) $(BUILD)/asan/gputrace: | $(GT_GEN_HEADERS)
+
 test: all tests-build
 	$(PYTHON) tests/run_tests.py
 

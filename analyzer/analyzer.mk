@@ -8,7 +8,7 @@
 GT_ANALYZER_LAYERS := base trace analysis output cmd
 GT_ANALYZER_SRCS := $(foreach d,$(GT_ANALYZER_LAYERS),$(wildcard analyzer/$(d)/*.c))
 GT_ANALYZER_HDRS := $(foreach d,$(GT_ANALYZER_LAYERS),$(wildcard analyzer/$(d)/*.h))
-GT_ANALYZER_CFLAGS := $(CFLAGS_BASE) -Ianalyzer -I.
+GT_ANALYZER_CFLAGS := $(CFLAGS_BASE) -Ianalyzer -I. -I$(BUILD)/gen
 # preload/base/gt_config.c is shared with the shim so `record` checks -o and
 # --stack-depth exactly as the traced processes will read them.
 GT_ANALYZER_OBJS := $(patsubst analyzer/%.c,$(BUILD)/analyzer/%.o,$(GT_ANALYZER_SRCS)) \
@@ -17,7 +17,7 @@ GT_ANALYZER_OBJS := $(patsubst analyzer/%.c,$(BUILD)/analyzer/%.o,$(GT_ANALYZER_
 all: $(BUILD)/gputrace
 
 $(BUILD)/gputrace: $(GT_ANALYZER_OBJS)
-	$(CC) $(CFLAGS_BASE) -o $@ $^ -lsqlite3
+	$(CC) $(CFLAGS_BASE) -o $@ $^ -lsqlite3 -lm
 
 $(BUILD)/analyzer/%.o: analyzer/%.c
 	@mkdir -p $(dir $@)
@@ -35,5 +35,5 @@ GT_ANALYZER_ASAN_FLAGS := $(GT_ANALYZER_CFLAGS) -O1 -fno-omit-frame-pointer -fsa
                           -fno-sanitize-recover=undefined
 $(BUILD)/asan/gputrace: $(GT_ANALYZER_SRCS) preload/base/gt_config.c $(GT_ANALYZER_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(GT_ANALYZER_ASAN_FLAGS) -o $@ $(GT_ANALYZER_SRCS) preload/base/gt_config.c -Ipreload -lsqlite3
+	$(CC) $(GT_ANALYZER_ASAN_FLAGS) -o $@ $(GT_ANALYZER_SRCS) preload/base/gt_config.c -Ipreload -lsqlite3 -lm
 tests-build: $(BUILD)/asan/gputrace

@@ -30,9 +30,9 @@ def make(path, n):
             "start_time_unix_ns": "1700000000000000000", "dropped_events": "0", "dropped_stacks": "0",
             "stack_depth": "8", "gpu_timing": "cupti", "clock": "CLOCK_MONOTONIC"}
     db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
-    db.executemany("INSERT INTO api_names VALUES (?, ?, ?)",
-                   [(1, "cudaLaunchKernel", "launch"), (2, "cudaMemcpyAsync", "memcpy"),
-                    (3, "cudaStreamSynchronize", "sync")])
+    db.executemany("INSERT INTO api_names VALUES (?, ?, ?, ?)",
+                   [(1, "cudaLaunchKernel", "launch", "runtime"), (2, "cudaMemcpyAsync", "memcpy", "runtime"),
+                    (3, "cudaStreamSynchronize", "sync", "runtime")])
     db.executemany("INSERT INTO strings VALUES (?, ?, NULL)", [(i, "kernel_%d" % i) for i in range(1, 101)])
     db.executemany("INSERT INTO modules VALUES (?, ?)", [(1, "/usr/bin/app"), (2, "/usr/lib/libtorch.so")])
     db.executemany("INSERT INTO frames VALUES (?, ?, ?, ?, ?)",

@@ -3,14 +3,23 @@
 # includes name the folder ("hot/gt_ring.h"), so the layering shows.
 PRELOAD_LAYERS := base cupti hot writer session
 PRELOAD_SRC := $(foreach d,$(PRELOAD_LAYERS),$(wildcard preload/$(d)/*.c))
+# Headers generated at build time, into $(BUILD)/gen/: the schema as a C
+# array, and NVIDIA's result names from the toolkit's own headers (the
+# analyzer includes gt_error_names.h too, so `make` builds these first).
+GT_GEN_HEADERS := $(BUILD)/gen/gt_schema_sql.h $(BUILD)/gen/gt_error_names.h
 PRELOAD_HDR := $(foreach d,$(PRELOAD_LAYERS),$(wildcard preload/$(d)/*.h)) preload/hot/gt_hooks.def \
-               $(BUILD)/gen/gt_schema_sql.h
+               $(GT_GEN_HEADERS)
 PRELOAD_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden $(CUDA_INC) -I$(BUILD)/gen -Ipreload
 PRELOAD_LIBS := -lsqlite3 -lunwind -ldl -lpthread
 
 $(BUILD)/gen/gt_schema_sql.h: schema/gputrace.sql
 	@mkdir -p $(dir $@)
 	cd schema && xxd -i gputrace.sql | sed 's/gputrace_sql/gt_schema_sql/g; s/^unsigned/static const unsigned/' > ../$@.tmp
+	mv $@.tmp $@
+
+$(BUILD)/gen/gt_error_names.h: scripts/gen_error_names.py $(CUDA)/include/driver_types.h $(CUDA)/include/cuda.h
+	@mkdir -p $(dir $@)
+	$(PYTHON) scripts/gen_error_names.py $(CUDA)/include $@.tmp
 	mv $@.tmp $@
 
 # One object per source (tests/test_layout.py reads their symbols to check

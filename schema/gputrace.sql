@@ -1,10 +1,10 @@
--- gputrace trace schema, version 4 (PRAGMA user_version = 4).
+-- gputrace trace schema, version 5 (PRAGMA user_version = 5).
 --
 -- Storage tables hold integers and ids; names, stacks and frames are stored
 -- once. The views at the end are the public, stable surface: query those.
 -- docs/schema.md documents every table and view with example queries.
 
-PRAGMA user_version = 4;
+PRAGMA user_version = 5;
 
 -- Key/value facts about the traced process and the recording.
 CREATE TABLE meta (
@@ -16,8 +16,19 @@ CREATE TABLE meta (
 CREATE TABLE api_names (
     id       INTEGER PRIMARY KEY,
     name     TEXT NOT NULL,
-    category TEXT NOT NULL   -- launch, memcpy, memset, sync, alloc, free, stream, event, graph_launch, other
+    category TEXT NOT NULL,  -- launch, memcpy, memset, sync, alloc, free, stream, event, graph_launch, other
+    lib      TEXT NOT NULL   -- runtime (returns a cudaError_t) or driver (returns a CUresult)
 );
+
+-- NVIDIA's name for each result code, as the CUDA toolkit the tracer was
+-- built with spells it (cudaErrorInvalidValue, CUDA_ERROR_INVALID_VALUE):
+-- the same number means different things in the runtime and the driver.
+CREATE TABLE result_names (
+    lib  TEXT NOT NULL,      -- runtime or driver, as api_names.lib
+    code INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    PRIMARY KEY (lib, code)
+) WITHOUT ROWID;
 
 -- Interned strings: kernel names (mangled value, demangled once at write time).
 CREATE TABLE strings (
@@ -123,7 +134,7 @@ CREATE TABLE frames (
     id        INTEGER PRIMARY KEY,
     ip        INTEGER NOT NULL,
     module_id INTEGER REFERENCES modules(id),
-    offset    INTEGER,           -- ip relative to the module's load base
+    offset    INTEGER,           -- ip - 1 (inside the call instruction) relative to the module's load base
     function  TEXT               -- demangled; NULL when unknown
 );
 
@@ -169,12 +180,16 @@ CREATE VIEW cupti_memory_kinds(code, name) AS
 VALUES (0, 'unknown'), (1, 'pageable'), (2, 'pinned'), (3, 'device'), (4, 'array'), (5, 'managed'),
        (6, 'device_static'), (7, 'managed_static');
 
--- The calls and their arguments, as version 2 stored them.
+-- The calls and their arguments, as version 2 stored them; error (version
+-- 5) is NVIDIA's name for a failed call's result.
 CREATE VIEW calls AS
 SELECT e.id, e.tid, e.api_id, e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.result, e.stream, e.stack_id, e.corr,
        CASE n.category WHEN 'launch' THEN (SELECT c.captured FROM launch_configs c WHERE c.id = e.a0)
                        WHEN 'memcpy' THEN (e.a0 >> 7) & 1 WHEN 'memset' THEN (e.a0 >> 7) & 1 ELSE 0 END AS captured,
-       e.pystack_id
+       e.pystack_id,
+       CASE WHEN e.result != 0 THEN
+           COALESCE((SELECT r.name FROM result_names r WHERE r.lib = n.lib AND r.code = e.result),
+                    'error ' || e.result) END AS error
 FROM events e JOIN api_names n ON n.id = e.api_id;
 
 CREATE VIEW launch_args AS
@@ -227,62 +242,122 @@ FROM gpu_ops;
 
 CREATE VIEW api_calls AS
 SELECT c.id, (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pid') AS pid,
-       c.tid, n.name, n.category, c.start_ns, c.end_ns, c.result, c.stream, c.stack_id, c.captured, c.pystack_id
+       c.tid, n.name, n.category, c.start_ns, c.end_ns, c.result, c.stream, c.stack_id, c.captured, c.pystack_id,
+       c.error
 FROM calls c JOIN api_names n ON n.id = c.api_id;
 
--- A launch, copy or memset with its GPU record: the one kept in its row,
--- else the first CUPTI record of its kind in gpu_ops that carries the
--- call's correlation id (gpu_ops.corr = events.corr).
-CREATE VIEW call_gpu AS
-SELECT e.id AS call_id, n.category, e.stream, e.start_ns, e.dur_ns, e.result, e.a0, e.a1,
-       e.g_dur_ns IS NOT NULL OR g.id IS NOT NULL AS has_gpu,
-       COALESCE(e.g_stream & 255, g.device) AS gpu_device, COALESCE(e.g_stream >> 8, g.stream) AS gpu_stream,
-       COALESCE(e.start_ns + e.g_start_ns, g.start_ns) AS gpu_start_ns,
-       COALESCE(e.start_ns + e.g_start_ns + e.g_dur_ns, g.start_ns + g.dur_ns) AS gpu_end_ns,
-       CASE WHEN e.g_dur_ns IS NOT NULL THEN (e.a0 >> 8) & 15 ELSE g.src_kind END AS gpu_src_code,
-       CASE WHEN e.g_dur_ns IS NOT NULL THEN (e.a0 >> 12) & 15 ELSE g.dst_kind END AS gpu_dst_code
-FROM events e JOIN api_names n ON n.id = e.api_id
-LEFT JOIN gpu_ops g ON g.id = CASE WHEN e.corr IS NOT NULL AND e.g_dur_ns IS NULL THEN
-    (SELECT g2.id FROM gpu_ops g2 WHERE g2.corr = e.corr
-        AND g2.kind = CASE n.category WHEN 'launch' THEN 0 WHEN 'memcpy' THEN 1 ELSE 2 END LIMIT 1) END
-WHERE n.category IN ('launch', 'memcpy', 'memset');
+-- Each kernel, copy and memset in gpu_ops with the call that made it
+-- (gpu_ops.corr = events.corr; the call's columns NULL when it was not
+-- intercepted). via: how the work was submitted, the call's category,
+-- 'graph' for a graph launch.
+CREATE VIEW gpu_op_calls AS
+SELECT g.id, g.kind, g.correlation_id, g.device, g.stream AS gpu_stream, g.start_ns, g.start_ns + g.dur_ns AS end_ns,
+       g.name_id, g.bytes, g.copy_kind, g.src_kind, g.dst_kind,
+       e.id AS call_id, n.category, e.stream, e.start_ns AS api_start_ns, e.start_ns + e.dur_ns AS api_end_ns,
+       COALESCE(e.result, 0) AS result, e.a0,
+       CASE n.category WHEN 'graph_launch' THEN 'graph' ELSE n.category END AS via
+FROM gpu_ops g LEFT JOIN events e ON e.corr = g.corr LEFT JOIN api_names n ON n.id = e.api_id
+WHERE g.kind < 3;
 
+-- One row per kernel the GPU ran, and per launch call with no GPU record
+-- (GPU timing off or unavailable, a failed launch: its host times). A
+-- launch made during stream capture ran nothing and is not a row; the
+-- graph's launches run its kernels (via = 'graph'). Here and below, the
+-- api_id test comes first so that other calls are passed over before
+-- anything is looked up for them.
 CREATE VIEW kernels AS
-SELECT k.call_id AS api_call_id, COALESCE(s.demangled, s.value) AS name,
-       s.value AS mangled_name, COALESCE(k.gpu_device, c.device) AS device, k.stream,
-       COALESCE(k.gpu_start_ns, k.start_ns) AS start_ns, COALESCE(k.gpu_end_ns, k.start_ns + k.dur_ns) AS end_ns,
-       CASE WHEN k.has_gpu THEN 'gpu' ELSE 'host' END AS time_source,
-       k.start_ns AS api_start_ns, k.start_ns + k.dur_ns AS api_end_ns, k.gpu_stream,
-       c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y, c.block_z, c.shared_mem, k.result, c.captured
-FROM call_gpu k
-JOIN launch_configs c ON c.id = k.a0
-LEFT JOIN strings s ON s.id = c.name_id
-WHERE k.category = 'launch';
+SELECT e.id AS api_call_id, COALESCE(s.demangled, s.value) AS name, s.value AS mangled_name,
+       CASE WHEN e.g_dur_ns IS NULL THEN c.device ELSE e.g_stream & 255 END AS device, e.stream,
+       COALESCE(e.start_ns + e.g_start_ns, e.start_ns) AS start_ns,
+       COALESCE(e.start_ns + e.g_start_ns + e.g_dur_ns, e.start_ns + e.dur_ns) AS end_ns,
+       CASE WHEN e.g_dur_ns IS NULL THEN 'host' ELSE 'gpu' END AS time_source,
+       e.start_ns AS api_start_ns, e.start_ns + e.dur_ns AS api_end_ns, e.g_stream >> 8 AS gpu_stream,
+       c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y, c.block_z, c.shared_mem, e.result, 0 AS captured,
+       'launch' AS via
+FROM events e JOIN launch_configs c ON c.id = e.a0 LEFT JOIN strings s ON s.id = c.name_id
+WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'launch')
+  AND (e.g_dur_ns IS NOT NULL
+       OR (c.captured = 0 AND (e.corr IS NULL
+                               OR NOT EXISTS (SELECT 1 FROM gpu_ops g WHERE g.corr = e.corr AND g.kind = 0))))
+UNION ALL
+SELECT o.call_id, COALESCE(s.demangled, s.value), s.value, o.device, o.stream, o.start_ns, o.end_ns, 'gpu',
+       o.api_start_ns, o.api_end_ns, o.gpu_stream,
+       c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y, c.block_z, c.shared_mem, o.result, 0, o.via
+FROM gpu_op_calls o LEFT JOIN launch_configs c ON o.category = 'launch' AND c.id = o.a0
+LEFT JOIN strings s ON s.id = COALESCE(o.name_id, c.name_id)
+WHERE o.kind = 0;
 
+-- One row per copy the GPU ran (each copy of a batch its own), and per
+-- copy call with no GPU record; copies made during stream capture ran
+-- nothing and are not rows. host_mem: CUPTI's memory kind of the host
+-- side when it names one (pageable, pinned, managed), else the call's own
+-- reading; for a copy no copy call made (a graph's), 'none' then.
 CREATE VIEW memcpys AS
-SELECT m.call_id AS api_call_id, a.kind, a.bytes,
-       CASE WHEN NOT m.has_gpu THEN a.host_mem
-            WHEN a.kind IN ('HtoD', 'HtoH') AND m.gpu_src_code IN (1, 2, 5) THEN src.name
-            WHEN a.kind = 'DtoH' AND m.gpu_dst_code IN (1, 2, 5) THEN dst.name
-            ELSE a.host_mem END AS host_mem,
-       a.async, COALESCE(m.gpu_device, a.device) AS device, m.stream,
-       COALESCE(m.gpu_start_ns, m.start_ns) AS start_ns, COALESCE(m.gpu_end_ns, m.start_ns + m.dur_ns) AS end_ns,
-       CASE WHEN m.has_gpu THEN 'gpu' ELSE 'host' END AS time_source,
-       m.start_ns AS api_start_ns, m.start_ns + m.dur_ns AS api_end_ns, m.gpu_stream,
-       src.name AS gpu_src_kind, dst.name AS gpu_dst_kind, m.result, (m.a0 >> 7) & 1 AS captured
-FROM call_gpu m JOIN copy_args a ON a.call_id = m.call_id
-LEFT JOIN cupti_memory_kinds src ON src.code = m.gpu_src_code
-LEFT JOIN cupti_memory_kinds dst ON dst.code = m.gpu_dst_code
-WHERE m.category = 'memcpy';
+SELECT e.id AS api_call_id,
+       CASE e.a0 & 7 WHEN 0 THEN 'HtoD' WHEN 1 THEN 'DtoH' WHEN 2 THEN 'DtoD' WHEN 3 THEN 'HtoH' WHEN 4 THEN 'PtoP' END
+           AS kind,
+       e.a1 AS bytes,
+       CASE WHEN e.a0 & 7 IN (0, 3) AND src.code IN (1, 2, 5) THEN src.name
+            WHEN e.a0 & 7 = 1 AND dst.code IN (1, 2, 5) THEN dst.name
+            ELSE CASE (e.a0 >> 3) & 7 WHEN 0 THEN 'pageable' WHEN 1 THEN 'pinned' WHEN 2 THEN 'managed'
+                                      WHEN 3 THEN 'none' WHEN 4 THEN 'unknown' END END AS host_mem,
+       (e.a0 >> 6) & 1 AS async, CASE WHEN e.g_dur_ns IS NULL THEN e.a0 >> 16 ELSE e.g_stream & 255 END AS device,
+       e.stream, COALESCE(e.start_ns + e.g_start_ns, e.start_ns) AS start_ns,
+       COALESCE(e.start_ns + e.g_start_ns + e.g_dur_ns, e.start_ns + e.dur_ns) AS end_ns,
+       CASE WHEN e.g_dur_ns IS NULL THEN 'host' ELSE 'gpu' END AS time_source,
+       e.start_ns AS api_start_ns, e.start_ns + e.dur_ns AS api_end_ns, e.g_stream >> 8 AS gpu_stream,
+       src.name AS gpu_src_kind, dst.name AS gpu_dst_kind, e.result, 0 AS captured, 'memcpy' AS via
+FROM events e
+LEFT JOIN cupti_memory_kinds src ON src.code = CASE WHEN e.g_dur_ns IS NOT NULL THEN (e.a0 >> 8) & 15 END
+LEFT JOIN cupti_memory_kinds dst ON dst.code = CASE WHEN e.g_dur_ns IS NOT NULL THEN (e.a0 >> 12) & 15 END
+WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'memcpy')
+  AND (e.g_dur_ns IS NOT NULL
+       OR ((e.a0 >> 7) & 1 = 0 AND (e.corr IS NULL
+                                    OR NOT EXISTS (SELECT 1 FROM gpu_ops g WHERE g.corr = e.corr AND g.kind = 1))))
+UNION ALL
+SELECT o.call_id, o.dir, o.bytes,
+       CASE WHEN o.dir IN ('HtoD', 'HtoH') AND src.code IN (1, 2, 5) THEN src.name
+            WHEN o.dir = 'DtoH' AND dst.code IN (1, 2, 5) THEN dst.name
+            ELSE o.host END,
+       o.is_async, o.device, o.stream, o.start_ns, o.end_ns, 'gpu', o.api_start_ns, o.api_end_ns, o.gpu_stream,
+       src.name, dst.name, o.result, 0, o.via
+FROM (SELECT o.*,
+             CASE WHEN o.category = 'memcpy' THEN
+                      CASE o.a0 & 7 WHEN 0 THEN 'HtoD' WHEN 1 THEN 'DtoH' WHEN 2 THEN 'DtoD' WHEN 3 THEN 'HtoH'
+                                    WHEN 4 THEN 'PtoP' END
+                  ELSE CASE o.copy_kind WHEN 1 THEN 'HtoD' WHEN 2 THEN 'DtoH' WHEN 3 THEN 'HtoA' WHEN 4 THEN 'AtoH'
+                                        WHEN 5 THEN 'AtoA' WHEN 6 THEN 'AtoD' WHEN 7 THEN 'DtoA' WHEN 8 THEN 'DtoD'
+                                        WHEN 9 THEN 'HtoH' WHEN 10 THEN 'PtoP' WHEN 0 THEN 'unknown' END END AS dir,
+             CASE WHEN o.category = 'memcpy' THEN
+                      CASE (o.a0 >> 3) & 7 WHEN 0 THEN 'pageable' WHEN 1 THEN 'pinned' WHEN 2 THEN 'managed'
+                                           WHEN 3 THEN 'none' WHEN 4 THEN 'unknown' END
+                  ELSE 'none' END AS host,
+             CASE WHEN o.category = 'memcpy' THEN (o.a0 >> 6) & 1 WHEN o.call_id IS NOT NULL THEN 1 END AS is_async
+      FROM gpu_op_calls o WHERE o.kind = 1) o
+LEFT JOIN cupti_memory_kinds src ON src.code = o.src_kind
+LEFT JOIN cupti_memory_kinds dst ON dst.code = o.dst_kind;
 
+-- One row per memset the GPU ran, and per memset call with no GPU record;
+-- memsets made during stream capture ran nothing and are not rows.
 CREATE VIEW memsets AS
-SELECT m.call_id AS api_call_id, m.a1 AS bytes, (m.a0 >> 6) & 1 AS async, COALESCE(m.gpu_device, m.a0 >> 16) AS device,
-       m.stream, COALESCE(m.gpu_start_ns, m.start_ns) AS start_ns,
-       COALESCE(m.gpu_end_ns, m.start_ns + m.dur_ns) AS end_ns,
-       CASE WHEN m.has_gpu THEN 'gpu' ELSE 'host' END AS time_source,
-       m.start_ns AS api_start_ns, m.start_ns + m.dur_ns AS api_end_ns, m.gpu_stream, m.result,
-       (m.a0 >> 7) & 1 AS captured
-FROM call_gpu m WHERE m.category = 'memset';
+SELECT e.id AS api_call_id, e.a1 AS bytes, (e.a0 >> 6) & 1 AS async,
+       CASE WHEN e.g_dur_ns IS NULL THEN e.a0 >> 16 ELSE e.g_stream & 255 END AS device, e.stream,
+       COALESCE(e.start_ns + e.g_start_ns, e.start_ns) AS start_ns,
+       COALESCE(e.start_ns + e.g_start_ns + e.g_dur_ns, e.start_ns + e.dur_ns) AS end_ns,
+       CASE WHEN e.g_dur_ns IS NULL THEN 'host' ELSE 'gpu' END AS time_source,
+       e.start_ns AS api_start_ns, e.start_ns + e.dur_ns AS api_end_ns, e.g_stream >> 8 AS gpu_stream, e.result,
+       0 AS captured, 'memset' AS via
+FROM events e
+WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'memset')
+  AND (e.g_dur_ns IS NOT NULL
+       OR ((e.a0 >> 7) & 1 = 0 AND (e.corr IS NULL
+                                    OR NOT EXISTS (SELECT 1 FROM gpu_ops g WHERE g.corr = e.corr AND g.kind = 2))))
+UNION ALL
+SELECT o.call_id, o.bytes,
+       CASE WHEN o.category = 'memset' THEN (o.a0 >> 6) & 1 WHEN o.call_id IS NOT NULL THEN 1 END,
+       o.device, o.stream, o.start_ns, o.end_ns, 'gpu', o.api_start_ns, o.api_end_ns, o.gpu_stream, o.result, 0, o.via
+FROM gpu_op_calls o
+WHERE o.kind = 2;
 
 CREATE VIEW syncs AS
 SELECT a.call_id AS api_call_id, a.kind, e.stream, a.target, e.start_ns, e.start_ns + e.dur_ns AS end_ns,
@@ -307,17 +382,15 @@ SELECT NULL AS id, CASE n.category WHEN 'launch' THEN 'kernel' ELSE n.category E
        CASE WHEN n.category = 'memcpy' THEN (SELECT name FROM cupti_memory_kinds WHERE code = (e.a0 >> 8) & 15)
        END AS src_kind,
        CASE WHEN n.category = 'memcpy' THEN (SELECT name FROM cupti_memory_kinds WHERE code = (e.a0 >> 12) & 15)
-       END AS dst_kind
+       END AS dst_kind,
+       n.category AS via
 FROM events e JOIN api_names n ON n.id = e.api_id
 WHERE e.g_dur_ns IS NOT NULL
 UNION ALL
-SELECT g.id, g.kind, g.device, g.stream, g.start_ns, g.end_ns,
-       (SELECT e.id FROM events e WHERE e.corr = g.corr) AS api_call_id,
-       g.correlation_id,
-       EXISTS (SELECT 1 FROM events e WHERE e.corr = g.corr) AS linked,
-       COALESCE(s.demangled, s.value) AS name, g.bytes, g.copy_kind, g.src_kind, g.dst_kind
-FROM gpu_records g LEFT JOIN strings s ON s.id = g.name_id
-WHERE g.kind IN ('kernel', 'memcpy', 'memset');
+SELECT o.id, r.kind, o.device, o.gpu_stream, o.start_ns, o.end_ns, o.call_id, o.correlation_id,
+       o.call_id IS NOT NULL AS linked, COALESCE(s.demangled, s.value) AS name, o.bytes, r.copy_kind, r.src_kind,
+       r.dst_kind, o.via
+FROM gpu_op_calls o JOIN gpu_records r ON r.id = o.id LEFT JOIN strings s ON s.id = o.name_id;
 
 CREATE VIEW allocations AS
 SELECT a.call_id AS api_call_id, n.name AS api, a.kind, a.ptr, a.bytes,
@@ -342,4 +415,6 @@ CREATE INDEX events_pystack ON events(pystack_id) WHERE pystack_id IS NOT NULL;
 CREATE INDEX events_corr ON events(corr) WHERE corr IS NOT NULL;
 CREATE INDEX frames_ip ON frames(ip);
 CREATE INDEX gpu_ops_corr ON gpu_ops(corr) WHERE corr IS NOT NULL;
+-- kernels, memcpys, memsets: each kind's records, and a call's of one kind.
+CREATE INDEX gpu_ops_kind ON gpu_ops(kind, corr);
 CREATE INDEX gpu_ops_start ON gpu_ops(start_ns);

@@ -45,6 +45,8 @@ def seeds(d):
         calls.append(mt.memset(1024))
         calls.append(mt.sync("device" if i % 2 else "stream", stack=stack))
         calls.append(mt.alloc(1 << 20))
+    calls.append(mt.graph_launch(stack=stack))
+    calls.append(mt.launch("bad", result=700))
     out = [mt.make_trace(os.path.join(d, "seed-full.db"), calls=calls, threads={1000: "main"})]
     out.append(mt.make_trace(os.path.join(d, "seed-small.db"), calls=[mt.launch("k"), mt.sync("device")]))
     out.append(mt.make_trace(os.path.join(d, "seed-v1.db"), calls=[dict(c, pystack=None) for c in calls[:10]],
@@ -53,16 +55,23 @@ def seeds(d):
                              schema=os.path.join(HERE, "data", "gputrace-v2.sql")))
     out.append(mt.make_trace(os.path.join(d, "seed-v3.db"), calls=calls[:10],
                              schema=os.path.join(HERE, "data", "gputrace-v3.sql")))
+    out.append(mt.make_trace(os.path.join(d, "seed-v4.db"), calls=calls, threads={1000: "main"},
+                             schema=os.path.join(HERE, "data", "gputrace-v4.sql")))
     out.append(mt.make_trace(os.path.join(d, "seed-gpu-ops.db"), calls=calls, threads={1000: "main"}))
-    # GPU-timed traces: the records in their calls' rows (version 4), or in
-    # gpu_ops linked to the calls
-    for path, fold in ((out[0], True), (out[-1], False)):
+    # GPU-timed traces: the records in their calls' rows (version 4 and
+    # later), or in gpu_ops linked to the calls
+    for path, fold in ((out[0], True), (out[-2], True), (out[-1], False)):
         db = sqlite3.connect(path)
         for (cid, cat) in db.execute("SELECT c.id, n.category FROM calls c JOIN api_names n ON n.id = c.api_id")\
                 .fetchall():
             kind = {"launch": "kernel", "memcpy": "memcpy", "memset": "memset"}.get(cat, "kernel")
             mt.add_gpu_op(db, kind, cid, mt.START_NS + cid * 1000 + 600, mt.START_NS + cid * 1000 + 900,
                           stream=7, nbytes=0, fold=fold)
+        # the graph launch's other work: a copy, a memset, a named kernel
+        gid = len(calls) - 1
+        for i, kind in enumerate(("memcpy", "memset", "kernel")):
+            mt.add_gpu_op(db, kind, gid, mt.START_NS + gid * 1000 + i * 100, mt.START_NS + gid * 1000 + i * 100 + 50,
+                          nbytes=4096, src_kind=2, dst_kind=3, name="graph_k", copy_kind="HtoD", fold=False)
         db.execute("UPDATE meta SET value = 'cupti' WHERE key = 'gpu_timing'")
         db.commit()
         db.close()

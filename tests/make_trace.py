@@ -10,9 +10,11 @@ states what it checks. Example:
 """
 import os
 import sqlite3
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA = os.path.join(ROOT, "schema", "gputrace.sql")
+CUDA = os.environ.get("CUDA", "/usr/local/cuda")
 
 START_NS = 1_000_000_000     # CLOCK_MONOTONIC at process start
 STEP_NS = 1_000              # gap between consecutive synthetic calls
@@ -61,6 +63,36 @@ def alloc(nbytes, kind="device", api=None, ptr=None, **kw):
 
 def free(api="cudaFree", **kw):
     return call(api, "free", **kw)
+
+
+def graph_launch(api="cudaGraphLaunch", **kw):
+    """A graph launch: its work goes in with add_gpu_op(..., fold=False)."""
+    return call(api, "graph_launch", **kw)
+
+
+def lib_of(api):
+    """api_names.lib (version 5): the driver's entry points are cu*, the
+    runtime's cuda* and __cuda*."""
+    return "driver" if api.startswith("cu") and not api.startswith("cuda") else "runtime"
+
+
+_result_names = None
+
+
+def result_names():
+    """{(lib, code): name} as the toolkit's headers spell them, the way the
+    tracer's build generates them (scripts/gen_error_names.py)."""
+    global _result_names
+    if _result_names is None:
+        sys.path.insert(0, os.path.join(ROOT, "scripts"))
+        import gen_error_names
+        runtime, driver = gen_error_names.parse(os.path.join(CUDA, "include"))
+        _result_names = dict([(("runtime", c), n) for c, n in runtime] + [(("driver", c), n) for c, n in driver])
+    return _result_names
+
+
+def has_column(db, table, column):
+    return any(r[1] == column for r in db.execute("PRAGMA table_info(%s)" % table))
 
 
 COPY_KINDS = ["HtoD", "DtoH", "DtoD", "HtoH", "PtoP"]
@@ -134,11 +166,14 @@ def event_args_v4(db, c, cid, name_id, configs):
 
 
 def add_gpu_op(db, kind, call_id, start_ns, end_ns, device=0, stream=7, correlation_id=None, nbytes=None,
-               src_kind=None, dst_kind=None, fold=True):
+               src_kind=None, dst_kind=None, fold=True, name=None, copy_kind=None):
     """A CUPTI record made by call `call_id` (None: a call not intercepted),
-    stored as the trace's schema version stores them. Version 4 keeps a
-    launch's, copy's or memset's first record in the call's row (as the
-    writer does when CUPTI delivers it in time), unless fold is False."""
+    stored as the trace's schema version stores them. Version 4 and later
+    keep a launch's, copy's or memset's first record in the call's row (as
+    the writer does when CUPTI delivers it in time), unless fold is False;
+    a graph launch's records are always in gpu_ops. name: the kernel's
+    (mangled) name, else the launch's; copy_kind: CUPTI's direction
+    ('HtoD', ...), else the copy call's."""
     correlation_id = correlation_id if correlation_id is not None else 100000 + (call_id or 0)
     category = {"kernel": "launch", "memcpy": "memcpy", "memset": "memset"}.get(kind)
     if is_v4(db) and fold and call_id is not None and category:
@@ -150,11 +185,13 @@ def add_gpu_op(db, kind, call_id, start_ns, end_ns, device=0, stream=7, correlat
                        (start_ns - row[0], end_ns - start_ns, stream * 256 + device, mem, call_id))
             return
     name_id = None
-    if kind == "kernel" and call_id is not None:  # CUPTI names the kernel as the launch did
+    if kind == "kernel" and name is not None:
+        row = db.execute("SELECT id FROM strings WHERE value = ?", (name,)).fetchone()
+        name_id = row[0] if row else db.execute("INSERT INTO strings(value) VALUES (?)", (name,)).lastrowid
+    elif kind == "kernel" and call_id is not None:  # CUPTI names the kernel as the launch did
         row = db.execute("SELECT name_id FROM launch_args WHERE call_id = ?", (call_id,)).fetchone()
         name_id = row[0] if row else None
-    copy_kind = None
-    if kind == "memcpy" and call_id is not None:  # CUPTI's copy kind, as the call's
+    if kind == "memcpy" and copy_kind is None and call_id is not None:  # CUPTI's copy kind, as the call's
         row = db.execute("SELECT kind FROM copy_args WHERE call_id = ?", (call_id,)).fetchone()
         copy_kind = row[0] if row else None
     cupti_copy = {"HtoD": 1, "DtoH": 2, "DtoD": 8, "HtoH": 9, "PtoP": 10}
@@ -212,6 +249,10 @@ def make_trace(path, calls=(), meta=None, complete=True, user_version=None, thre
         else:
             m[k] = v
     db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", m.items())
+    with_lib = has_column(db, "api_names", "lib")  # version 5
+    if with_lib:
+        db.executemany("INSERT INTO result_names VALUES (?, ?, ?)",
+                       [(lib, code, n) for (lib, code), n in sorted(result_names().items())])
 
     api_ids, name_ids, stack_ids, frame_ids, module_ids = {}, {}, {}, {}, {}
     tids = set()
@@ -222,6 +263,10 @@ def make_trace(path, calls=(), meta=None, complete=True, user_version=None, thre
             insert(cache[key])
         return cache[key]
 
+    # Before version 5 a frame's offset was its return address's: one past
+    # the call instruction that version 5 stores.
+    past_call = 1 if db.execute("PRAGMA user_version").fetchone()[0] < 5 else 0
+
     def stack_id(frames):
         key = tuple(frames)
 
@@ -231,7 +276,7 @@ def make_trace(path, calls=(), meta=None, complete=True, user_version=None, thre
                              lambda i: db.execute("INSERT INTO modules VALUES (?, ?)", (i, module)))
                 fid = intern("frames", frame_ids, (module, function),
                              lambda i: db.execute("INSERT INTO frames VALUES (?, ?, ?, ?, ?)",
-                                                  (i, 0x400000 + i * 16, mid, i * 16, function)))
+                                                  (i, 0x400000 + i * 16, mid, i * 16 + past_call, function)))
                 db.execute("INSERT INTO stacks VALUES (?, ?, ?)", (sid, depth, fid))
         return intern("stacks", stack_ids, key, add)
 
@@ -256,9 +301,10 @@ def make_trace(path, calls=(), meta=None, complete=True, user_version=None, thre
         cid = i + 1
         tid = c["tid"] if c["tid"] is not None else default_tid
         tids.add(tid)
+        api_row = (c["api"], c["category"]) + ((lib_of(c["api"]),) if with_lib else ())
         aid = intern("api_names", api_ids, c["api"],
-                     lambda n: db.execute("INSERT INTO api_names VALUES (?, ?, ?)",
-                                          (n, c["api"], c["category"])))
+                     lambda n: db.execute("INSERT INTO api_names VALUES (?%s)" % (", ?" * len(api_row)),
+                                          (n,) + api_row))
         start = c.get("start_ns", START_NS + STEP_NS * cid)
         one_row = is_one_row(db)
         v4 = is_v4(db)

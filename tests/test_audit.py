@@ -99,12 +99,15 @@ def add_gpu_kernels(path, durations):
 
 
 def launch_bound_trace(d=None):
-    """Launch calls take 500 ns (mt.CALL_NS): three 100 ns kernels from
-    small_step are launch-bound, one 1 ms kernel from big_step is not: 75%."""
-    calls = [mt.launch("small", stack=stack("small_step")) for _ in range(3)]
+    """Launch calls take 500 ns (mt.CALL_NS), each kernel starting as its
+    call returns on a drained stream: of four 100 ns kernels from small_step
+    the last three are launch-bound (a kernel's first launch never is, as
+    it often loads the module); one 1 ms kernel from big_step is not: 3 of
+    5, 60%."""
+    calls = [mt.launch("small", stack=stack("small_step")) for _ in range(4)]
     calls.append(mt.launch("big", stack=stack("big_step")))
     path = mt.make_trace(os.path.join(d or tmpdir(), "lb.db"), calls=calls)
-    return add_gpu_kernels(path, [100, 100, 100, MS])
+    return add_gpu_kernels(path, [100, 100, 100, 100, MS])
 
 
 # ---- each budget, passing and failing ---------------------------------------
@@ -146,7 +149,7 @@ def test_audit_idle_exact():
     r = audit("--max-idle-pct", "20", path)
     assert r.returncode == 1, r
     assert lines(r) == ["FAIL max-idle-pct: 60.0% > 20% (worst: after_load (train+0x30), 30.00 ms idle "
-                        "before it, waiting on host)"], r
+                        "before its GPU work, host outside CUDA)"], r
     r = audit("--max-idle-pct", "59.95", path)
     assert r.returncode == 1 and "FAIL max-idle-pct: 60.0% > 59.95%" in r.stdout, r
     # no gap as long as --min-gap: no site to blame, still a failure
@@ -168,7 +171,7 @@ def test_audit_percent_shown_precisely_enough():
     assert r.returncode == 0 and lines(r) == ["ok   max-idle-pct: 20.0% <= 20.1%"], r
     r = audit("--max-idle-pct", "0", "--min-gap", "0", path)
     assert r.returncode == 1, r
-    assert lines(r)[0].startswith("FAIL max-idle-pct: 20.0% > 0% (worst: (no stack), 501 ns idle before it"), r
+    assert lines(r)[0].startswith("FAIL max-idle-pct: 20.0% > 0% (worst: (no stack), 501 ns idle before its GPU work"), r
 
 
 def test_audit_sync_exact():
@@ -183,12 +186,12 @@ def test_audit_sync_exact():
 
 def test_audit_launch_bound_exact():
     path = launch_bound_trace()
-    r = audit("--max-launch-bound-pct", "75", path)
-    assert r.returncode == 0 and lines(r) == ["ok   max-launch-bound-pct: 75.0% <= 75%"], r
+    r = audit("--max-launch-bound-pct", "60", path)
+    assert r.returncode == 0 and lines(r) == ["ok   max-launch-bound-pct: 60.0% <= 60%"], r
     assert r.stderr == "", r.stderr
     r = audit("--max-launch-bound-pct", "50%", path)
     assert r.returncode == 1, r
-    assert lines(r) == ["FAIL max-launch-bound-pct: 75.0% > 50% (worst: small_step (train+0x10), 3 of 3 "
+    assert lines(r) == ["FAIL max-launch-bound-pct: 60.0% > 50% (worst: small_step (train+0x10), 3 of 4 "
                         "launches launch-bound)"], r
 
 
@@ -413,16 +416,16 @@ def test_audit_real_run_timing():
 
 
 def test_audit_real_run_launch_bound():
-    """20 ms launch calls for a 1 us kernel: every launch is launch-bound and
-    the GPU idles while the host launches (longer than any other gap, even
-    on a machine whose page faults make the copies slow)."""
+    """20 ms launch calls for a 1 us kernel: the GPU idles while the host
+    launches (longer than any other gap, even on a machine whose page faults
+    make the copies slow), and the worst gap is blamed on the launch whose
+    kernel ended it. The program's one launch is its kernel's first, which
+    is never counted launch-bound (docs/report.md)."""
     path = _timing_run({"FAKECUDA_KERNEL_NS": "1000", "FAKECUDA_LAUNCH_NS": "20000000"})
     r = audit("--max-launch-bound-pct", "50", "--max-idle-pct", "50", path)
     assert r.returncode == 1, r
     out = lines(r)
-    m = re.match(r"FAIL max-idle-pct: (\d+\.\d+)% > 50% \(worst: .*, (\d+\.\d+) ms idle before it, "
-                 r"waiting on launch\)$", out[0])
+    m = re.match(r"FAIL max-idle-pct: (\d+\.\d+)% > 50% \(worst: main \(timing\+0x[0-9a-f]+\), "
+                 r"(\d+\.\d+) ms idle before its GPU work, host busy launching\)$", out[0])
     assert m and float(m.group(1)) > 50 and float(m.group(2)) >= 20, out
-    assert re.match(r"FAIL max-launch-bound-pct: 100\.0% > 50% \(worst: main \(timing\+0x[0-9a-f]+\), "
-                    r"1 of 1 launches launch-bound\)$", out[1]), out
-    assert audit("--max-launch-bound-pct", "100", path).returncode == 0
+    assert out[1] == "ok   max-launch-bound-pct: 0.0% <= 50%", out

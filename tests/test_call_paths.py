@@ -73,14 +73,18 @@ def test_graph_capture_and_replay():
     run = run_traced([prog("graph")], env=env)
     assert run.proc.returncode == 0, run.proc.stderr
     assert_eq(run.proc.stdout, "graph: 5 replays\n")
-    # calls made during capture: recorded, flagged, and they ran nothing
-    ks = run.q("SELECT name, captured, time_source FROM kernels ORDER BY api_call_id")
-    assert_eq(ks, [("graph_a", 1, "host"), ("graph_b", 1, "host"), ("graph_a", 1, "host"),
-                   ("plain_kernel", 0, "gpu")])
-    assert_eq(run.q("SELECT bytes, captured FROM memsets"), [(4096, 1)])
-    sid = run.q1("SELECT c.stack_id FROM kernels k JOIN api_calls c ON c.id = k.api_call_id "
-                 "WHERE k.name = 'graph_b'")
-    assert_eq(stack_functions(run.trace, sid)[0], "capture_step")
+    # calls made during capture: recorded and flagged, with their arguments,
+    # but they ran nothing, so no kernels or memsets row is theirs
+    captured = run.q("SELECT c.id, c.name, s.value FROM api_calls c LEFT JOIN launch_args a ON a.call_id = c.id "
+                     "LEFT JOIN strings s ON s.id = a.name_id WHERE c.captured = 1 ORDER BY c.id")
+    assert_eq([c[1:] for c in captured], [("cudaLaunchKernel", "graph_a"), ("cudaMemsetAsync", None),
+                                          ("cudaLaunchKernel", "graph_b"), ("cudaLaunchKernel", "graph_a")])
+    for view in ("kernels", "memsets", "memcpys"):
+        assert_eq(run.q1("SELECT count(*) FROM %s WHERE api_call_id IN (SELECT id FROM api_calls "
+                         "WHERE captured = 1)" % view), 0, view)
+        assert_eq(run.q1("SELECT count(*) FROM %s WHERE captured != 0" % view), 0, view)
+    assert_eq(stack_functions(run.trace, run.q1("SELECT stack_id FROM api_calls WHERE id = ?", captured[2][0]))[0],
+              "capture_step")
     # the capture's own bracket is not captured work
     assert_eq(run.q("SELECT name, captured FROM api_calls WHERE name LIKE 'cudaStream%Capture' ORDER BY id"),
               [("cudaStreamBeginCapture", 0), ("cudaStreamEndCapture", 0)])
@@ -96,6 +100,26 @@ def test_graph_capture_and_replay():
         assert_eq([w[2] for w in work if w[0] == "kernel"], [20000, 30000, 20000])
     assert_eq(run.q1("SELECT count(*) FROM gpu_activity"), 5 * 4 + 1)
     assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE linked = 0"), 0)
+    assert_eq(run.q("SELECT via, count(*) FROM gpu_activity GROUP BY via ORDER BY via"), [("graph", 20), ("launch", 1)])
+    # version 5: the kernels and memsets the graph ran are rows of kernels
+    # and memsets, each linked to its graph launch, with GPU times
+    stream = run.q1("SELECT DISTINCT stream FROM api_calls WHERE category = 'graph_launch'")
+    for call_id, _ in launches:
+        ks = run.q("SELECT name, mangled_name, via, time_source, end_ns - start_ns, stream, grid_x, result, captured, "
+                   "start_ns >= api_start_ns, api_end_ns - api_start_ns = (SELECT end_ns - start_ns FROM api_calls "
+                   "WHERE id = ?) FROM kernels WHERE api_call_id = ? ORDER BY start_ns", call_id, call_id)
+        assert_eq(ks, [(n, n, "graph", "gpu", ns, stream, None, 0, 0, 1, 1)
+                       for n, ns in (("graph_a", 20000), ("graph_b", 30000), ("graph_a", 20000))])
+        assert_eq(run.q("SELECT bytes, via, time_source, stream FROM memsets WHERE api_call_id = ?", call_id),
+                  [(4096, "graph", "gpu", stream)])
+    assert_eq(run.q("SELECT name, via, time_source, grid_x FROM kernels WHERE via = 'launch'"),
+              [("plain_kernel", "launch", "gpu", 1)])
+    assert_eq(run.q1("SELECT count(*) FROM kernels"), 5 * 3 + 1)
+    # the kernels a graph ran, by the site that launched the graph
+    sites = run.q("SELECT f.function, count(*), sum(k.end_ns - k.start_ns) FROM kernels k "
+                  "JOIN api_calls c ON c.id = k.api_call_id JOIN stack_frames f ON f.stack_id = c.stack_id "
+                  "AND f.depth = 0 WHERE k.via = 'graph' GROUP BY 1")
+    assert_eq(sites, [("replay", 15, 5 * 70000)])
 
 
 def test_3d_copies_and_host_functions():
@@ -117,10 +141,17 @@ def test_batch_copies_and_pool_allocation():
     run = run_traced([prog("batch")])
     assert run.proc.returncode == 0, run.proc.stderr
     assert_eq(run.proc.stdout, "batch: ok\n")
-    # one call for the batch: its bytes summed; each of its copies on the GPU linked to it
-    copies = run.q("SELECT api_call_id, kind, bytes, host_mem, async FROM memcpys")
-    assert_eq([c[1:] for c in copies], [("HtoD", 1024 + 2048 + 4096, "pinned", 1)])
-    assert_eq(run.q("SELECT bytes FROM gpu_activity WHERE api_call_id = ? ORDER BY start_ns", copies[0][0]),
-              [(1024,), (2048,), (4096,)])
+    # one call for the batch, its bytes summed in its arguments; each of its
+    # copies on the GPU linked to it, and (version 5) a memcpys row of its own
+    call = run.q1("SELECT id FROM api_calls WHERE name = 'cudaMemcpyBatchAsync'")
+    assert_eq(run.q("SELECT kind, bytes, host_mem, async FROM copy_args WHERE call_id = ?", call),
+              [("HtoD", 1024 + 2048 + 4096, "pinned", 1)])
+    copies = run.q("SELECT api_call_id, kind, bytes, host_mem, async, time_source, via, gpu_src_kind, gpu_dst_kind, "
+                   "result, end_ns > start_ns FROM memcpys ORDER BY start_ns")
+    assert_eq(copies, [(call, "HtoD", n, "pinned", 1, "gpu", "memcpy", "pinned", "device", 0, 1)
+                       for n in (1024, 2048, 4096)])
+    assert_eq(run.q("SELECT bytes, end_ns - start_ns FROM gpu_activity WHERE api_call_id = ? ORDER BY start_ns",
+                    call),
+              run.q("SELECT bytes, end_ns - start_ns FROM memcpys ORDER BY start_ns"))
     assert_eq(run.q("SELECT api, kind, bytes FROM allocations WHERE api = 'cudaMallocFromPoolAsync'"),
               [("cudaMallocFromPoolAsync", "async", 65536)])

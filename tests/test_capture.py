@@ -97,6 +97,53 @@ def test_calling_function_in_each_stack():
     assert 0 < off < os.path.getsize(prog("rt_basic")), off
 
 
+def test_frame_offsets_name_the_calling_line():
+    """Version 5: a frame's offset is its call instruction's (the return
+    address less one), so addr2line on it names the line that made the
+    call, while ip stays the return address."""
+    run = run_traced([prog("rt_basic")])
+    with open(os.path.join(gtlib.ROOT, "tests", "progs", "rt_basic.c")) as f:
+        source = f.read().splitlines()
+    sid = run.q1("SELECT c.stack_id FROM kernels k JOIN api_calls c ON c.id = k.api_call_id "
+                 "WHERE k.name = 'big_kernel'")
+    frames = run.q("SELECT depth, module, offset, function, ip FROM stack_frames WHERE stack_id = ? AND depth < 2 "
+                   "ORDER BY depth", sid)
+    assert_eq([f[3] for f in frames], ["launch_big", "main"])
+    for depth, module, offset, function, ip in frames:
+        out = subprocess.run(["addr2line", "-f", "-e", module, "0x%x" % offset], capture_output=True, text=True)
+        fn, where = out.stdout.splitlines()[:2]
+        assert_eq(fn, function, "addr2line at depth %d" % depth)
+        line = int(where.split(":")[1].split()[0])
+        want = "cudaLaunchKernel(" if depth == 0 else "launch_big("
+        assert want in source[line - 1], (depth, where, source[line - 1])
+        # the same frame's ip is the return address, one past the offset's byte
+        assert_eq(run.q1("SELECT count(*) FROM frames WHERE ip = ? AND offset = ?", ip, offset), 1)
+    # ip - offset is the module's load base, the same for every frame of a module
+    bases = run.q("SELECT DISTINCT ip - 1 - offset FROM stack_frames WHERE module = ?", frames[0][1])
+    assert_eq(len(bases), 1, bases)
+
+
+def test_result_names_and_api_libs():
+    """NVIDIA's names for results, from the toolkit's headers, in every
+    trace; and which enum each hooked entry point's result is."""
+    run = run_traced([prog("rt_basic")])
+    names = dict(((lib, code), name) for lib, code, name in run.q("SELECT lib, code, name FROM result_names"))
+    assert_eq(names[("runtime", 1)], "cudaErrorInvalidValue")
+    assert_eq(names[("driver", 1)], "CUDA_ERROR_INVALID_VALUE")
+    assert_eq(names[("runtime", 0)], "cudaSuccess")
+    assert_eq(names[("driver", 0)], "CUDA_SUCCESS")
+    assert_eq(names[("runtime", 2)], "cudaErrorMemoryAllocation")
+    assert_eq(names[("driver", 2)], "CUDA_ERROR_OUT_OF_MEMORY")
+    assert len(names) > 150, len(names)
+    assert_eq(run.q("SELECT name, lib FROM api_names WHERE name IN ('cudaLaunchKernel', 'cuLaunchKernel', "
+                    "'cudaMemcpy', 'cuMemcpyHtoD_v2', 'cudaGraphLaunch', 'cuGraphLaunch') ORDER BY name"),
+              [("cuGraphLaunch", "driver"), ("cuLaunchKernel", "driver"), ("cuMemcpyHtoD_v2", "driver"),
+               ("cudaGraphLaunch", "runtime"), ("cudaLaunchKernel", "runtime"), ("cudaMemcpy", "runtime")])
+    assert_eq(run.q1("SELECT count(*) FROM api_names WHERE lib NOT IN ('runtime', 'driver')"), 0)
+    # every call succeeded: no error names
+    assert_eq(run.q1("SELECT count(*) FROM api_calls WHERE error IS NOT NULL"), 0)
+
+
 def test_stack_depth_setting():
     run = run_traced([prog("rt_basic")], env={"GPUTRACE_STACK_DEPTH": "0"})
     assert_eq(run.proc.returncode, 0)
@@ -303,12 +350,17 @@ def test_existing_trace_is_replaced():
 
 def test_schema_version_and_views():
     run = run_traced([prog("rt_basic")])
-    assert_eq(run.q1("PRAGMA user_version"), 4)
+    assert_eq(run.q1("PRAGMA user_version"), 5)
+    assert_eq(run.q1("SELECT value FROM meta WHERE key = 'schema_version'"), "5")
     views = set(r[0] for r in run.q("SELECT name FROM sqlite_master WHERE type = 'view'"))
     for v in ("api_calls", "kernels", "memcpys", "memsets", "syncs", "stack_frames", "allocations", "calls",
               "launch_args", "copy_args", "memset_args", "sync_args", "alloc_args", "gpu_records", "gpu_activity",
-              "call_gpu", "cupti_memory_kinds"):
+              "cupti_memory_kinds", "py_stack_frames"):
         assert v in views, v
+    # version 5 columns come last, after every older one
+    for view, last in (("calls", "error"), ("api_calls", "error"), ("kernels", "via"), ("memcpys", "via"),
+                       ("memsets", "via"), ("gpu_activity", "via")):
+        assert_eq(run.q("SELECT name FROM pragma_table_info(?)", view)[-1][0], last, view)
     for key in ("tracer", "tracer_version", "pid", "cmdline", "host", "start_ns", "end_ns",
                 "dropped_events", "dropped_stacks", "complete"):
         assert run.q("SELECT value FROM meta WHERE key = ?", key), key

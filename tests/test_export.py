@@ -114,8 +114,8 @@ def test_record_ends_with_a_summary():
     assert m, lines[0]
     assert_eq((m.group(1), int(m.group(2)), int(m.group(3))), (path, calls, launches))
     # the planted 50 ms stall is the finding, with the call that ended it
-    assert re.match(r"gputrace: top finding: the GPU sat idle 5\d\.\d+ ms \(\d+% of the run, cause: host\), "
-                    r"before launch_second \(stall\+0x[0-9a-f]+\)$", lines[1]), lines[1]
+    assert re.match(r"gputrace: top finding: the GPU sat idle 5\d\.\d+ ms \([\d.]+% of the run\), host outside "
+                    r"CUDA, at launch_second \(stall\+0x[0-9a-f]+\)$", lines[1]), lines[1]
     assert_eq(lines[2], "gputrace: more: gputrace report %s" % path)
     # -q: nothing; a command that never calls CUDA: nothing to say
     r = _record(["-q", "-o", "q-%p.db", prog("stall")], d)
@@ -217,6 +217,34 @@ def test_html_report_renders_offline():
     in_band = [y for y in range(h) if red[y] > red[band] // 2]
     green = max(sum(1 for px in rows[y] if near(px, (0x2e, 0x9e, 0x4f), 30)) for y in in_band)
     assert green > 10, ("busy time drawn beside the gap", green)
+
+
+def test_html_timeline_draws_what_the_gpu_did():
+    """The timeline draws each slice as tall as the GPU was busy in it, so
+    the green area is the busy time (a 96%-idle run is not drawn solid), and
+    marks every gap of at least --min-gap, however few rows --top keeps."""
+    import re
+    run = run_traced([prog("stall")], env={"FAKECUDA_LAUNCH_NS": "20000"})
+    html = os.path.join(run.outdir, "report.html")
+    r = subprocess.run([GPUTRACE, "report", "--format", "html", "--top", "1", "--min-gap", "100us", "-o", html,
+                        run.trace], capture_output=True, text=True)
+    assert_eq(r.returncode, 0, r.stderr)
+    doc = json.loads(subprocess.run([GPUTRACE, "report", "--format", "json", "--top", "0", "--min-gap", "100us",
+                                     run.trace], capture_output=True, text=True).stdout)
+    with open(html) as f:
+        page = f.read()
+    svg = page[page.index("<svg class=timeline"):page.index("</svg>")]
+    row = re.search(r'<rect x=[\d.]+ y=[\d.]+ width=([\d.]+) height=([\d.]+) fill="#e9ecf1"/>', svg)
+    full = float(row.group(1)) * float(row.group(2))
+    green = sum(float(w) * float(h) for w, h in
+                re.findall(r'<rect x=[\d.]+ y=[\d.]+ width=([\d.]+) height=([\d.]+) fill="#2e9e4f"/>', svg))
+    busy = doc["summary"]["busy_ns"] / doc["summary"]["span_ns"]
+    # 1000 slices, two decimals per coordinate: drawn to within a thousandth
+    assert abs(green / full - busy) < 0.001, (green / full, busy)
+    assert busy < 0.1, busy
+    marked = len(re.findall(r"<a class=gap ", svg))
+    assert_eq(marked, len(doc["idle_gaps"]))
+    assert len(doc["idle_gaps"]) > 1, doc["idle_gaps"]
 
 
 def test_gpu_validation_script_dry_run():

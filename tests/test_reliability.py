@@ -8,6 +8,7 @@ import signal
 import subprocess
 
 import gtlib
+import make_trace as mt
 from gtlib import SHIM, assert_eq, base_env, prog, query, run_plain, run_traced, tmpdir
 
 ENDINGS = prog("endings")
@@ -259,6 +260,16 @@ def test_rejected_arguments_pass_through_untouched():
         assert_eq(got[-1], ("cudaFree", 0))
         assert_eq([tuple(r) for r in got[1:-1]], want, san)
         assert len(want) >= 20 and all(res != 0 for _, res in want if _ != "cudaStreamSynchronize"), want
+        # each failure named as the toolkit's headers name its code, in its own API's enum
+        names = mt.result_names()
+        rows = run.q("SELECT c.name, n.lib, c.result, c.error FROM api_calls c JOIN api_names n ON n.name = c.name "
+                     "ORDER BY c.id")
+        assert_eq([r[3] for r in rows], [None if r[2] == 0 else names[(r[1], r[2])] for r in rows], san)
+        errors = dict((r[0], r[3]) for r in rows)
+        assert_eq(errors["cudaHostRegister"], "cudaErrorInvalidValue")
+        assert_eq(errors["cuMemAlloc_v2"], "CUDA_ERROR_INVALID_VALUE")
+        assert_eq(errors["cudaFree"], None)
+        assert_eq(run.q("SELECT error FROM calls ORDER BY id"), [(r[3],) for r in rows])
 
 
 def test_fuzz_the_trace_reader_briefly():

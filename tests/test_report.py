@@ -2,6 +2,7 @@
 problems (tests/progs/stall.c) run on the simulated GPU, and bad inputs."""
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -28,44 +29,45 @@ def _json(*args):
     return json.loads(out.stdout)
 
 
-def _leading_and_trailing_idle(doc):
-    # idle_ns covers the whole traced span; gaps lie between busy intervals
-    s = doc["summary"]
-    return s["idle_ns"] - sum(s["idle_by_cause_ns"].values())
-
-
 def test_report_finds_the_planted_stall():
     doc = _json("--top", "0", _stall_trace())
     gaps = doc["idle_gaps"]
     stall = gaps[0]  # longest first
     assert 49_000_000 <= stall["dur_ns"] <= 80_000_000, stall
     assert_eq(stall["cause"], "host")
-    assert stall["before"][0].startswith("wait_first "), stall["before"]
+    # the GPU work that ended before the gap is first_kernel's (the sync in
+    # wait_first ran no GPU work); the work that ended it, second_kernel's
+    assert stall["before"][0].startswith("launch_first "), stall["before"]
+    assert_eq(stall["before_api"], "cudaLaunchKernel")
     assert stall["after"][0].startswith("launch_second "), stall["after"]
+    assert_eq(stall["after_api"], "cudaLaunchKernel")
     assert_eq(stall["device"], 0)
     # the only long one (a loaded machine may add gaps of a few ms)
     assert_eq(sum(1 for g in gaps if g["dur_ns"] >= 45_000_000), 1, gaps)
     assert doc["summary"]["idle_by_cause_ns"]["host"] >= 49_000_000
     assert doc["summary"]["gpu_times"] is True
-    devs = doc["processes"][0]["devices"]
+    devs = doc["devices"]
     assert_eq([d["device"] for d in devs], [0])
     assert_eq(devs[0]["busy_ns"], doc["summary"]["busy_ns"])  # one device: its own idle is the total
     # aggregated by the call that ended the idle time: the stall's end leads
     top = doc["idle_by_site"][0]
     assert top["site"][0].startswith("launch_second "), top
     assert top["idle_ns"] >= stall["dur_ns"], top
-    assert_eq(sum(x["idle_ns"] for x in doc["idle_by_site"]), doc["summary"]["idle_ns"] -
-              _leading_and_trailing_idle(doc))
+    # every breakdown adds up: by site and by cause, start-up and tear-down included
+    assert_eq(sum(x["idle_ns"] for x in doc["idle_by_site"]), doc["summary"]["idle_ns"])
+    assert_eq(sum(doc["summary"]["idle_by_cause_ns"].values()), doc["summary"]["idle_ns"])
 
 
 def test_report_launch_bound_kernels_and_sites():
     doc = _json("--top", "0", _stall_trace())
     s = doc["summary"]
     assert_eq(s["launches"], 202)
-    assert_eq(s["launch_bound"], 200)  # 1 us kernels behind 20 us launches; not the two 1 ms ones
+    # 1 us kernels behind 20 us launches, the first of them apart (a kernel's
+    # first launch never counts); not the two 1 ms ones
+    assert_eq(s["launch_bound"], 199)
     kernels = {k["kernel"]: k for k in doc["launch_overhead"]["kernels"]}
     tiny = kernels["tiny_kernel"]
-    assert_eq((tiny["count"], tiny["launch_bound"]), (200, 200))
+    assert_eq((tiny["count"], tiny["launch_bound"]), (200, 199))
     assert tiny["api_p50_ns"] >= 20000 and tiny["api_mean_ns"] >= 20000, tiny
     assert_eq(tiny["gpu_mean_ns"], 1000)
     assert_eq(kernels["first_kernel"]["gpu_total_ns"], 1_000_000)
@@ -118,9 +120,11 @@ def test_report_pinned_vs_pageable_and_implicit_syncs():
 def test_report_text_fits_80_columns():
     out = report(_stall_trace())
     assert_eq(out.returncode, 0, out.stderr)
-    long = [l for l in out.stdout.splitlines() if len(l) > 80 and not l.startswith("  - ")]
+    long = [l for l in out.stdout.splitlines() if len(l) > 80]
     assert_eq(long, [], "lines over 80 columns")
-    for section in ("Launch overhead by kernel", "H2D hotspots", "GPU idle gaps", "Syncs by call site", "Advice"):
+    for section in ("Findings, by the time they cost", "Kernels by GPU time", "Launch overhead by kernel",
+                    "Transfers by kind and size", "H2D hotspots", "GPU idle gaps", "Syncs by call site",
+                    "Streams and devices", "CUDA API summary"):
         assert section in out.stdout, section
 
 
@@ -151,14 +155,23 @@ def test_report_bad_inputs_exit_2():
     out = report(missing)
     assert_eq(out.returncode, 2)
     assert "no such file" in out.stderr, out.stderr
+    # a trace whose process did not finish is read as far as it was
+    # committed, and says so first; so is one with no calls at all
     crashed = mt.make_example_trace(os.path.join(d, "crashed.db"), complete=False)
     out = report(crashed)
-    assert_eq(out.returncode, 2)
-    assert "did not finish" in out.stderr, out.stderr
+    assert_eq(out.returncode, 0, out.stderr)
+    assert out.stdout.splitlines()[1].startswith("! partial trace: the process did not finish"), out.stdout
     empty = mt.make_trace(os.path.join(d, "empty.db"), calls=[])
     out = report(empty)
-    assert_eq(out.returncode, 2)
-    assert "no CUDA calls" in out.stderr, out.stderr
+    assert_eq(out.returncode, 0, out.stderr)
+    assert "! the trace holds no CUDA calls" in out.stdout, out.stdout
+    # the same run twice, as one file or a copy of it: refused
+    ok = mt.make_example_trace(os.path.join(d, "ok.db"))
+    shutil.copy(ok, os.path.join(d, "copy.db"))
+    for pair in ((ok, ok), (ok, os.path.join(d, "copy.db"))):
+        out = report(*pair)
+        assert_eq(out.returncode, 2)
+        assert "are the same run" in out.stderr, out.stderr
     foreign = os.path.join(d, "foreign.db")
     import sqlite3
     sqlite3.connect(foreign).execute("CREATE TABLE x(y)").connection.commit()
@@ -190,3 +203,9 @@ def test_report_counts_graph_work_not_captured_calls():
     assert_eq([k["kernel"] for k in doc["launch_overhead"]["kernels"]], ["plain_kernel"])
     # the graphs' kernels kept the GPU busy: 5 x (20 + 30 + 20) us of kernels at least
     assert doc["summary"]["busy_ns"] >= 5 * 70000, doc["summary"]
+    # and are in the kernels table by name, as run by graphs, with their GPU time
+    k = {x["name"]: x for x in doc["kernels"]}
+    assert_eq((k["graph_a"]["count"], k["graph_a"]["graph_count"], k["graph_a"]["total_ns"]), (10, 10, 200000))
+    assert_eq((k["graph_b"]["count"], k["graph_b"]["graph_count"], k["graph_b"]["total_ns"]), (5, 5, 150000))
+    assert_eq((k["plain_kernel"]["count"], k["plain_kernel"]["graph_count"]), (1, 0))
+    assert doc["summary"]["captured_calls"] >= 3 and doc["summary"]["graph_launches"] == 5, doc["summary"]

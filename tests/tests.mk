@@ -50,7 +50,7 @@ $(TUNIT)/test_ring: tests/unit/test_ring.c preload/hot/gt_ring.c $(PRELOAD_HDR)
 .PHONY: tests-build
 tests-build: $(TEST_PROGS) $(UNIT_TESTS) $(BUILD)/asan/libgputrace.so $(BUILD)/tsan/libgputrace.so
 -include tests/unit/budget.mk
--include tests/unit/gaps.mk
+-include tests/unit/timeline.mk
 
 # Call paths beyond symbol interposition.
 tests-build: $(TPROG)/dl_launcher $(TPROG)/rt_basic_static $(TPROG)/rtld_next $(TPROG)/graph $(TPROG)/copy3d $(TPROG)/batch

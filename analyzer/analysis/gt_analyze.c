@@ -1,499 +1,549 @@
-/* gt_analyze.c: launch overhead, H2D hotspots, GPU idle gaps and syncs,
- * from one trace. GPU-side times where CUPTI recorded them, host-side
- * times (and the report says so) where it did not.
+/* gt_analyze.c: one trace's report (docs/report.md defines every figure).
  *
- * The trace is read in one pass over its calls (gt_scan.c), plus one over
- * the GPU records not kept with a call and, when the GPU idled, a second,
- * cheap pass over the calls' times for what the host did in each gap
- * (gt_gaps.c). What is kept in memory grows with distinct kernels and
- * call sites, except 4 bytes per launch (for its percentiles) and the GPU
- * intervals and gaps. */
-#include <stdint.h>
+ * Read in three passes: the GPU records not kept with their call (usually
+ * few), every call once (host-side tables, and each call's GPU work tied
+ * to it), then the calls' host times again in start order beside the
+ * operations sorted by start (gt_timeline.c: busy, gaps and their causes).
+ * Memory grows with GPU operations (32 bytes each) and launches (8 bytes
+ * each, for their percentiles), not with other calls or gaps. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/gt_analyze.h"
-#include "analysis/gt_gaps.h"
-#include "base/gt_map.h"
-#include "trace/gt_scan.h"
-#include "analysis/gt_site.h"
+#include "analysis/gt_pass.h"
 
-/* qsort with nothing to sort may get a NULL array, which qsort forbids. */
-static void gt_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+const char *const gt_cause_names[GT_CAUSES] = {
+    "sync", "copy", "memset", "launch", "graph_launch", "alloc", "free", "event", "stream", "other_cuda",
+    "host", "startup", "teardown",
+};
+
+const char *const gt_cause_text[GT_CAUSES] = {
+    "host blocked in a sync", "host inside a copy call", "host inside a memset call", "host busy launching",
+    "host launching graphs", "host inside allocations", "host inside frees", "host inside event calls",
+    "host inside stream calls", "host inside other CUDA calls", "host outside CUDA",
+    "start-up, before the first GPU work", "tear-down, after the last GPU work",
+};
+
+static void gt_span_add(struct gt_pass *p, uint64_t start, uint64_t end)
 {
-    if (n > 1)
-        qsort(base, n, size, cmp);
+    if (!p->any || start < p->t0)
+        p->t0 = start;
+    if (!p->any || end > p->t1)
+        p->t1 = end;
+    p->any = 1;
 }
 
-const char *const gt_gap_cause_names[GT_GAP_CAUSES] = {"sync", "copy", "launch", "host"};
+/* The index of a kernel name; UINT32_MAX when out of memory. */
+static uint32_t gt_kernel_index(struct gt_pass *p, const char *name)
+{
+    /* launches come in runs of the same kernel */
+    if (p->nkernels && name == p->last_kernel_name)
+        return p->last_kernel;
+    p->last_kernel_name = name;
+    int64_t *slot = gt_map_at(&p->kernel_of, (uint64_t)(uintptr_t)name);
+    if (!slot) {
+        p->failed = 1;
+        return UINT32_MAX;
+    }
+    if (*slot)
+        return p->last_kernel = (uint32_t)(*slot - 1);
+    if (p->nkernels == p->capkernels) {
+        size_t cap = p->capkernels ? p->capkernels * 2 : 64;
+        struct gt_kernel_acc *k = realloc(p->kernels, cap * sizeof(*k));
+        if (!k) {
+            p->failed = 1;
+            return UINT32_MAX;
+        }
+        p->kernels = k;
+        p->capkernels = cap;
+    }
+    struct gt_kernel_acc *k = &p->kernels[p->nkernels];
+    memset(k, 0, sizeof(*k));
+    k->name = name ? name : "(unknown kernel)";
+    k->first_op = -1;
+    *slot = (int64_t)++p->nkernels;
+    return p->last_kernel = (uint32_t)(p->nkernels - 1);
+}
+
+static int gt_xfer_kind_of(int op_kind, int copy_kind)
+{
+    if (op_kind == GT_OP_MEMSET)
+        return GT_XK_MEMSET;
+    return copy_kind >= GT_RCOPY_HTOD && copy_kind <= GT_RCOPY_PTOP ? copy_kind : GT_XK_OTHER;
+}
+
+/* A finished operation into the kernel and transfer sums. */
+static void gt_op_done(struct gt_pass *p, const struct gt_op *x, uint64_t bytes)
+{
+    uint64_t dur = gt_op_dur(&p->ops, x);
+    if (x->kind == GT_OP_KERNEL) {
+        if (x->name >= p->nkernels)
+            return;
+        struct gt_kernel_acc *k = &p->kernels[x->name];
+        if (!k->count || dur < k->min)
+            k->min = dur;
+        if (dur > k->max)
+            k->max = dur;
+        k->count++;
+        k->graph_count += (x->flags & GT_OPF_GRAPH) != 0;
+        k->total += dur;
+    } else {
+        gt_tables_xfer(p, gt_xfer_kind_of(x->kind, (int)x->name), bytes, dur);
+    }
+}
+
+/* ---- pass 1: the GPU records table ---- */
+
+static void gt_on_table_op(const struct gt_op_rec *o, void *arg)
+{
+    struct gt_pass *p = arg;
+    if (p->failed)
+        return;
+    long i = gt_ops_add(&p->ops, o->kind, o->device, o->stream, o->start, o->end);
+    if (i < 0) {
+        p->failed = 1;
+        return;
+    }
+    struct gt_op *x = &p->ops.v[i];
+    x->name = o->kind == GT_OP_KERNEL ? gt_kernel_index(p, o->name) : o->kind == GT_OP_MEMCPY ? (uint32_t)o->copy_kind : 0;
+    size_t n = (size_t)i + 1;
+    uint64_t *b = realloc(p->table_bytes, n * sizeof(*b));
+    if (b)
+        p->table_bytes = b;
+    uint8_t *s = realloc(p->table_src, n), *d = s ? realloc(p->table_dst, n) : NULL;
+    if (s)
+        p->table_src = s;
+    if (d)
+        p->table_dst = d;
+    uint32_t *nx = realloc(p->table_next, n * sizeof(*nx));
+    if (nx)
+        p->table_next = nx;
+    if (!b || !s || !d || !nx) {
+        p->failed = 1;
+        return;
+    }
+    p->table_bytes[i] = o->bytes;
+    p->table_src[i] = (uint8_t)o->src_mem;
+    p->table_dst[i] = (uint8_t)o->dst_mem;
+    p->table_next[i] = 0;
+    if (o->link) {
+        int64_t *first = gt_map_at(&p->link_first, (uint64_t)o->link);
+        if (!first) {
+            p->failed = 1;
+            return;
+        }
+        p->table_next[i] = (uint32_t)*first;
+        *first = i + 1;
+    }
+    p->ntable = n;
+    gt_span_add(p, o->start, o->end > o->start ? o->end : o->start);
+}
+
+/* ---- pass 2: every call ---- */
+
+/* The host memory a copy's row touched (the memcpys view's host_mem):
+ * CUPTI's memory kind where its record gives one, else the call's. */
+static int gt_row_mem(const struct gt_rec *c, int has_gpu, int src, int dst)
+{
+    static const int cupti_mem[16] = {[1] = GT_RMEM_PAGEABLE + 1, [2] = GT_RMEM_PINNED + 1,
+                                      [5] = GT_RMEM_MANAGED + 1};
+    if (has_gpu) {
+        if ((c->copy_kind == GT_RCOPY_HTOD || c->copy_kind == GT_RCOPY_HTOH) && cupti_mem[src & 15])
+            return cupti_mem[src & 15] - 1;
+        if (c->copy_kind == GT_RCOPY_DTOH && cupti_mem[dst & 15])
+            return cupti_mem[dst & 15] - 1;
+    }
+    return c->host_mem;
+}
+
+static void gt_copy_row(struct gt_pass *p, struct gt_copy_rows *rows, uint64_t bytes, uint64_t gpu_ns, int mem)
+{
+    if (rows->n == rows->cap) {
+        size_t cap = rows->cap ? rows->cap * 2 : 16;
+        uint64_t *b = realloc(rows->bytes, cap * sizeof(*b));
+        if (b)
+            rows->bytes = b;
+        uint64_t *g = realloc(rows->gpu_ns, cap * sizeof(*g));
+        if (g)
+            rows->gpu_ns = g;
+        int *m = realloc(rows->mem, cap * sizeof(*m));
+        if (m)
+            rows->mem = m;
+        if (!b || !g || !m) {
+            p->failed = 1;
+            return;
+        }
+        rows->cap = cap;
+    }
+    rows->bytes[rows->n] = bytes;
+    rows->gpu_ns[rows->n] = gpu_ns;
+    rows->mem[rows->n++] = mem;
+}
+
+struct gt_call_ctx {
+    struct gt_pass *p;
+    const struct gt_rec *c;
+    struct gt_pair *pair;   /* counted launches: its (kernel, site) */
+    uint32_t site, kernel;
+    int counted_launch;     /* a launch that succeeded and was not captured */
+    long first_op;
+    struct gt_copy_rows *rows;
+};
+
+/* Ties operation i to the call being read. */
+static void gt_attach(struct gt_call_ctx *x, long i, uint64_t bytes, int src, int dst)
+{
+    struct gt_pass *p = x->p;
+    const struct gt_rec *c = x->c;
+    struct gt_op *op = &p->ops.v[i];
+    uint64_t dur = gt_op_dur(&p->ops, op);
+    op->site = x->site;
+    op->api = c->api < GT_OP_NO_API ? (uint16_t)c->api : GT_OP_NO_API - 1;
+    op->flags |= GT_OPF_LINKED;
+    if (x->first_op < 0)
+        x->first_op = i;
+    switch (c->cat) {
+    case GT_RC_GRAPH:
+        op->flags |= GT_OPF_GRAPH;
+        break;
+    case GT_RC_LAUNCH:
+        op->name = x->kernel;
+        if (gt_op_set_call_end(&p->ops, op, c->end) < 0)
+            p->failed = 1;
+        if (x->counted_launch && dur < c->end - c->start)
+            op->flags |= GT_OPF_LB_CAND;
+        if (x->pair)
+            gt_pair_gpu(x->pair, dur, op->start > c->end ? op->start - c->end : 0);
+        break;
+    case GT_RC_MEMCPY:
+        op->name = (uint32_t)c->copy_kind;
+        gt_copy_row(p, x->rows, bytes, dur, gt_row_mem(c, 1, src, dst));
+        break;
+    default:
+        break;
+    }
+}
+
+static void gt_on_call(const struct gt_rec *c, void *arg)
+{
+    struct gt_pass *p = arg;
+    if (p->failed)
+        return;
+    struct gt_copy_rows *rows = &p->rows;
+    rows->n = 0;
+    gt_span_add(p, c->start, c->end > c->start ? c->end : c->start);
+    /* how late a row comes: the ordered re-read's buffer */
+    if (c->start > p->max_start)
+        p->max_start = c->start;
+    else if (p->max_start - c->start > p->lateness)
+        p->lateness = p->max_start - c->start;
+    gt_tables_call(p, c);
+    int makes_work = c->cat == GT_RC_LAUNCH || c->cat == GT_RC_MEMCPY || c->cat == GT_RC_MEMSET ||
+                     c->cat == GT_RC_GRAPH;
+    /* GPU records tied to a call of another kind still belong to it */
+    if (!makes_work && !(p->gpu_times && c->link && p->link_first.n))
+        return;
+    struct gt_call_ctx x = {.p = p, .c = c, .first_op = -1, .rows = rows};
+    x.site = gt_site_index(p->sites, c->site_key);
+    if (x.site == UINT32_MAX) {
+        p->failed = 1;
+        return;
+    }
+    x.counted_launch = c->cat == GT_RC_LAUNCH && c->result == 0 && !c->captured;
+    if (c->cat == GT_RC_LAUNCH) {
+        x.kernel = gt_kernel_index(p, c->kernel);
+        if (x.kernel == UINT32_MAX)
+            return;
+    }
+    if (x.counted_launch) {
+        x.pair = gt_pair_of(&p->pairs, x.kernel, x.site);
+        if (!x.pair || gt_pair_launch(x.pair, c->end - c->start) < 0) {
+            p->failed = 1;
+            return;
+        }
+    }
+    if (p->gpu_times) {
+        if (c->has_op) {
+            long i = gt_ops_add(&p->ops, c->op.kind, c->op.device, c->op.stream, c->op.start, c->op.end);
+            if (i < 0) {
+                p->failed = 1;
+                return;
+            }
+            gt_attach(&x, i, c->op.bytes, c->op.src_mem, c->op.dst_mem);
+            gt_op_done(p, &p->ops.v[i], c->op.bytes);
+            gt_span_add(p, c->op.start, c->op.end > c->op.start ? c->op.end : c->op.start);
+        }
+        int64_t *first = c->link ? gt_map_at(&p->link_first, (uint64_t)c->link) : NULL;
+        /* a damaged trace may give two calls one link: the first takes it */
+        for (uint32_t i1 = first ? (uint32_t)*first : 0; i1; i1 = p->table_next[i1 - 1]) {
+            if (p->ops.v[i1 - 1].flags & GT_OPF_LINKED)
+                break;
+            gt_attach(&x, (long)i1 - 1, p->table_bytes[i1 - 1], p->table_src[i1 - 1], p->table_dst[i1 - 1]);
+        }
+    } else if (c->result == 0 && !c->captured && c->cat != GT_RC_GRAPH) {
+        /* without GPU times, the call's own interval stands in */
+        int kind = c->cat == GT_RC_LAUNCH ? GT_OP_KERNEL : c->cat == GT_RC_MEMCPY ? GT_OP_MEMCPY : GT_OP_MEMSET;
+        long i = gt_ops_add(&p->ops, kind, c->device, c->stream, c->start, c->end);
+        if (i < 0) {
+            p->failed = 1;
+            return;
+        }
+        struct gt_op *op = &p->ops.v[i];
+        op->site = x.site;
+        op->api = c->api < GT_OP_NO_API ? (uint16_t)c->api : GT_OP_NO_API - 1;
+        op->flags |= GT_OPF_LINKED;
+        op->name = kind == GT_OP_KERNEL ? x.kernel : kind == GT_OP_MEMCPY ? (uint32_t)c->copy_kind : 0;
+        gt_op_done(p, op, c->bytes);
+    }
+    if (x.counted_launch) {
+        struct gt_kernel_acc *k = &p->kernels[x.kernel];
+        if (!k->has_first || c->start < k->first_start) {
+            k->has_first = 1;
+            k->first_start = c->start;
+            k->first_api = c->end - c->start;
+            k->first_op = p->gpu_times ? x.first_op : -1;
+        }
+    }
+    if (c->cat == GT_RC_MEMCPY) {
+        if (!rows->n)
+            gt_copy_row(p, rows, c->bytes, 0, c->host_mem);
+        gt_tables_copy_call(p, c, x.site, rows->bytes, rows->gpu_ns, rows->mem, rows->n);
+    }
+}
+
+/* ---- pass 3: the timeline ---- */
+
+static void gt_on_bound(const struct gt_op *op, void *arg)
+{
+    struct gt_pass *p = arg;
+    struct gt_pair *pr = gt_pair_of(&p->pairs, op->name, op->site);
+    if (!pr) {
+        p->failed = 1;
+        return;
+    }
+    /* only launches counted as launches are rows of the table */
+    if (!pr->count)
+        return;
+    pr->bound++;
+    p->r->summary.launch_bound++;
+}
 
 static double gt_pct(uint64_t part, uint64_t whole)
 {
     return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-/* ---- launch overhead ---- */
-
-/* Launches of one kernel from one site: their sums, and each one's host
- * time for the percentiles (32 bits: a launch call over 4 s counts as 4 s
- * there, and only there). */
-struct gt_pair {
-    const char *kernel;
-    uint32_t site;
-    uint64_t count, api_total, gpu_total, queue_sum, queue_n, bound;
-    uint32_t *api;
-    size_t napi, capi;
-};
-
-struct gt_pairs {
-    struct gt_pair *v;
-    size_t n, cap;
-    uint32_t *slot; /* hash -> index + 1 */
-    size_t slots;
-};
-
-static size_t gt_pair_hash(const char *kernel, uint32_t site, size_t slots)
+static const char *gt_api_text(struct gt_pass *p, uint16_t api)
 {
-    uint64_t h = ((uint64_t)(uintptr_t)kernel * 0x9E3779B97F4A7C15ull) ^ (site * 0xC2B2AE3D27D4EB4Full);
-    return (size_t)(h ^ (h >> 31)) & (slots - 1);
+    return api == GT_OP_NO_API ? "" : gt_scan_api_name(p->scan, api);
 }
 
-static struct gt_pair *gt_pair_of(struct gt_pairs *p, const char *kernel, uint32_t site)
+static int gt_gap_by_dur(const void *a, const void *b)
 {
-    if ((p->n + 1) * 2 > p->slots) {
-        size_t slots = p->slots ? p->slots * 2 : 256;
-        uint32_t *n = calloc(slots, sizeof(*n));
-        if (!n)
-            return NULL;
-        for (size_t i = 0; i < p->n; i++) {
-            size_t j = gt_pair_hash(p->v[i].kernel, p->v[i].site, slots);
-            while (n[j])
-                j = (j + 1) & (slots - 1);
-            n[j] = (uint32_t)i + 1;
-        }
-        free(p->slot);
-        p->slot = n;
-        p->slots = slots;
-    }
-    size_t j = gt_pair_hash(kernel, site, p->slots);
-    for (; p->slot[j]; j = (j + 1) & (p->slots - 1)) {
-        struct gt_pair *x = &p->v[p->slot[j] - 1];
-        if (x->kernel == kernel && x->site == site)
-            return x;
-    }
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 64;
-        struct gt_pair *v = realloc(p->v, cap * sizeof(*v));
-        if (!v)
-            return NULL;
-        p->v = v;
-        p->cap = cap;
-    }
-    struct gt_pair *x = &p->v[p->n];
-    memset(x, 0, sizeof(*x));
-    x->kernel = kernel;
-    x->site = site;
-    p->slot[j] = (uint32_t)++p->n;
-    return x;
+    const struct gt_gap *x = a, *y = b;
+    if (x->dur_ns != y->dur_ns)
+        return x->dur_ns > y->dur_ns ? -1 : 1;
+    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
-static void gt_pairs_free(struct gt_pairs *p)
+static int gt_idle_by_time(const void *a, const void *b)
 {
-    for (size_t i = 0; i < p->n; i++)
-        free(p->v[i].api);
-    free(p->v);
-    free(p->slot);
-    memset(p, 0, sizeof(*p));
+    const struct gt_idle_site *x = a, *y = b;
+    if (x->idle_ns != y->idle_ns)
+        return x->idle_ns > y->idle_ns ? -1 : 1;
+    return strcmp(x->site.text, y->site.text);
 }
 
-static int gt_pair_add(struct gt_pair *x, uint64_t api_ns, int has_gpu, uint64_t queue_ns, uint64_t gpu_ns)
+static int gt_stream_cmp(const void *a, const void *b)
 {
-    if (x->napi == x->capi) {
-        size_t cap = x->capi ? x->capi * 2 : 16;
-        uint32_t *a = realloc(x->api, cap * sizeof(*a));
-        if (!a)
-            return -1;
-        x->api = a;
-        x->capi = cap;
+    const struct gt_stream_row *x = a, *y = b;
+    if (x->device != y->device)
+        return x->device < y->device ? -1 : 1;
+    return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+static int gt_timeline_rows(struct gt_pass *p, const struct gt_tl_result *tl)
+{
+    struct gt_report *r = p->r;
+    struct gt_summary *s = &r->summary;
+    uint64_t span = s->span_ns;
+    s->busy_ns = tl->busy_ns;
+    s->idle_ns = span - (tl->busy_ns < span ? tl->busy_ns : span);
+    s->idle_pct = gt_pct(s->idle_ns, span);
+    memcpy(s->idle_by_cause, tl->idle_by_cause, sizeof(s->idle_by_cause));
+
+    if (tl->ndevices && !(r->devices = calloc(tl->ndevices, sizeof(*r->devices))))
+        return -1;
+    for (size_t i = 0; i < tl->ndevices; i++) {
+        struct gt_device_row *d = &r->devices[r->ndevices++];
+        const struct gt_tl_device *x = &tl->devices[i];
+        d->device = x->device;
+        d->busy_ns = x->busy_ns;
+        d->idle_ns = span - (x->busy_ns < span ? x->busy_ns : span);
+        d->idle_pct = gt_pct(d->idle_ns, span);
+        memcpy(d->idle_by_cause, x->idle_by_cause, sizeof(d->idle_by_cause));
+        d->compute_ns = x->compute_ns;
+        d->copy_ns = x->copy_ns;
+        d->overlap_ns = x->overlap_ns;
+        d->overlap_pct = gt_pct(x->overlap_ns, x->copy_ns);
     }
-    x->api[x->napi++] = api_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)api_ns;
-    x->count++;
-    x->api_total += api_ns;
-    if (has_gpu) {
-        x->gpu_total += gpu_ns;
-        x->queue_sum += queue_ns;
-        x->queue_n++;
-        if (gpu_ns < api_ns)
-            x->bound++;
+
+    if (p->ops.nslots && !(r->streams = calloc(p->ops.nslots, sizeof(*r->streams))))
+        return -1;
+    for (size_t i = 0; i < p->ops.nslots; i++) {
+        if (!tl->slot_ops[i])
+            continue;
+        struct gt_stream_row *x = &r->streams[r->nstreams++];
+        x->device = p->ops.slot_device[i];
+        x->stream = p->ops.slot_stream[i];
+        x->ops = tl->slot_ops[i];
+        x->busy_ns = tl->slot_busy[i];
+        x->busy_pct = gt_pct(x->busy_ns, span);
     }
+    if (r->nstreams > 1)
+        qsort(r->streams, r->nstreams, sizeof(*r->streams), gt_stream_cmp);
+
+    size_t n = 0;
+    for (size_t i = 0; i < tl->nsites; i++)
+        n += tl->site_gaps[i] > 0;
+    if (n && !(r->idle_sites = calloc(n, sizeof(*r->idle_sites))))
+        return -1;
+    for (size_t i = 0; i < tl->nsites; i++) {
+        if (!tl->site_gaps[i])
+            continue;
+        struct gt_idle_site *x = &r->idle_sites[r->nidle_sites++];
+        x->site = *gt_site_by_index(p->sites, (uint32_t)i);
+        x->idle_ns = tl->site_idle[i];
+        x->gaps = tl->site_gaps[i];
+    }
+    if (r->nidle_sites > 1)
+        qsort(r->idle_sites, r->nidle_sites, sizeof(*r->idle_sites), gt_idle_by_time);
+
+    if (tl->ngaps && !(r->gaps = calloc(tl->ngaps, sizeof(*r->gaps))))
+        return -1;
+    for (size_t i = 0; i < tl->ngaps; i++) {
+        const struct gt_tl_gap *g = &tl->gaps[i];
+        struct gt_gap *out = &r->gaps[r->ngaps++];
+        out->device = (int)g->device;
+        out->start_ns = g->start;
+        out->offset_ns = g->start - s->first_ns;
+        out->dur_ns = g->dur;
+        out->cause = g->cause;
+        out->has_before = g->before_site != UINT32_MAX;
+        out->has_after = g->after_site != UINT32_MAX;
+        if (out->has_before)
+            out->before = *gt_site_by_index(p->sites, g->before_site);
+        if (out->has_after)
+            out->after = *gt_site_by_index(p->sites, g->after_site);
+        snprintf(out->before_api, sizeof(out->before_api), "%s", gt_api_text(p, g->before_api));
+        snprintf(out->after_api, sizeof(out->after_api), "%s", gt_api_text(p, g->after_api));
+    }
+    if (r->ngaps > 1)
+        qsort(r->gaps, r->ngaps, sizeof(*r->gaps), gt_gap_by_dur);
     return 0;
 }
 
-/* The k-th smallest of a[lo..hi), a reordered around it. */
-static uint32_t gt_select(uint32_t *a, size_t lo, size_t hi, size_t k)
-{
-    while (hi - lo > 1) {
-        uint32_t p = a[lo + (hi - lo) / 2];
-        size_t i = lo, lt = lo, gt = hi;
-        /* three-way partition: [lo,lt) < p, [lt,gt) == p, [gt,hi) > p */
-        while (i < gt) {
-            if (a[i] < p) {
-                uint32_t t = a[i]; a[i] = a[lt]; a[lt] = t;
-                i++;
-                lt++;
-            } else if (a[i] > p) {
-                gt--;
-                uint32_t t = a[i]; a[i] = a[gt]; a[gt] = t;
-            } else {
-                i++;
-            }
-        }
-        if (k < lt)
-            hi = lt;
-        else if (k >= gt)
-            lo = gt;
-        else
-            return p;
-    }
-    return a[k];
-}
-
-static int gt_row_by_api_total(const void *a, const void *b)
-{
-    const struct gt_launch_row *ra = a, *rb = b;
-    if (ra->api_total_ns != rb->api_total_ns)
-        return ra->api_total_ns > rb->api_total_ns ? -1 : 1;
-    int c = strcmp(ra->kernel, rb->kernel);
-    return c ? c : strcmp(ra->site.text, rb->site.text);
-}
-
-static int gt_pair_by_kernel(const void *a, const void *b)
-{
-    uintptr_t x = (uintptr_t)(*(struct gt_pair *const *)a)->kernel;
-    uintptr_t y = (uintptr_t)(*(struct gt_pair *const *)b)->kernel;
-    return x < y ? -1 : x > y;
-}
-
-static int gt_pair_by_site(const void *a, const void *b)
-{
-    uint32_t x = (*(struct gt_pair *const *)a)->site, y = (*(struct gt_pair *const *)b)->site;
-    return x < y ? -1 : x > y;
-}
-
-/* One row per kernel (by_site 0) or per site (1), from the pairs. */
-static size_t gt_launch_rows(struct gt_pairs *p, struct gt_sites *sites, int by_site, uint32_t *scratch,
-                             struct gt_launch_row **out)
-{
-    *out = NULL;
-    if (!p->n)
-        return 0;
-    struct gt_pair **ord = malloc(p->n * sizeof(*ord));
-    struct gt_launch_row *rows = calloc(p->n, sizeof(*rows));
-    if (!ord || !rows) {
-        free(ord);
-        free(rows);
-        return 0;
-    }
-    for (size_t i = 0; i < p->n; i++)
-        ord[i] = &p->v[i];
-    gt_sort(ord, p->n, sizeof(*ord), by_site ? gt_pair_by_site : gt_pair_by_kernel);
-    size_t nrows = 0;
-    for (size_t i = 0; i < p->n;) {
-        size_t j = i + 1;
-        while (j < p->n && (by_site ? ord[j]->site == ord[i]->site : ord[j]->kernel == ord[i]->kernel))
-            j++;
-        struct gt_launch_row *r = &rows[nrows++];
-        if (by_site)
-            r->site = *gt_site_by_index(sites, ord[i]->site);
-        else
-            snprintf(r->kernel, sizeof(r->kernel), "%s", ord[i]->kernel);
-        uint64_t queue_sum = 0, queue_n = 0;
-        size_t n = 0;
-        for (size_t k = i; k < j; k++) {
-            const struct gt_pair *x = ord[k];
-            r->count += x->count;
-            r->api_total_ns += x->api_total;
-            r->gpu_total_ns += x->gpu_total;
-            r->launch_bound += x->bound;
-            queue_sum += x->queue_sum;
-            queue_n += x->queue_n;
-            memcpy(scratch + n, x->api, x->napi * sizeof(*scratch));
-            n += x->napi;
-        }
-        r->api_mean_ns = r->count ? r->api_total_ns / r->count : 0;
-        if (n) {
-            size_t k50 = (n - 1) / 2, k99 = (size_t)((double)(n - 1) * 0.99);
-            r->api_p50_ns = gt_select(scratch, 0, n, k50);
-            r->api_p99_ns = gt_select(scratch, k50, n, k99);
-        }
-        r->queue_mean_ns = queue_n ? queue_sum / queue_n : 0;
-        r->gpu_mean_ns = queue_n ? r->gpu_total_ns / queue_n : 0;
-        i = j;
-    }
-    free(ord);
-    gt_sort(rows, nrows, sizeof(*rows), gt_row_by_api_total);
-    *out = rows;
-    return nrows;
-}
-
-/* ---- H2D hotspots and syncs: small tables, by site ---- */
-
-static int gt_h2d_by_host(const void *a, const void *b)
-{
-    uint64_t x = ((const struct gt_h2d_row *)a)->host_ns, y = ((const struct gt_h2d_row *)b)->host_ns;
-    return x > y ? -1 : x < y;
-}
-
-static int gt_sync_by_blocked(const void *a, const void *b)
-{
-    uint64_t x = ((const struct gt_sync_row *)a)->blocked_ns, y = ((const struct gt_sync_row *)b)->blocked_ns;
-    return x > y ? -1 : x < y;
-}
-
-/* ---- the pass over the calls ---- */
-
-struct gt_pass {
-    struct gt_report *r;
-    struct gt_sites *sites;
-    struct gt_gaps *gaps;
-    struct gt_pairs pairs;
-    struct gt_map h2d_of, sync_of; /* row index + 1, by site (and kind) */
-    size_t h2d_cap, sync_cap;
-    int64_t min_start, max_end;
-    int any, failed;
-};
-
-static const char *const gt_sync_kind_names[] = {"device", "context", "stream", "event", "stream_wait_event",
-                                                 "unknown", "memcpy_dtoh", "memcpy_pageable"};
-
-static void gt_sync_add(struct gt_pass *p, int kind, uint32_t site, uint64_t ns)
+static int gt_launch_tables(struct gt_pass *p)
 {
     struct gt_report *r = p->r;
-    int64_t *slot = gt_map_at(&p->sync_of, (uint64_t)site << 8 | (uint64_t)kind);
-    if (!slot) {
-        p->failed = 1;
-        return;
-    }
-    if (!*slot) {
-        if (r->nsyncs == p->sync_cap) {
-            size_t cap = p->sync_cap ? p->sync_cap * 2 : 16;
-            struct gt_sync_row *g = realloc(r->syncs, cap * sizeof(*g));
-            if (!g) {
-                p->failed = 1;
-                return;
-            }
-            r->syncs = g;
-            p->sync_cap = cap;
+    const char **names = malloc((p->nkernels + 1) * sizeof(*names));
+    uint64_t *first = malloc((p->nkernels + 1) * sizeof(*first));
+    int rc = -1;
+    if (names && first) {
+        for (size_t i = 0; i < p->nkernels; i++) {
+            names[i] = p->kernels[i].name;
+            first[i] = p->kernels[i].first_api;
         }
-        struct gt_sync_row *row = &r->syncs[r->nsyncs];
-        memset(row, 0, sizeof(*row));
-        snprintf(row->kind, sizeof(row->kind), "%s", gt_sync_kind_names[kind]);
-        row->site = *gt_site_by_index(p->sites, site);
-        *slot = (int64_t)++r->nsyncs;
-    }
-    struct gt_sync_row *row = &r->syncs[*slot - 1];
-    row->count++;
-    row->blocked_ns += ns;
-    r->summary.sync_ns += ns;
-}
-
-static void gt_h2d_add(struct gt_pass *p, const struct gt_rec *c, uint32_t site)
-{
-    struct gt_report *r = p->r;
-    int64_t *slot = gt_map_at(&p->h2d_of, site);
-    if (!slot) {
-        p->failed = 1;
-        return;
-    }
-    if (!*slot) {
-        if (r->nh2d == p->h2d_cap) {
-            size_t cap = p->h2d_cap ? p->h2d_cap * 2 : 16;
-            struct gt_h2d_row *g = realloc(r->h2d, cap * sizeof(*g));
-            if (!g) {
-                p->failed = 1;
-                return;
-            }
-            r->h2d = g;
-            p->h2d_cap = cap;
+        long nk = gt_launch_rows(&p->pairs, p->sites, names, first, 0, &r->launch_kernels);
+        long ns = nk < 0 ? -1 : gt_launch_rows(&p->pairs, p->sites, names, first, 1, &r->launch_sites);
+        if (nk >= 0 && ns >= 0) {
+            r->nlaunch_kernels = (size_t)nk;
+            r->nlaunch_sites = (size_t)ns;
+            rc = 0;
         }
-        struct gt_h2d_row *row = &r->h2d[r->nh2d];
-        memset(row, 0, sizeof(*row));
-        row->site = *gt_site_by_index(p->sites, site);
-        *slot = (int64_t)++r->nh2d;
     }
-    struct gt_h2d_row *row = &r->h2d[*slot - 1];
-    int pageable = c->host_mem == GT_RMEM_PAGEABLE;
-    row->bytes += c->bytes;
-    row->count++;
-    row->host_ns += c->end - c->start;
-    if (c->has_gpu)
-        row->gpu_ns += c->gpu_end - c->gpu_start;
-    if (pageable)
-        row->pageable_bytes += c->bytes;
-    else if (c->host_mem == GT_RMEM_PINNED)
-        row->pinned_bytes += c->bytes;
-    /* A synchronous copy blocks; so does an "async" one from pageable
-     * memory, which the driver stages through a pinned buffer. */
-    if (!c->async || pageable)
-        row->blocking++;
-    if (c->async)
-        row->async++;
-    if (c->async && pageable)
-        row->async_pageable++;
-    r->summary.h2d_bytes += c->bytes;
-    if (pageable)
-        r->summary.pageable_h2d_bytes += c->bytes;
-}
-
-static void gt_on_call(const struct gt_rec *c, void *arg)
-{
-    struct gt_pass *p = arg;
-    struct gt_report *r = p->r;
-    r->summary.calls++;
-    if (!p->any || (int64_t)c->start < p->min_start)
-        p->min_start = (int64_t)c->start;
-    if (!p->any || (int64_t)c->end > p->max_end)
-        p->max_end = (int64_t)c->end;
-    p->any = 1;
-    if (c->cat != GT_RC_LAUNCH && c->cat != GT_RC_MEMCPY && c->cat != GT_RC_MEMSET && c->cat != GT_RC_SYNC)
-        return;
-    int work = c->cat != GT_RC_SYNC && c->result == 0 && !c->captured;
-    /* the GPU's intervals: CUPTI's, or without them the calls' own */
-    if (r->summary.gpu_times ? c->gpu_in_row && c->has_gpu : work) {
-        if (gt_gaps_add(p->gaps, c->device, r->summary.gpu_times ? c->gpu_start : c->start,
-                        r->summary.gpu_times ? c->gpu_end : c->end) < 0)
-            p->failed = 1;
-    }
-    uint64_t host_ns = c->end - c->start;
-    if (c->cat == GT_RC_SYNC) {
-        if (c->sync_kind != GT_RSYNC_WAIT_EVENT)
-            gt_sync_add(p, c->sync_kind, gt_site_index(p->sites, c->site_key), host_ns);
-        return;
-    }
-    if (c->cat == GT_RC_MEMCPY && !c->captured &&
-        ((c->copy_kind == GT_RCOPY_DTOH && !c->async) || (c->async && c->host_mem == GT_RMEM_PAGEABLE)))
-        gt_sync_add(p, c->async ? 7 : 6, gt_site_index(p->sites, c->site_key), host_ns);
-    if (!work)
-        return;
-    if (c->cat == GT_RC_LAUNCH) {
-        /* without a GPU record, the call's own times stand in */
-        uint64_t gs = c->has_gpu ? c->gpu_start : c->start, ge = c->has_gpu ? c->gpu_end : c->end;
-        uint64_t queue = (int64_t)(gs - c->end) > 0 ? gs - c->end : 0;
-        struct gt_pair *x = gt_pair_of(&p->pairs, c->kernel, gt_site_index(p->sites, c->site_key));
-        if (!x || gt_pair_add(x, host_ns, c->has_gpu, queue, ge - gs) < 0) {
-            p->failed = 1;
-            return;
-        }
-        r->summary.launches++;
-        r->summary.launch_host_ns += host_ns;
-        if (c->has_gpu && ge - gs < host_ns)
-            r->summary.launch_bound++;
-    } else if (c->cat == GT_RC_MEMCPY && c->copy_kind == GT_RCOPY_HTOD) {
-        gt_h2d_add(p, c, gt_site_index(p->sites, c->site_key));
-    }
-}
-
-static void gt_on_interval(int64_t device, uint64_t start, uint64_t end, void *arg)
-{
-    struct gt_pass *p = arg;
-    if (gt_gaps_add(p->gaps, device, start, end) < 0)
-        p->failed = 1;
-}
-
-static void gt_on_call_time(const struct gt_rec *c, void *arg)
-{
-    struct gt_pass *p = arg;
-    static const int gap_cat[] = {[GT_RC_OTHER] = 0, [GT_RC_SYNC] = 1, [GT_RC_MEMCPY] = 2, [GT_RC_LAUNCH] = 3,
-                                  [GT_RC_MEMSET] = 0, [GT_RC_ALLOC] = 0, [GT_RC_FREE] = 0};
-    gt_gaps_call(p->gaps, gap_cat[c->cat], c->start, c->end, gt_site_index(p->sites, c->site_key));
-}
-
-static int gt_analyze_pass(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_pass *p)
-{
-    struct gt_report *r = p->r;
-    struct gt_scan *scan = gt_scan_open(t);
-    if (!scan) {
-        fprintf(stderr, "gputrace: %s: cannot read the trace's tables\n", t->path);
-        return -1;
-    }
-    int rc = gt_scan_calls(scan, gt_on_call, p);
-    if (rc == 0 && r->summary.gpu_times)
-        rc = gt_scan_intervals(scan, gt_on_interval, p);
-    if (p->failed)
-        rc = -1;
-    if (rc == 0) {
-        /* Signed, as the trace stores them; unsigned span: a damaged trace
-         * may hold any times at all. */
-        r->summary.span_ns = p->any && p->max_end > p->min_start ? (uint64_t)p->max_end - (uint64_t)p->min_start : 0;
-        r->summary.first_ns = p->any ? (uint64_t)p->min_start : 0;
-        uint32_t *scratch = malloc((r->summary.launches + 1) * sizeof(*scratch));
-        if (!scratch)
-            rc = -1;
-        else {
-            r->nkernels = gt_launch_rows(&p->pairs, p->sites, 0, scratch, &r->kernels);
-            r->nlaunch_sites = gt_launch_rows(&p->pairs, p->sites, 1, scratch, &r->launch_sites);
-        }
-        free(scratch);
-    }
-    gt_pairs_free(&p->pairs);
-    if (rc == 0)
-        rc = gt_gaps_merge(p->gaps, o->min_gap_ns, r);
-    if (rc == 0)
-        rc = gt_scan_call_times(scan, gt_on_call_time, p);
-    if (rc == 0)
-        rc = gt_gaps_report(p->gaps, p->sites, r);
-    gt_scan_close(scan);
+    free(names);
+    free(first);
     return rc;
 }
 
-/* ---- summary and advice ---- */
-
-static void gt_advise(struct gt_report *r)
+static int gt_analyze_passes(struct gt_pass *p)
 {
-    const struct gt_summary *s = &r->summary;
-    int n = 0;
-    if (s->gpu_times && s->launches >= 100 && s->launch_bound_pct >= 50)
-        snprintf(r->advice[n++], sizeof(r->advice[0]),
-                 "%.0f%% of launches are launch-bound: capture the loop in a CUDA Graph "
-                 "(torch.compile(mode=\"reduce-overhead\")) or fuse small kernels.", s->launch_bound_pct);
-    if (s->pageable_h2d_bytes)
-        snprintf(r->advice[n++], sizeof(r->advice[0]),
-                 "H2D copies from pageable memory block the host: pin the source (pin_memory=True, "
-                 "cudaHostAlloc or cudaHostRegister).");
-    uint64_t top = 0;
-    int cause = -1;
-    for (int c = 0; c < GT_GAP_CAUSES; c++)
-        if (s->idle_by_cause[c] > top) {
-            top = s->idle_by_cause[c];
-            cause = c;
-        }
-    if (cause == GT_GAP_SYNC && s->idle_pct >= 10)
-        snprintf(r->advice[n++], sizeof(r->advice[0]),
-                 "The GPU idles while the host waits in synchronizations (.item(), .cpu(), "
-                 "cudaDeviceSynchronize): take them off the step's critical path.");
-    else if (cause == GT_GAP_HOST && s->idle_pct >= 10)
-        snprintf(r->advice[n++], sizeof(r->advice[0]),
-                 "The GPU idles while the host works outside CUDA (data loading, CPU work): overlap it "
-                 "with GPU work (DataLoader workers, prefetching).");
+    struct gt_report *r = p->r;
+    if (p->gpu_times && gt_scan_ops(p->scan, gt_on_table_op, p) < 0)
+        return -1;
+    if (!p->failed && gt_scan_calls(p->scan, gt_on_call, p) < 0)
+        return -1;
+    if (p->failed)
+        return -1;
+    /* the GPU records no recorded call made, and each kernel's first launch */
+    for (size_t i = 0; i < p->ntable; i++) {
+        struct gt_op *op = &p->ops.v[i];
+        if (!(op->flags & GT_OPF_LINKED))
+            op->site = p->site_nocall;
+        gt_op_done(p, op, p->table_bytes[i]);
+    }
+    for (size_t k = 0; k < p->nkernels; k++)
+        if (p->kernels[k].first_op >= 0)
+            p->ops.v[p->kernels[k].first_op].flags &= (uint8_t)~GT_OPF_LB_CAND;
+    free(p->table_bytes);
+    free(p->table_src);
+    free(p->table_dst);
+    free(p->table_next);
+    p->table_bytes = NULL;
+    p->table_src = p->table_dst = NULL;
+    p->table_next = NULL;
+    gt_map_free(&p->link_first);
+
+    r->summary.first_ns = p->any ? p->t0 : 0;
+    r->summary.span_ns = p->any ? p->t1 - p->t0 : 0;
+    gt_ops_sort(&p->ops);
+    struct gt_sweep *sw = gt_sweep_new(&p->ops, p->t0, p->t1, p->o->min_gap_ns, gt_site_count(p->sites),
+                                       p->site_teardown, gt_on_bound, p);
+    if (!sw)
+        return -1;
+    struct gt_tl_result tl;
+    memset(&tl, 0, sizeof(tl));
+    int rc = gt_scan_call_spans(p->scan, p->lateness, gt_sweep_call, sw);
+    if (rc == 0)
+        rc = gt_sweep_finish(sw, &tl);
+    gt_sweep_free(sw);
+    if (rc == 0 && !p->failed)
+        rc = gt_timeline_rows(p, &tl);
+    if (rc == 0 && !p->failed &&
+        (gt_kstats_rows(p) < 0 || gt_launch_tables(p) < 0 || gt_tables_rows(p) < 0))
+        rc = -1;
+    if (rc == 0 && !p->failed) {
+        struct gt_summary *s = &r->summary;
+        s->launch_bound_pct = gt_pct(s->launch_bound, s->launches);
+        s->launch_host_pct = gt_pct(s->launch_host_max_ns, s->span_ns);
+        s->sync_pct = gt_pct(s->sync_max_ns, s->span_ns);
+        gt_notes(p);
+        rc = gt_findings(p, tl.site_cause_idle, tl.nsites);
+    }
+    gt_tl_result_free(&tl);
+    return rc < 0 || p->failed ? -1 : 0;
 }
+
+/* Keeps the first `top` rows of each table, counting what it leaves out. */
+#define GT_KEEP(n, more) do { if (top && (n) > top) { (more) = (n) - top; (n) = top; } } while (0)
 
 static void gt_truncate(struct gt_report *r, size_t top)
 {
-    if (!top)
-        return;
-    if (r->nkernels > top)
-        r->nkernels = top;
-    if (r->nlaunch_sites > top)
-        r->nlaunch_sites = top;
-    if (r->nh2d > top)
-        r->nh2d = top;
-    if (r->ngaps > top)
-        r->ngaps = top;
-    if (r->nsyncs > top)
-        r->nsyncs = top;
-    if (r->nidle_sites > top)
-        r->nidle_sites = top;
+    struct gt_more *m = &r->more;
+    GT_KEEP(r->nfindings, m->findings);
+    GT_KEEP(r->ngaps, m->gaps);
+    GT_KEEP(r->nidle_sites, m->idle_sites);
+    GT_KEEP(r->nkernels, m->kernels);
+    GT_KEEP(r->nlaunch_kernels, m->launch_kernels);
+    GT_KEEP(r->nlaunch_sites, m->launch_sites);
+    GT_KEEP(r->nxfer_kind, m->xfer_kind);
+    GT_KEEP(r->nxfer_size, m->xfer_size);
+    GT_KEEP(r->nh2d, m->h2d);
+    GT_KEEP(r->nsyncs, m->syncs);
+    GT_KEEP(r->nstreams, m->streams);
+    GT_KEEP(r->napi, m->api);
+    GT_KEEP(r->nerrors, m->errors);
 }
 
 int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_report *r)
@@ -502,48 +552,70 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
     char *timing = gt_trace_meta(t, "gpu_timing");
     r->summary.gpu_times = timing && strcmp(timing, "cupti") == 0;
     free(timing);
+    r->partial = gt_trace_meta_int(t, "complete", 0) != 1;
     struct gt_sites sites;
-    if (gt_sites_init(&sites, t->db) < 0) {
+    if (gt_sites_init(&sites, t->db, t->schema_version) < 0) {
         gt_trace_sql_error(t, "stacks");
         gt_sites_free(&sites);
         return -1;
     }
-    struct gt_pass p = {.r = r, .sites = &sites, .gaps = gt_gaps_new()};
-    int rc = p.gaps ? gt_analyze_pass(t, o, &p) : -1;
-    gt_gaps_free(p.gaps);
-    gt_map_free(&p.h2d_of);
-    gt_map_free(&p.sync_of);
+    struct gt_pass p;
+    memset(&p, 0, sizeof(p));
+    p.r = r;
+    p.t = t;
+    p.o = o;
+    p.sites = &sites;
+    p.gpu_times = r->summary.gpu_times;
+    p.scan = gt_scan_open(t);
+    p.site_nocall = gt_site_pseudo(&sites, "(no recorded call)");
+    p.site_teardown = gt_site_pseudo(&sites, "(no GPU work after)");
+    int rc = -1;
+    if (!p.scan)
+        fprintf(stderr, "gputrace: %s: cannot read the trace's tables\n", t->path);
+    else if (p.site_nocall == UINT32_MAX || p.site_teardown == UINT32_MAX)
+        p.failed = 1;
+    else
+        rc = gt_analyze_passes(&p);
+    if (rc < 0 && p.failed)
+        fprintf(stderr, "gputrace: %s: out of memory\n", t->path);
+    gt_ops_free(&p.ops);
+    free(p.table_bytes);
+    free(p.table_src);
+    free(p.table_dst);
+    free(p.table_next);
+    gt_map_free(&p.link_first);
+    gt_map_free(&p.kernel_of);
+    free(p.kernels);
+    gt_pairs_free(&p.pairs);
+    gt_tables_free(&p);
+    free(p.rows.bytes);
+    free(p.rows.gpu_ns);
+    free(p.rows.mem);
+    gt_scan_close(p.scan);
     gt_sites_free(&sites);
     if (rc < 0) {
-        if (p.failed)
-            fprintf(stderr, "gputrace: %s: out of memory\n", t->path);
         gt_report_free(r);
         return -1;
     }
-    struct gt_summary *s = &r->summary;
-    for (size_t i = 0; i < r->nh2d; i++) {
-        struct gt_h2d_row *row = &r->h2d[i];
-        uint64_t ns = row->gpu_ns ? row->gpu_ns : row->host_ns;
-        row->bandwidth_gbps = ns ? (double)row->bytes / (double)ns : 0;
-        row->small_storm = row->count >= 100 && row->bytes / row->count < 64 * 1024;
-    }
-    gt_sort(r->h2d, r->nh2d, sizeof(*r->h2d), gt_h2d_by_host);
-    gt_sort(r->syncs, r->nsyncs, sizeof(*r->syncs), gt_sync_by_blocked);
-    s->sync_pct = gt_pct(s->sync_ns, s->span_ns);
-    s->launch_host_pct = gt_pct(s->launch_host_ns, s->span_ns);
-    s->launch_bound_pct = gt_pct(s->launch_bound, s->launches);
-    gt_advise(r);
     gt_truncate(r, o->top);
     return 0;
 }
 
 void gt_report_free(struct gt_report *r)
 {
-    free(r->kernels);
-    free(r->launch_sites);
-    free(r->h2d);
+    free(r->findings);
     free(r->gaps);
-    free(r->syncs);
     free(r->idle_sites);
+    free(r->kernels);
+    free(r->launch_kernels);
+    free(r->launch_sites);
+    free(r->xfer_kind);
+    free(r->xfer_size);
+    free(r->h2d);
+    free(r->syncs);
+    free(r->streams);
+    free(r->devices);
+    free(r->api);
+    free(r->errors);
     memset(r, 0, sizeof(*r));
 }

@@ -1,5 +1,7 @@
-/* gt_analyze.h: the analyses behind `report` and `audit`, computed from one
- * trace into plain structs (no printing here). */
+/* gt_analyze.h: the analyses behind `report`, `audit` and `record`'s
+ * closing lines, computed from one trace into plain structs (no printing
+ * here). docs/report.md defines every figure; tests/oracle.py recomputes
+ * each from the public views. */
 #ifndef GT_ANALYZE_H
 #define GT_ANALYZE_H
 
@@ -22,38 +24,71 @@ struct gt_site {
     uint32_t index1;                /* gt_site_index + 1, once asked; 0 before */
 };
 
+/* Why the GPU was idle: what the host was doing (docs/report.md). The
+ * first GT_CALL_CAUSES are the categories of calls, in the order that
+ * breaks ties. */
+enum gt_cause {
+    GT_CAUSE_SYNC, GT_CAUSE_COPY, GT_CAUSE_MEMSET, GT_CAUSE_LAUNCH, GT_CAUSE_GRAPH, GT_CAUSE_ALLOC,
+    GT_CAUSE_FREE, GT_CAUSE_EVENT, GT_CAUSE_STREAM, GT_CAUSE_OTHER,
+    GT_CAUSE_HOST, GT_CAUSE_STARTUP, GT_CAUSE_TEARDOWN, GT_CAUSES
+};
+#define GT_CALL_CAUSES (GT_CAUSE_OTHER + 1)
+/* "sync", "copy", ..., "other_cuda", "host", "startup", "teardown" */
+extern const char *const gt_cause_names[GT_CAUSES];
+/* How the text report says it: "blocked in a sync", "outside CUDA"... */
+extern const char *const gt_cause_text[GT_CAUSES];
+
 struct gt_launch_row {
     char kernel[256];       /* per-kernel rows; "" in per-site rows */
     struct gt_site site;    /* per-site rows; nframes 0 in per-kernel rows */
     uint64_t count;
-    uint64_t api_total_ns, api_mean_ns, api_p50_ns, api_p99_ns;
-    uint64_t queue_mean_ns; /* GPU start minus API return; 0 without GPU times */
+    uint64_t api_total_ns, api_mean_ns, api_p50_ns, api_p99_ns, api_max_ns;
+    uint64_t queue_mean_ns; /* GPU start minus the call's end, over launches with a GPU record */
     uint64_t gpu_total_ns, gpu_mean_ns;
-    uint64_t launch_bound;  /* launches whose kernel ran shorter than the launch call took */
+    uint64_t launch_bound;
+    uint64_t first_api_ns;  /* per kernel: the host time of its first launch */
+};
+
+/* Kernels by GPU time, as `nsys stats` sums them. */
+struct gt_kernel_row {
+    char name[256];
+    uint64_t count, graph_count, total_ns, mean_ns, median_ns, min_ns, max_ns;
+    double stddev_ns, share_pct;
+};
+
+enum gt_xfer_kind { GT_XK_HTOD, GT_XK_DTOH, GT_XK_DTOD, GT_XK_HTOH, GT_XK_PTOP, GT_XK_MEMSET, GT_XK_OTHER, GT_XKINDS };
+extern const char *const gt_xfer_kind_names[GT_XKINDS];
+#define GT_XBANDS 5
+extern const char *const gt_xfer_band_names[GT_XBANDS];
+
+struct gt_xfer_row {
+    int kind;               /* enum gt_xfer_kind */
+    int band;               /* -1 in by-kind rows */
+    uint64_t count, bytes, total_ns;
+    double bandwidth_gbps;
 };
 
 struct gt_h2d_row {
     struct gt_site site;
     uint64_t bytes, count, host_ns, gpu_ns;
     uint64_t pageable_bytes, pinned_bytes;
-    uint64_t blocking, async;       /* counts: calls that blocked the host / async calls */
-    uint64_t async_pageable;        /* async calls from pageable memory: silently synchronous */
+    uint64_t pageable_calls, pageable_host_ns;  /* calls with pageable memory, their host time */
+    uint64_t blocking, async;       /* calls that held the host / made through an async API */
+    uint64_t async_pageable;        /* async calls from pageable memory: staged, so they block */
     double bandwidth_gbps;          /* bytes / GPU time (host time without GPU times) */
-    int small_storm;                /* many small copies (>= 100, mean < 64 KiB) */
+    int small_storm;                /* >= 100 calls averaging under 64 KiB */
 };
-
-enum gt_gap_cause { GT_GAP_SYNC, GT_GAP_COPY, GT_GAP_LAUNCH, GT_GAP_HOST, GT_GAP_CAUSES };
-extern const char *const gt_gap_cause_names[GT_GAP_CAUSES]; /* "sync", "copy", "launch", "host" */
 
 struct gt_gap {
     int device;
-    uint64_t start_ns, dur_ns;
-    int cause;                      /* enum gt_gap_cause */
-    struct gt_site before, after;   /* last call before the gap, first after it */
+    uint64_t start_ns, offset_ns, dur_ns;
+    int cause;                      /* enum gt_cause */
+    struct gt_site before, after;   /* the calls whose work ended before it and ended it */
+    int has_before, has_after;
+    char before_api[64], after_api[64];
 };
 
-/* Idle time summed over every gap, by the call site that ended the gap
- * (the first call after it: what the GPU was waiting for). */
+/* Idle time summed over every gap, by the site of the call that ended it. */
 struct gt_idle_site {
     struct gt_site site;
     uint64_t idle_ns, gaps;
@@ -65,45 +100,99 @@ struct gt_sync_row {
     uint64_t count, blocked_ns;
 };
 
-struct gt_summary {
-    uint64_t first_ns;              /* when the first call started (trace clock) */
-    uint64_t span_ns;               /* first call start to last call end */
-    int gpu_times;                  /* 1: GPU-side times from CUPTI */
-    uint64_t calls, launches, launch_bound;
-    uint64_t launch_host_ns;        /* host time inside launch calls */
-    double launch_host_pct, launch_bound_pct;
-    uint64_t busy_ns, idle_ns;      /* GPU, all devices merged */
-    double idle_pct;
-    uint64_t sync_ns;               /* host time blocked in syncs, explicit and implicit */
-    double sync_pct;
-    uint64_t h2d_bytes, pageable_h2d_bytes;
-    uint64_t idle_by_cause[GT_GAP_CAUSES];
+struct gt_stream_row {
+    int64_t device, stream;
+    uint64_t ops, busy_ns;
+    double busy_pct;
 };
 
-#define GT_MAX_DEVICES 16
-
-/* One device's own busy and idle time over the traced span. */
-struct gt_device_idle {
-    int device;
+struct gt_device_row {
+    int64_t device;
     uint64_t busy_ns, idle_ns;
     double idle_pct;
+    uint64_t idle_by_cause[GT_CAUSES];
+    uint64_t compute_ns, copy_ns, overlap_ns;
+    double overlap_pct;
 };
+
+struct gt_api_row {
+    char name[64];
+    uint64_t count, total_ns, mean_ns, max_ns, errors;
+};
+
+struct gt_error_row {
+    char api[64], error[64];
+    uint64_t count;
+};
+
+struct gt_finding {
+    char kind[32];
+    uint64_t cost_ns;
+    double cost_pct;
+    char title[256];
+    int has_site;
+    struct gt_site site;
+    char advice[320];
+};
+
+struct gt_summary {
+    uint64_t first_ns;              /* the span's start (trace clock) */
+    uint64_t span_ns;
+    int gpu_times;                  /* 1: GPU-side times from CUPTI */
+    uint64_t calls, failed_calls, launches, captured_calls, graph_launches, launch_bound;
+    double launch_bound_pct;
+    uint64_t launch_host_ns;        /* summed over threads */
+    uint64_t launch_threads;
+    uint64_t launch_host_max_ns;    /* the busiest launching thread's */
+    double launch_host_pct;         /* that, of the span */
+    uint64_t kernel_ns;             /* GPU time in kernels */
+    uint64_t busy_ns, idle_ns;      /* the GPU as a whole */
+    double idle_pct;
+    uint64_t idle_by_cause[GT_CAUSES];
+    uint64_t sync_ns;               /* summed over threads */
+    uint64_t sync_max_ns;           /* the busiest thread's */
+    double sync_pct;                /* that, of the span */
+    uint64_t h2d_bytes, pageable_h2d_bytes;
+};
+
+/* Rows per table that --top left out. */
+struct gt_more {
+    size_t findings, gaps, idle_sites, kernels, launch_kernels, launch_sites, xfer_kind, xfer_size, h2d, syncs,
+        streams, devices, api, errors;
+};
+
+#define GT_MAX_NOTES 4
 
 struct gt_report {
     struct gt_summary summary;
-    struct gt_device_idle devices[GT_MAX_DEVICES];
-    size_t ndevices;
-    struct gt_launch_row *kernels, *launch_sites;
-    size_t nkernels, nlaunch_sites;
+    int partial;                    /* the process did not finish */
+    char notes[GT_MAX_NOTES][320];  /* what the first line says */
+    int nnotes;
+    struct gt_finding *findings;
+    size_t nfindings;
+    struct gt_gap *gaps;            /* listed gaps, longest first */
+    size_t ngaps;
+    struct gt_idle_site *idle_sites;
+    size_t nidle_sites;
+    struct gt_kernel_row *kernels;
+    size_t nkernels;
+    struct gt_launch_row *launch_kernels, *launch_sites;
+    size_t nlaunch_kernels, nlaunch_sites;
+    struct gt_xfer_row *xfer_kind, *xfer_size;
+    size_t nxfer_kind, nxfer_size;
     struct gt_h2d_row *h2d;
     size_t nh2d;
-    struct gt_gap *gaps;            /* gaps >= min_gap_ns, longest first */
-    size_t ngaps;
     struct gt_sync_row *syncs;
     size_t nsyncs;
-    struct gt_idle_site *idle_sites; /* most idle time first */
-    size_t nidle_sites;
-    char advice[4][256];            /* concrete suggestions, "" when none */
+    struct gt_stream_row *streams;
+    size_t nstreams;
+    struct gt_device_row *devices;
+    size_t ndevices;
+    struct gt_api_row *api;
+    size_t napi;
+    struct gt_error_row *errors;
+    size_t nerrors;
+    struct gt_more more;
 };
 
 struct gt_analyze_opts {

@@ -53,9 +53,12 @@ static int gt_is_interpreter(const char *path)
     return strncmp(base, "libpython", 9) == 0 || strncmp(base, "python", 6) == 0;
 }
 
-int gt_sites_init(struct gt_sites *s, sqlite3 *db)
+int gt_sites_init(struct gt_sites *s, sqlite3 *db, int schema_version)
 {
     memset(s, 0, sizeof(*s));
+    /* Before version 5 a frame's offset is its return address's: the
+     * instruction after the call, often on the next line. */
+    s->offset_less = schema_version < 5;
     snprintf(s->none.text, sizeof(s->none.text), "(no stack)");
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(db, "SELECT max(stack_id) FROM stacks", -1, &q, NULL) != SQLITE_OK)
@@ -77,8 +80,11 @@ int gt_sites_init(struct gt_sites *s, sqlite3 *db)
     return 0;
 }
 
-static void gt_native_frame_text(char *out, size_t len, const char *module, int64_t offset, const char *fn)
+static void gt_native_frame_text(const struct gt_sites *s, char *out, size_t len, const char *module,
+                                 int64_t offset, const char *fn)
 {
+    if (offset > 0)
+        offset -= s->offset_less;
     const char *base = module ? gt_base(module) : "?";
     if (fn && *fn)
         snprintf(out, len, "%s (%s+0x%llx)", fn, base, (unsigned long long)offset);
@@ -125,7 +131,7 @@ static void gt_mixed_site(struct gt_sites *s, int64_t stack_id, int64_t pystack_
                 break;
             if (module && gt_in_list(module, gt_plumbing, sizeof(gt_plumbing) / sizeof(gt_plumbing[0])))
                 continue;
-            gt_native_frame_text(outer, sizeof(outer), module, sqlite3_column_int64(s->frames, 1),
+            gt_native_frame_text(s, outer, sizeof(outer), module, sqlite3_column_int64(s->frames, 1),
                                  (const char *)sqlite3_column_text(s->frames, 2));
             if (!inner[0])
                 snprintf(inner, sizeof(inner), "%s", outer);
@@ -207,7 +213,7 @@ static struct gt_site *gt_site_get(struct gt_sites *s, int64_t key)
     while (sqlite3_step(s->frames) == SQLITE_ROW) {
         const char *module = (const char *)sqlite3_column_text(s->frames, 0);
         char frame[160];
-        gt_native_frame_text(frame, sizeof(frame), module, sqlite3_column_int64(s->frames, 1),
+        gt_native_frame_text(s, frame, sizeof(frame), module, sqlite3_column_int64(s->frames, 1),
                              (const char *)sqlite3_column_text(s->frames, 2));
         if (any.nframes < GT_SITE_NATIVE_FRAMES)
             snprintf(any.frames[any.nframes++], sizeof(any.frames[0]), "%s", frame);
@@ -245,9 +251,8 @@ static int gt_canon_grow(struct gt_sites *s)
     return 0;
 }
 
-uint32_t gt_site_index(struct gt_sites *s, int64_t key)
+static uint32_t gt_site_canon(struct gt_sites *s, struct gt_site *site)
 {
-    struct gt_site *site = gt_site_get(s, key);
     if (site->index1)
         return site->index1 - 1;
     if ((s->ncanon + 1) * 2 > s->canon_slots && gt_canon_grow(s) < 0)
@@ -275,6 +280,37 @@ uint32_t gt_site_index(struct gt_sites *s, int64_t key)
     return i;
 }
 
+uint32_t gt_site_index(struct gt_sites *s, int64_t key)
+{
+    /* calls come in runs from the same place */
+    if (s->has_last && key == s->last_key)
+        return s->last_index;
+    uint32_t i = gt_site_canon(s, gt_site_get(s, key));
+    if (i != UINT32_MAX) {
+        s->has_last = 1;
+        s->last_key = key;
+        s->last_index = i;
+    }
+    return i;
+}
+
+uint32_t gt_site_pseudo(struct gt_sites *s, const char *text)
+{
+    for (int i = 0; i < s->npseudo; i++)
+        if (strcmp(s->pseudo[i]->text, text) == 0)
+            return gt_site_canon(s, s->pseudo[i]);
+    if (s->npseudo == (int)(sizeof(s->pseudo) / sizeof(s->pseudo[0])))
+        return UINT32_MAX;
+    struct gt_site *site = calloc(1, sizeof(*site));
+    if (!site)
+        return UINT32_MAX;
+    site->nframes = 1;
+    snprintf(site->frames[0], sizeof(site->frames[0]), "%s", text);
+    snprintf(site->text, sizeof(site->text), "%s", text);
+    s->pseudo[s->npseudo++] = site;
+    return gt_site_canon(s, site);
+}
+
 const struct gt_site *gt_site_by_index(struct gt_sites *s, uint32_t index)
 {
     return index < s->ncanon ? s->canon[index] : &s->none;
@@ -296,6 +332,8 @@ void gt_sites_free(struct gt_sites *s)
     free(s->mixed);
     free(s->canon);
     free(s->canon_slot);
+    for (int i = 0; i < s->npseudo; i++)
+        free(s->pseudo[i]);
     sqlite3_finalize(s->frames);
     sqlite3_finalize(s->pyframes);
     memset(s, 0, sizeof(*s));

@@ -29,9 +29,17 @@ struct gt_sites {
     size_t ncanon, canon_cap;
     uint32_t *canon_slot;         /* hash of text -> index + 1 */
     size_t canon_slots;
+    struct gt_site *pseudo[4];    /* sites that are no call's: "(no recorded call)"... */
+    int npseudo;
+    int64_t offset_less;          /* 1: the trace stores return addresses' offsets (before version 5) */
+    int has_last;                 /* the last key asked for, and its index */
+    int64_t last_key;
+    uint32_t last_index;
 };
 
-int gt_sites_init(struct gt_sites *s, sqlite3 *db);
+/* schema_version: the trace's, which says whether native frames' offsets
+ * are of the return address (before 5) or of the call (5 on). */
+int gt_sites_init(struct gt_sites *s, sqlite3 *db, int schema_version);
 /* Never NULL: a stack-less call gets a site reading "(no stack)". */
 const struct gt_site *gt_site_of(struct gt_sites *s, int64_t key);
 void gt_sites_free(struct gt_sites *s);
@@ -39,6 +47,8 @@ void gt_sites_free(struct gt_sites *s);
  * UINT32_MAX when out of memory. */
 uint32_t gt_site_index(struct gt_sites *s, int64_t key);
 const struct gt_site *gt_site_by_index(struct gt_sites *s, uint32_t index);
+/* The index of a site that is no call's, reading `text` (one frame). */
+uint32_t gt_site_pseudo(struct gt_sites *s, const char *text);
 /* How many distinct site texts have been given an index. */
 size_t gt_site_count(const struct gt_sites *s);
 /* A site as a JSON array of its frames, innermost first. */

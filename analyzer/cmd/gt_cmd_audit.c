@@ -147,9 +147,12 @@ static int gt_check(const char *prefix, const char *path, int key, const struct 
         } else {
             const struct gt_gap *g = &r->gaps[0];
             printf(" (worst: ");
-            gt_put_site(&g->after);
-            printf(", %s idle before it, waiting on %s)", gt_fmt_duration((int64_t)g->dur_ns, d, sizeof(d)),
-                   gt_gap_cause_names[g->cause]);
+            if (g->has_after)
+                gt_put_site(&g->after);
+            else
+                printf("the end of the run");
+            printf(", %s idle before its GPU work, %s)", gt_fmt_duration((int64_t)g->dur_ns, d, sizeof(d)),
+                   gt_cause_text[g->cause]);
         }
     } else if (fail && key == GT_BUDGET_LAUNCH_BOUND_PCT) {
         const struct gt_launch_row *w = NULL;

@@ -19,7 +19,8 @@ void gt_cmd_info_usage(FILE *out)
     fprintf(out, "usage: gputrace info [--format text|json] TRACE.db...\n"
                  "\n"
                  "Summarizes each trace: the command, pid, host and duration, whether the\n"
-                 "process finished, counts of API calls, kernel launches, copies (bytes\n"
+                 "process finished, counts of API calls, kernel launches (those captured\n"
+                 "into CUDA Graphs apart), graph launches, kernels the GPU ran, copies (bytes\n"
                  "by direction), memsets, syncs, allocations, stacks and threads, the\n"
                  "Python version and how many calls Python made (when Python stacks were\n"
                  "recorded), dropped events, and the most launched kernels. Traces are\n"
@@ -52,7 +53,8 @@ struct gt_info {
     int duration_partial; /* end_ns missing: duration runs to the last call */
     int complete;
     int64_t dropped_events, dropped_stacks;
-    int64_t calls, failed, threads, launches, memcpys, memcpy_bytes, memsets, memset_bytes, syncs,
+    int64_t calls, failed, threads, launches, captured, graph_launches, kernels_run, memcpys, memcpy_bytes,
+        memsets, memset_bytes, syncs,
         allocs, alloc_bytes, frees, stacks, python_calls, python_stacks;
     struct gt_kind copy_kinds[GT_MAX_KINDS], sync_kinds[GT_MAX_KINDS], top[GT_TOP_KERNELS];
     int ncopy, nsync, ntop;
@@ -112,11 +114,19 @@ static void gt_info_on_call(const struct gt_rec *c, void *arg)
         p->failed = 1;
     if ((int64_t)c->end > p->last_end)
         p->last_end = (int64_t)c->end;
+    in->kernels_run += c->has_op && c->op.kind == GT_OP_KERNEL;
+    in->captured += c->captured != 0;
     switch (c->cat) {
     case GT_RC_LAUNCH:
+        /* a launch captured into a graph ran nothing: its graph's launches did */
+        if (c->captured)
+            break;
         in->launches++;
         if (gt_count(&p->kernels, (uint64_t)(uintptr_t)c->kernel) < 0)
             p->failed = 1;
+        break;
+    case GT_RC_GRAPH:
+        in->graph_launches++;
         break;
     case GT_RC_MEMCPY:
         in->memcpys++;
@@ -144,6 +154,14 @@ static void gt_info_on_call(const struct gt_rec *c, void *arg)
     }
 }
 
+/* The GPU records not kept in their call's row: kernels a graph ran, late
+ * records, records of no recorded call. */
+static void gt_info_on_op(const struct gt_op_rec *o, void *arg)
+{
+    struct gt_info *in = arg;
+    in->kernels_run += o->kind == GT_OP_KERNEL;
+}
+
 static int gt_kind_by_count(const void *a, const void *b)
 {
     const struct gt_kind *x = a, *y = b;
@@ -161,9 +179,9 @@ static int gt_info_count(struct gt_trace *t, struct gt_info *in, int64_t *last_e
                                              "(unknown)"};
     struct gt_info_pass p = {.in = in};
     struct gt_scan *scan = gt_scan_open(t);
-    if (scan)
-        gt_scan_skip_gpu(scan);
     int rc = scan ? gt_scan_calls(scan, gt_info_on_call, &p) : -1;
+    if (rc == 0)
+        rc = gt_scan_ops(scan, gt_info_on_op, in);
     if (rc == 0 && p.failed) {
         fprintf(stderr, "gputrace: %s: out of memory\n", t->path);
         rc = -1;
@@ -367,6 +385,12 @@ static void gt_info_text(struct gt_trace *t, const struct gt_info *in)
              in->threads == 1 ? "" : "s");
     gt_row("API calls", in->calls, b1);
     gt_row("kernel launches", in->launches, NULL);
+    if (in->captured)
+        gt_row("captured calls", in->captured, "into graphs: ran nothing");
+    if (in->graph_launches)
+        gt_row("graph launches", in->graph_launches, NULL);
+    if (in->gpu_timing && strcmp(in->gpu_timing, "cupti") == 0)
+        gt_row("kernels run", in->kernels_run, "GPU records, graphs' included");
     gt_row("memcpys", in->memcpys, in->memcpys ? gt_fmt_bytes(in->memcpy_bytes, b1, sizeof(b1)) : NULL);
     for (int i = 0; i < in->ncopy; i++) {
         char name[32];
@@ -459,6 +483,9 @@ static void gt_info_json(struct gt_trace *t, const struct gt_info *in)
     gt_json_int("failed_calls", in->failed, 0);
     gt_json_int("threads", in->threads, 0);
     gt_json_int("kernel_launches", in->launches, 0);
+    gt_json_int("captured_calls", in->captured, 0);
+    gt_json_int("graph_launches", in->graph_launches, 0);
+    gt_json_int("kernels_run", in->kernels_run, 0);
     gt_json_int("memcpys", in->memcpys, 0);
     gt_json_int("memcpy_bytes", in->memcpy_bytes, 0);
     gt_json_kinds("memcpys_by_kind", in->copy_kinds, in->ncopy, 1);

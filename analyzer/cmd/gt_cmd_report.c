@@ -20,43 +20,49 @@ void gt_cmd_report_usage(FILE *out)
             "usage: gputrace report [--format text|json|html] [-o FILE] [--top N]\n"
             "                       [--min-gap DURATION] TRACE.db...\n"
             "\n"
-            "What a trace says about where the time goes:\n"
-            "  launch overhead  per kernel and per launch site: count, host time in the\n"
-            "                   launch call (mean, p50, p99, total), queue delay (GPU\n"
-            "                   start minus the call's return), GPU time; a launch is\n"
-            "                   launch-bound when its kernel ran shorter than the call\n"
-            "  H2D hotspots     host-to-device copies by call site: bytes, count, host\n"
-            "                   and GPU time, bandwidth, pageable vs pinned bytes,\n"
-            "                   blocking vs async; flags async copies from pageable\n"
-            "                   memory, storms of small copies, copies that block\n"
-            "  GPU idle gaps    idle share of the traced span and each gap of at least\n"
-            "                   --min-gap with its cause (the host in a sync, in a copy,\n"
-            "                   busy launching, or outside CUDA) and the call sites\n"
-            "                   before and after it\n"
+            "Where the time went, from one trace per process (docs/report.md defines\n"
+            "every figure):\n"
+            "  summary          span, GPU busy and idle, idle by cause (adds up to the\n"
+            "                   idle time, start-up and tear-down included), launches,\n"
+            "                   host time launching and in syncs (summed over threads,\n"
+            "                   and the busiest thread's share), H2D bytes\n"
+            "  findings         what cost the most time, ranked by that time, with\n"
+            "                   where and what to do (under 1%% of the span: left out)\n"
+            "  GPU idle gaps    each gap of at least --min-gap: its cause (what the host\n"
+            "                   was doing) and the calls whose GPU work came before it\n"
+            "                   and ended it; idle time by the call that ended it\n"
+            "  kernels          by GPU time: count, total, mean, median, min, max, std\n"
+            "                   dev, share; kernels CUDA Graphs ran included\n"
+            "  launch overhead  per kernel and per launch site: host time in the\n"
+            "                   launch call (mean, p50, p99, max), queue delay, GPU\n"
+            "                   time, launch-bound launches (the GPU waited for them)\n"
+            "  transfers        copies and memsets by kind and size: time, bandwidth\n"
+            "  H2D hotspots     host-to-device copy calls by call site: bytes, host\n"
+            "                   and GPU time, pageable vs pinned, blocking vs async\n"
             "  syncs            explicit and implicit (blocking copies) by call site\n"
+            "  streams, devices busy time per stream, compute/copy overlap\n"
+            "  API summary      time, count and errors per CUDA function; errors by name\n"
             "A call site is the innermost frames of the user's code. Without GPU times\n"
             "(no CUPTI) host-side times stand in, and the report says so.\n"
             "\n"
             "options:\n"
             "  --format text|json|html\n"
-            "                       output format (default text); JSON has the top-level\n"
-            "                       keys summary, launch_overhead, h2d_hotspots,\n"
-            "                       idle_gaps, idle_by_site, syncs, advice,\n"
-            "                       processes; HTML is one self-contained file (nothing\n"
-            "                       fetched) with a GPU busy/idle timeline whose gaps\n"
-            "                       link to their rows, charts of the top launch and\n"
-            "                       H2D sites, and the tables\n"
+            "                       output format (default text); JSON's keys are\n"
+            "                       listed in docs/report.md; HTML is one self-contained\n"
+            "                       file (nothing fetched) with a GPU timeline whose\n"
+            "                       gaps link to their rows, and the tables\n"
             "  -o, --output FILE    write there (default: standard output)\n"
             "  --top N              rows per table (default 10; 0: all)\n"
             "  --min-gap DURATION   shortest idle gap listed: 250us, 1ms, 2s, or ns\n"
             "                       (default 1ms)\n"
             "\n"
             "Several traces (one per process of a job) give a section per process,\n"
-            "then totals. See docs/report.md.\n"
+            "then totals. A trace whose process did not finish is read as far as it\n"
+            "was committed, and says so on its first line.\n"
             "\n"
-            "exit status: 0; 2 for bad arguments, or a trace that is missing, not a\n"
-            "gputrace trace, newer than this gputrace, empty, or from a process that\n"
-            "did not finish.\n");
+            "exit status: 0; 2 for bad arguments, a trace given twice, or a trace that\n"
+            "is missing, not a gputrace trace or newer than this gputrace (the traces\n"
+            "that could be read are still reported).\n");
 }
 
 struct gt_report_opts {
@@ -120,26 +126,20 @@ static int gt_parse(int argc, char **argv, struct gt_report_opts *o)
     return 0;
 }
 
-/* The report needs a whole recording: a trace with no calls, or one whose
- * process died before finishing, would answer with numbers that mislead. */
-static int gt_check_usable(struct gt_trace *t)
+/* The same run given twice (the same file, or a copy of it) would count
+ * everything twice: refused. A run is its host, pid and start time. */
+static int gt_check_twice(const struct gt_report_item *v, size_t i)
 {
-    int64_t calls = 0;
-    if (gt_trace_int(t, "SELECT count(*) FROM calls", &calls) < 0)
-        return GT_EXIT_USAGE;
-    if (calls == 0) {
-        gt_err("%s: the trace holds no CUDA calls", t->path);
-        return GT_EXIT_USAGE;
-    }
-    char *complete = gt_trace_meta(t, "complete");
-    int ok = complete && strcmp(complete, "1") == 0;
-    free(complete);
-    if (!ok) {
-        gt_err("%s: the traced process did not finish; the report needs a complete trace "
-               "('gputrace info' shows what it holds)", t->path);
+    for (size_t j = 0; j < i; j++) {
+        if (v[j].pid != v[i].pid || v[j].start_ns != v[i].start_ns)
+            continue;
+        if ((v[j].host == NULL) != (v[i].host == NULL) || (v[j].host && strcmp(v[j].host, v[i].host) != 0))
+            continue;
+        gt_err("%s and %s are the same run (host %s, pid %lld, started at %lld): each trace may be given "
+               "once", v[j].path, v[i].path, v[i].host ? v[i].host : "?", v[i].pid, (long long)v[i].start_ns);
         return GT_EXIT_USAGE;
     }
-    return 0;
+    return GT_EXIT_OK;
 }
 
 int gt_cmd_report(int argc, char **argv)
@@ -152,30 +152,47 @@ int gt_cmd_report(int argc, char **argv)
     struct gt_report_item *v = calloc(n, sizeof(*v));
     if (!v)
         return GT_EXIT_FAIL;
-    size_t done = 0;
+    size_t done = 0, m = 0;
+    int unreadable = 0;
     rc = GT_EXIT_OK;
     for (size_t i = 0; i < n && rc == GT_EXIT_OK; i++) {
         struct gt_trace t;
-        v[i].path = argv[optind + (int)i];
-        if (gt_trace_open(&t, v[i].path) != 0) {
-            rc = GT_EXIT_USAGE;
-            break;
+        /* A trace that cannot be read at all (a rank that died before its
+         * first commit leaves an empty file) says why in one line; the
+         * others are still reported. */
+        if (gt_trace_open(&t, argv[optind + (int)i]) != 0) {
+            unreadable = 1;
+            continue;
         }
-        rc = gt_check_usable(&t);
+        struct gt_report_item *x = &v[m];
+        x->path = argv[optind + (int)i];
+        x->pid = (long long)gt_trace_meta_int(&t, "pid", 0);
+        x->host = gt_trace_meta(&t, "host");
+        x->start_ns = gt_trace_meta_int(&t, "start_ns", -1);
+        x->schema_version = t.schema_version;
+        m++;
+        rc = gt_check_twice(v, m - 1);
         if (rc == GT_EXIT_OK) {
-            v[i].pid = (long long)gt_trace_meta_int(&t, "pid", 0);
-            if (gt_analyze(&t, &o.a, &v[i].r) < 0) {
+            /* HTML marks every listed gap on its timeline: it keeps every row
+             * and shows --top of each table itself */
+            struct gt_analyze_opts a = o.a;
+            if (o.html)
+                a.top = 0;
+            if (gt_analyze(&t, &a, &x->r) < 0) {
                 rc = GT_EXIT_FAIL;
             } else {
                 done++;
-                if (o.html && gt_busy_load(&t, &v[i].r, &v[i].busy, 1000) < 0) {
-                    gt_err("%s: %s", v[i].path, sqlite3_errmsg(t.db));
+                if (o.html && gt_busy_load(&t, &x->r, &x->busy, 1000) < 0) {
+                    gt_err("%s: %s", x->path, sqlite3_errmsg(t.db));
                     rc = GT_EXIT_FAIL;
                 }
             }
         }
         gt_trace_close(&t);
     }
+    if (rc == GT_EXIT_OK && !m)
+        rc = GT_EXIT_USAGE;
+    n = m;
     FILE *out = stdout;
     if (rc == GT_EXIT_OK && o.output && strcmp(o.output, "-") != 0 && !(out = fopen(o.output, "w"))) {
         gt_err("cannot write %s: %s", o.output, strerror(errno));
@@ -196,11 +213,15 @@ int gt_cmd_report(int argc, char **argv)
             gt_err("cannot write %s: %s", o.output ? o.output : "standard output", strerror(errno));
             rc = GT_EXIT_FAIL;
         }
+        if (rc == GT_EXIT_OK && unreadable)
+            rc = GT_EXIT_USAGE;
     }
     for (size_t i = 0; i < done; i++) {
         gt_report_free(&v[i].r);
         gt_busy_free(&v[i].busy);
     }
+    for (size_t i = 0; i < n; i++)
+        free(v[i].host);
     free(v);
     return rc;
 }

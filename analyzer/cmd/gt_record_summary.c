@@ -27,7 +27,7 @@ static int gt_seen(char **paths, size_t n, const char *p)
 static void gt_summary_line(const char *path, char *finding, size_t finding_len, uint64_t *best_calls)
 {
     struct gt_trace t;
-    char b1[32], b2[32], b3[32];
+    char b1[32], b2[32];
     struct gt_report r;
     /* A trace that cannot be read says why itself, in one line. */
     if (gt_trace_open(&t, path) != 0)
@@ -55,16 +55,15 @@ static void gt_summary_line(const char *path, char *finding, size_t finding_len,
            gt_fmt_duration((int64_t)s->span_ns, b2, sizeof(b2)));
     if (s->calls > *best_calls) {
         *best_calls = s->calls;
-        /* One gap holding a fifth of the run outweighs any advice. */
-        if (r.ngaps && r.gaps[0].dur_ns * 5 >= s->span_ns)
-            snprintf(finding, finding_len, "the GPU sat idle %s (%.0f%% of the run, cause: %s), before %s",
-                     gt_fmt_duration((int64_t)r.gaps[0].dur_ns, b3, sizeof(b3)),
-                     100.0 * (double)r.gaps[0].dur_ns / (double)s->span_ns, gt_gap_cause_names[r.gaps[0].cause],
-                     r.gaps[0].after.nframes ? r.gaps[0].after.frames[0] : "the trace ended");
-        else if (r.advice[0][0])
-            snprintf(finding, finding_len, "%s", r.advice[0]);
-        else
+        /* the finding that cost the most time, and where */
+        if (r.nfindings) {
+            const struct gt_finding *f = &r.findings[0];
+            int n = snprintf(finding, finding_len, "%s", f->title);
+            if (f->has_site && f->site.nframes && n >= 0 && (size_t)n < finding_len)
+                snprintf(finding + n, finding_len - (size_t)n, ", at %.200s", f->site.frames[0]);
+        } else {
             finding[0] = 0;
+        }
     }
     gt_report_free(&r);
     gt_trace_close(&t);
@@ -92,7 +91,7 @@ void gt_record_summary(const char *list_path)
         n++;
     }
     fclose(f);
-    char finding[300] = "";
+    char finding[600] = "";
     uint64_t best = 0;
     for (size_t i = 0; i < n && i < GT_SUMMARY_LISTED; i++)
         gt_summary_line(paths[i], finding, sizeof(finding), &best);

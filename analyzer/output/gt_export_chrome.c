@@ -231,7 +231,7 @@ static int gt_export_gaps(struct gt_trace *t, struct gt_export *x, int64_t pid)
         }
         char dur[32], name[96];
         snprintf(name, sizeof(name), "idle %s (%s)", gt_fmt_duration((int64_t)g->dur_ns, dur, sizeof(dur)),
-                 gt_gap_cause_names[g->cause]);
+                 gt_cause_names[g->cause]);
         gt_ev_begin(x);
         fprintf(x->out, "{\"ph\":\"X\",\"pid\":%" PRId64 ",\"tid\":%lld,\"name\":", gpid, GT_IDLE_TID);
         gt_put_json_string(x->out, name);
@@ -239,7 +239,7 @@ static int gt_export_gaps(struct gt_trace *t, struct gt_export *x, int64_t pid)
         gt_ts(x, "ts", (int64_t)g->start_ns);
         gt_dur(x, (int64_t)g->start_ns, (int64_t)(g->start_ns + g->dur_ns));
         fputs(",\"args\":{\"cause\":", x->out);
-        gt_put_json_string(x->out, gt_gap_cause_names[g->cause]);
+        gt_put_json_string(x->out, gt_cause_names[g->cause]);
         fprintf(x->out, ",\"idle_ns\":%" PRIu64 ",\"before\":", g->dur_ns);
         gt_site_put_json(x->out, &g->before);
         fputs(",\"after\":", x->out);
@@ -279,7 +279,7 @@ int gt_export_chrome_trace(struct gt_trace *t, struct gt_export *x)
         sqlite3_finalize(q);
     }
     struct gt_sites sites;
-    if (gt_sites_init(&sites, t->db) < 0) {
+    if (gt_sites_init(&sites, t->db, t->schema_version) < 0) {
         gt_err("%s: %s", t->path, sqlite3_errmsg(t->db));
         gt_sites_free(&sites);
         return -1;

@@ -1,8 +1,8 @@
 /* gt_report_html.c: `gputrace report --format html`: one self-contained
  * file (inline CSS and SVG, no script, nothing fetched) with a timeline of
- * each GPU's busy and idle time, the gaps highlighted and linked to their
- * rows, bar charts of the top launch and H2D sites, and the report's
- * tables. */
+ * each GPU's busy time (each slice as tall as the GPU was busy in it),
+ * every listed gap marked and linked to its row, bar charts of the top
+ * launch and H2D sites, and the report's tables. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +18,7 @@
 
 static void gt_busy_add(struct gt_busy *b, int d, uint64_t s, uint64_t e)
 {
-    if (e <= s || !b->span)
+    if (e <= s || !b->span || d < 0)
         return;
     double w = (double)b->span / (double)b->nb;
     double x0 = (double)(s - b->t0) / w, x1 = (double)(e - b->t0) / w;
@@ -41,10 +41,12 @@ int gt_busy_load(struct gt_trace *t, const struct gt_report *r, struct gt_busy *
     b->span = r->summary.span_ns;
     const char *sql = r->summary.gpu_times
                           ? "SELECT device, start_ns, end_ns FROM gpu_activity ORDER BY device, start_ns"
-                          : "SELECT device, start_ns, end_ns FROM (SELECT device, start_ns, end_ns FROM kernels "
-                            "WHERE result = 0 AND captured = 0 UNION ALL SELECT device, start_ns, end_ns FROM "
-                            "memcpys WHERE result = 0 AND captured = 0 UNION ALL SELECT device, start_ns, end_ns "
-                            "FROM memsets WHERE result = 0 AND captured = 0) ORDER BY device, start_ns";
+                          : "SELECT device, start_ns, end_ns FROM (SELECT k.device, k.start_ns, k.end_ns FROM "
+                            "kernels k JOIN api_calls c ON c.id = k.api_call_id WHERE k.result = 0 AND c.captured = 0 "
+                            "UNION ALL SELECT m.device, m.start_ns, m.end_ns FROM memcpys m JOIN api_calls c ON "
+                            "c.id = m.api_call_id WHERE m.result = 0 AND c.captured = 0 UNION ALL SELECT m.device, "
+                            "m.start_ns, m.end_ns FROM memsets m JOIN api_calls c ON c.id = m.api_call_id WHERE "
+                            "m.result = 0 AND c.captured = 0) ORDER BY device, start_ns";
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(t->db, sql, -1, &q, NULL) != SQLITE_OK)
         return -1;
@@ -57,7 +59,7 @@ int gt_busy_load(struct gt_trace *t, const struct gt_report *r, struct gt_busy *
         if (dev != curdev) {
             if (cur >= 0)
                 gt_busy_add(b, cur, rs, re);
-            if (b->ndev == GT_MAX_DEVICES) {
+            if (b->ndev == GT_HTML_MAX_DEVICES) {
                 cur = -1;
                 curdev = dev;
                 continue;
@@ -176,19 +178,18 @@ static void gt_timeline(FILE *out, const struct gt_report *r, const struct gt_bu
         fprintf(out, "<text x=4 y=%.1f>GPU %d</text>\n", y + GT_TL_ROW / 2, b->dev[d]);
         fprintf(out, "<rect x=%.1f y=%.1f width=%.1f height=%.1f fill=\"#e9ecf1\"/>\n", GT_TL_LEFT, y, GT_TL_W,
                 GT_TL_ROW - 10);
-        /* Runs of buckets at about the same level become one rectangle. */
+        /* Each slice as tall as the GPU was busy in it: an idle slice is
+         * empty, a half-busy one half full. Equal neighbours share a rect. */
+        double full = GT_TL_ROW - 10;
         size_t i = 0;
         while (i < b->nb) {
-            float f = b->frac[d][i];
+            float f = b->frac[d][i] > 1 ? 1 : b->frac[d][i];
             size_t j = i + 1;
-            while (j < b->nb && (b->frac[d][j] > 0) == (f > 0) &&
-                   (int)(b->frac[d][j] * 8) == (int)(f * 8))
+            while (j < b->nb && (b->frac[d][j] > 1 ? 1 : b->frac[d][j]) == f)
                 j++;
             if (f > 0)
-                fprintf(out,
-                        "<rect x=%.2f y=%.1f width=%.2f height=%.1f fill=\"#2e9e4f\" fill-opacity=\"%.2f\"/>\n",
-                        GT_TL_LEFT + bw * (double)i, y, bw * (double)(j - i), GT_TL_ROW - 10,
-                        f > 1 ? 1.0 : 0.25 + 0.75 * f);
+                fprintf(out, "<rect x=%.2f y=%.2f width=%.2f height=%.2f fill=\"#2e9e4f\"/>\n",
+                        GT_TL_LEFT + bw * (double)i, y + full * (1 - f), bw * (double)(j - i), full * f);
             i = j;
         }
         for (size_t g = 0; g < r->ngaps; g++) {
@@ -197,10 +198,11 @@ static void gt_timeline(FILE *out, const struct gt_report *r, const struct gt_bu
                 continue;
             double x0 = GT_TL_LEFT + GT_TL_W * (double)(gp->start_ns - b->t0) / (double)b->span;
             double gw = GT_TL_W * (double)gp->dur_ns / (double)b->span;
+            /* rows past --top have no row to jump to; the gap is drawn all the same */
             fprintf(out, "<a class=gap href=\"#gap-%d-%zu\"><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\"/><title>",
                     section, g, x0, y - 2, gw < 1.5 ? 1.5 : gw, GT_TL_ROW - 6);
             fprintf(out, "idle %s (%s)", gt_fmt_duration((int64_t)gp->dur_ns, d1, sizeof(d1)),
-                    gt_gap_cause_names[gp->cause]);
+                    gt_cause_text[gp->cause]);
             fputs("</title></a>\n", out);
         }
     }
@@ -282,16 +284,206 @@ static void gt_card(FILE *out, const char *label, const char *value, int warn)
     fputs("</b></div>", out);
 }
 
+static size_t gt_top(size_t n, const struct gt_analyze_opts *o)
+{
+    return o->top && n > o->top ? o->top : n;
+}
+
+static void gt_html_causes(FILE *out, const uint64_t *idle)
+{
+    char d1[32];
+    int any = 0;
+    fputs("<p class=dim>Idle by cause:", out);
+    for (int c = 0; c < GT_CAUSES; c++) {
+        if (!idle[c])
+            continue;
+        fprintf(out, "%s %s %s", any ? "," : "", gt_cause_names[c],
+                gt_fmt_duration((int64_t)idle[c], d1, sizeof(d1)));
+        any = 1;
+    }
+    fputs(any ? ".</p>\n" : " none.</p>\n", out);
+}
+
+static void gt_html_findings(FILE *out, const struct gt_report *r, const struct gt_analyze_opts *o)
+{
+    fputs("<h2>Findings, by the time they cost</h2>\n", out);
+    if (!r->nfindings) {
+        fputs("<p class=dim>none costs 1% of the run or more</p>\n", out);
+        return;
+    }
+    fputs("<ol>", out);
+    for (size_t i = 0; i < gt_top(r->nfindings, o); i++) {
+        const struct gt_finding *f = &r->findings[i];
+        fputs("<li><b>", out);
+        gt_esc(out, f->title);
+        fputs("</b>", out);
+        if (f->has_site) {
+            fputs("<br>", out);
+            gt_site_html(out, &f->site);
+        }
+        fputs("<br>", out);
+        gt_esc(out, f->advice);
+        fputs("</li>\n", out);
+    }
+    fputs("</ol>\n", out);
+}
+
+static void gt_html_gaps(FILE *out, const struct gt_report *r, const struct gt_analyze_opts *o, int section)
+{
+    char d1[32], d2[32];
+    fprintf(out, "<h2>GPU idle gaps of %s or more</h2>\n", gt_fmt_duration((int64_t)o->min_gap_ns, d1, sizeof(d1)));
+    if (!r->ngaps) {
+        fputs("<p class=dim>none</p>\n", out);
+        return;
+    }
+    fputs("<table><tr><th class=n>idle</th><th class=n>at</th><th>GPU</th><th>cause</th><th>after the work of"
+          "</th><th>ended by the work of</th></tr>\n",
+          out);
+    for (size_t i = 0; i < r->ngaps; i++) {
+        const struct gt_gap *g = &r->gaps[i];
+        fprintf(out, "<tr id=\"gap-%d-%zu\"><td class=n>%s</td><td class=n>+%s</td><td>%d</td><td>", section, i,
+                gt_fmt_duration((int64_t)g->dur_ns, d1, sizeof(d1)),
+                gt_fmt_duration((int64_t)g->offset_ns, d2, sizeof(d2)), g->device);
+        gt_esc(out, gt_cause_text[g->cause]);
+        fputs("</td><td>", out);
+        if (g->has_before) {
+            gt_esc(out, g->before_api);
+            fputs("<br>", out);
+            gt_site_html(out, &g->before);
+        }
+        fputs("</td><td>", out);
+        if (g->has_after) {
+            gt_esc(out, g->after_api);
+            fputs("<br>", out);
+            gt_site_html(out, &g->after);
+        }
+        fputs("</td></tr>\n", out);
+    }
+    fputs("</table>\n", out);
+}
+
+static void gt_html_kernels(FILE *out, const struct gt_report *r, const struct gt_analyze_opts *o)
+{
+    char d[6][32];
+    fputs("<h2>Kernels by GPU time</h2>\n", out);
+    if (!r->nkernels) {
+        fputs("<p class=dim>no kernels ran</p>\n", out);
+        return;
+    }
+    fputs("<table><tr><th>kernel</th><th class=n>total</th><th class=n>share</th><th class=n>runs</th>"
+          "<th class=n>by graphs</th><th class=n>mean</th><th class=n>median</th><th class=n>min</th>"
+          "<th class=n>max</th><th class=n>std dev</th></tr>\n",
+          out);
+    for (size_t i = 0; i < gt_top(r->nkernels, o); i++) {
+        const struct gt_kernel_row *k = &r->kernels[i];
+        fputs("<tr><td><code>", out);
+        gt_esc(out, k->name);
+        fprintf(out, "</code></td><td class=n>%s</td><td class=n>%.1f%%</td><td class=n>%llu</td><td class=n>%llu"
+                     "</td><td class=n>%s</td><td class=n>%s</td><td class=n>%s</td><td class=n>%s</td>"
+                     "<td class=n>%s</td></tr>\n",
+                gt_fmt_duration((int64_t)k->total_ns, d[0], 32), k->share_pct, (unsigned long long)k->count,
+                (unsigned long long)k->graph_count, gt_fmt_duration((int64_t)k->mean_ns, d[1], 32),
+                gt_fmt_duration((int64_t)k->median_ns, d[2], 32), gt_fmt_duration((int64_t)k->min_ns, d[3], 32),
+                gt_fmt_duration((int64_t)k->max_ns, d[4], 32),
+                gt_fmt_duration((int64_t)(k->stddev_ns + 0.5), d[5], 32));
+    }
+    fputs("</table>\n", out);
+}
+
+static void gt_html_small_tables(FILE *out, const struct gt_report *r, const struct gt_analyze_opts *o)
+{
+    char d1[32], d2[32], d3[32];
+    fputs("<h2>Transfers by kind and size</h2>\n", out);
+    if (!r->nxfer_kind) {
+        fputs("<p class=dim>no copies or memsets</p>\n", out);
+    } else {
+        fputs("<table><tr><th>kind</th><th>size</th><th class=n>count</th><th class=n>bytes</th>"
+              "<th class=n>time</th><th class=n>GB/s</th></tr>\n", out);
+        for (size_t i = 0; i < r->nxfer_kind; i++) {
+            const struct gt_xfer_row *x = &r->xfer_kind[i];
+            fprintf(out, "<tr><td><b>%s</b></td><td>all</td><td class=n>%llu</td><td class=n>%s</td><td class=n>%s"
+                         "</td><td class=n>%.2f</td></tr>\n",
+                    gt_xfer_kind_names[x->kind], (unsigned long long)x->count,
+                    gt_fmt_bytes((int64_t)x->bytes, d1, sizeof(d1)), gt_fmt_duration((int64_t)x->total_ns, d2, sizeof(d2)),
+                    x->bandwidth_gbps);
+            for (size_t j = 0; j < r->nxfer_size; j++) {
+                const struct gt_xfer_row *y = &r->xfer_size[j];
+                if (y->kind != x->kind)
+                    continue;
+                fprintf(out, "<tr><td></td><td>%s</td><td class=n>%llu</td><td class=n>%s</td><td class=n>%s</td>"
+                             "<td class=n>%.2f</td></tr>\n",
+                        gt_xfer_band_names[y->band], (unsigned long long)y->count,
+                        gt_fmt_bytes((int64_t)y->bytes, d1, sizeof(d1)),
+                        gt_fmt_duration((int64_t)y->total_ns, d2, sizeof(d2)), y->bandwidth_gbps);
+            }
+        }
+        fputs("</table>\n", out);
+    }
+    fputs("<h2>Streams and devices</h2>\n", out);
+    if (r->nstreams) {
+        fputs("<table><tr><th>device</th><th>stream</th><th class=n>operations</th><th class=n>busy</th>"
+              "<th class=n>of span</th></tr>\n", out);
+        for (size_t i = 0; i < gt_top(r->nstreams, o); i++) {
+            const struct gt_stream_row *s = &r->streams[i];
+            fprintf(out, "<tr><td>%lld</td><td>%lld</td><td class=n>%llu</td><td class=n>%s</td><td class=n>%.1f%%"
+                         "</td></tr>\n",
+                    (long long)s->device, (long long)s->stream, (unsigned long long)s->ops,
+                    gt_fmt_duration((int64_t)s->busy_ns, d1, sizeof(d1)), s->busy_pct);
+        }
+        fputs("</table>\n", out);
+    }
+    for (size_t i = 0; i < r->ndevices; i++) {
+        const struct gt_device_row *d = &r->devices[i];
+        fprintf(out, "<p>Device %lld: busy %s, idle %.1f%% of span; compute %s, copies %s, both at once %s "
+                     "(%.1f%% of copy time).</p>\n",
+                (long long)d->device, gt_fmt_duration((int64_t)d->busy_ns, d1, sizeof(d1)), d->idle_pct,
+                gt_fmt_duration((int64_t)d->compute_ns, d2, sizeof(d2)),
+                gt_fmt_duration((int64_t)d->copy_ns, d3, sizeof(d3)),
+                gt_fmt_duration((int64_t)d->overlap_ns, d1, sizeof(d1)), d->overlap_pct);
+        gt_html_causes(out, d->idle_by_cause);
+    }
+    fputs("<h2>CUDA API summary</h2>\n<table><tr><th>function</th><th class=n>calls</th><th class=n>total</th>"
+          "<th class=n>mean</th><th class=n>max</th><th class=n>errors</th></tr>\n", out);
+    for (size_t i = 0; i < gt_top(r->napi, o); i++) {
+        const struct gt_api_row *a = &r->api[i];
+        fputs("<tr><td><code>", out);
+        gt_esc(out, a->name);
+        fprintf(out, "</code></td><td class=n>%llu</td><td class=n>%s</td><td class=n>%s</td><td class=n>%s</td>"
+                     "<td class=n>%llu</td></tr>\n",
+                (unsigned long long)a->count, gt_fmt_duration((int64_t)a->total_ns, d1, sizeof(d1)),
+                gt_fmt_duration((int64_t)a->mean_ns, d2, sizeof(d2)),
+                gt_fmt_duration((int64_t)a->max_ns, d3, sizeof(d3)), (unsigned long long)a->errors);
+    }
+    fputs("</table>\n", out);
+    if (r->nerrors) {
+        fputs("<h2>Errors</h2>\n<table><tr><th>function</th><th>error</th><th class=n>calls</th></tr>\n", out);
+        for (size_t i = 0; i < gt_top(r->nerrors, o); i++) {
+            const struct gt_error_row *e = &r->errors[i];
+            fputs("<tr><td><code>", out);
+            gt_esc(out, e->api);
+            fputs("</code></td><td><code>", out);
+            gt_esc(out, e->error);
+            fprintf(out, "</code></td><td class=n>%llu</td></tr>\n", (unsigned long long)e->count);
+        }
+        fputs("</table>\n", out);
+    }
+}
+
 void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_report *r, const struct gt_busy *b,
                    const struct gt_analyze_opts *o, int section)
 {
-    char d1[32], d2[32], d3[32], buf[96];
+    char d1[32], d2[32], buf[96];
     const struct gt_summary *s = &r->summary;
     fputs("<h1>gputrace report</h1>\n<p class=dim><code>", out);
     gt_esc(out, path);
     fprintf(out, "</code>, pid %lld, span %s, %llu calls, GPU times %s</p>\n", pid,
             gt_fmt_duration((int64_t)s->span_ns, d1, sizeof(d1)), (unsigned long long)s->calls,
             s->gpu_times ? "from CUPTI" : "<span class=warn>not recorded (host times stand in)</span>");
+    for (int i = 0; i < r->nnotes; i++) {
+        fputs("<p class=warn>", out);
+        gt_esc(out, r->notes[i]);
+        fputs("</p>\n", out);
+    }
     fputs("<div class=cards>", out);
     snprintf(buf, sizeof(buf), "%.1f%%", s->idle_pct);
     gt_card(out, "GPU idle", buf, s->idle_pct >= 50);
@@ -299,50 +491,20 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
              (unsigned long long)s->launches);
     gt_card(out, "launch-bound", buf, s->launches && s->launch_bound * 2 >= s->launches);
     snprintf(buf, sizeof(buf), "%.1f%%", s->sync_pct);
-    gt_card(out, "host in syncs", buf, s->sync_pct >= 20);
+    gt_card(out, "busiest thread in syncs", buf, s->sync_pct >= 20);
     gt_card(out, "H2D", gt_fmt_bytes((int64_t)s->h2d_bytes, d1, sizeof(d1)), 0);
     gt_card(out, "of it pageable", gt_fmt_bytes((int64_t)s->pageable_h2d_bytes, d2, sizeof(d2)),
             s->pageable_h2d_bytes > 0);
+    snprintf(buf, sizeof(buf), "%llu of %llu", (unsigned long long)s->failed_calls, (unsigned long long)s->calls);
+    gt_card(out, "failed calls", buf, s->failed_calls * 2 > s->calls);
     fputs("</div>\n", out);
 
     fputs("<h2>GPU timeline</h2>\n", out);
     gt_timeline(out, r, b, section);
-    fprintf(out, "<p class=dim>Idle by cause: sync %s, copy %s, launch %s, host %s.</p>\n",
-            gt_fmt_duration((int64_t)s->idle_by_cause[GT_GAP_SYNC], d1, sizeof(d1)),
-            gt_fmt_duration((int64_t)s->idle_by_cause[GT_GAP_COPY], d2, sizeof(d2)),
-            gt_fmt_duration((int64_t)s->idle_by_cause[GT_GAP_LAUNCH], d3, sizeof(d3)),
-            gt_fmt_duration((int64_t)s->idle_by_cause[GT_GAP_HOST], buf, sizeof(buf)));
-
-    if (r->advice[0][0]) {
-        fputs("<h2>Advice</h2>\n<ul>", out);
-        for (size_t i = 0; i < sizeof(r->advice) / sizeof(r->advice[0]) && r->advice[i][0]; i++) {
-            fputs("<li>", out);
-            gt_esc(out, r->advice[i]);
-            fputs("</li>", out);
-        }
-        fputs("</ul>\n", out);
-    }
-
-    fprintf(out, "<h2>GPU idle gaps of %s or more</h2>\n", gt_fmt_duration((int64_t)o->min_gap_ns, d1, sizeof(d1)));
-    if (!r->ngaps) {
-        fputs("<p class=dim>none</p>\n", out);
-    } else {
-        fputs("<table><tr><th class=n>idle</th><th class=n>at</th><th>GPU</th><th>cause</th><th>last call before"
-              "</th><th>first call after</th></tr>\n",
-              out);
-        for (size_t i = 0; i < r->ngaps; i++) {
-            const struct gt_gap *g = &r->gaps[i];
-            fprintf(out, "<tr id=\"gap-%d-%zu\"><td class=n>%s</td><td class=n>+%s</td><td>%d</td><td>%s</td><td>",
-                    section, i, gt_fmt_duration((int64_t)g->dur_ns, d1, sizeof(d1)),
-                    gt_fmt_duration((int64_t)(g->start_ns - s->first_ns), d2, sizeof(d2)), g->device,
-                    gt_gap_cause_names[g->cause]);
-            gt_site_html(out, &g->before);
-            fputs("</td><td>", out);
-            gt_site_html(out, &g->after);
-            fputs("</td></tr>\n", out);
-        }
-        fputs("</table>\n", out);
-    }
+    gt_html_causes(out, s->idle_by_cause);
+    gt_html_findings(out, r, o);
+    gt_html_gaps(out, r, o, section);
+    gt_html_kernels(out, r, o);
 
     fputs("<h2>Launch overhead</h2>\n<h3>Host time launching, by launch site</h3>\n", out);
     struct gt_bar bars[10];
@@ -357,14 +519,14 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
     }
     gt_bars(out, bars, nb, "#4a72c4");
     fputs("<h3>By kernel</h3>\n", out);
-    if (!r->nkernels) {
+    if (!r->nlaunch_kernels) {
         fputs("<p class=dim>no kernel launches</p>\n", out);
     } else {
         fputs("<table><tr><th>kernel</th><th class=n>launches</th><th class=n>host mean</th><th class=n>p99</th>"
               "<th class=n>GPU mean</th><th class=n>queue mean</th><th class=n>launch-bound</th></tr>\n",
               out);
-        for (size_t i = 0; i < r->nkernels; i++) {
-            const struct gt_launch_row *k = &r->kernels[i];
+        for (size_t i = 0; i < gt_top(r->nlaunch_kernels, o); i++) {
+            const struct gt_launch_row *k = &r->launch_kernels[i];
             fputs("<tr><td><code>", out);
             gt_esc(out, k->kernel);
             fprintf(out, "</code></td><td class=n>%llu</td><td class=n>%s</td><td class=n>%s</td>",
@@ -393,7 +555,7 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
         fputs("<table><tr><th>site</th><th class=n>bytes</th><th class=n>copies</th><th class=n>host</th>"
               "<th class=n>GPU</th><th class=n>GB/s</th><th class=n>pageable</th><th class=n>blocking</th></tr>\n",
               out);
-        for (size_t i = 0; i < r->nh2d; i++) {
+        for (size_t i = 0; i < gt_top(r->nh2d, o); i++) {
             const struct gt_h2d_row *h = &r->h2d[i];
             fputs("<tr><td>", out);
             gt_site_html(out, &h->site);
@@ -401,7 +563,7 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
                     gt_fmt_bytes((int64_t)h->bytes, d1, sizeof(d1)), (unsigned long long)h->count,
                     gt_fmt_duration((int64_t)h->host_ns, d2, sizeof(d2)));
             fprintf(out, "<td class=n>%s</td><td class=n>%.2f</td><td class=n>%s</td><td class=n>%llu</td></tr>\n",
-                    gt_fmt_duration((int64_t)h->gpu_ns, d3, sizeof(d3)), h->bandwidth_gbps,
+                    gt_fmt_duration((int64_t)h->gpu_ns, buf, sizeof(buf)), h->bandwidth_gbps,
                     gt_fmt_bytes((int64_t)h->pageable_bytes, d1, sizeof(d1)), (unsigned long long)h->blocking);
         }
         fputs("</table>\n", out);
@@ -412,7 +574,7 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
         fputs("<p class=dim>none</p>\n", out);
     } else {
         fputs("<table><tr><th>kind</th><th>site</th><th class=n>calls</th><th class=n>blocked</th></tr>\n", out);
-        for (size_t i = 0; i < r->nsyncs; i++) {
+        for (size_t i = 0; i < gt_top(r->nsyncs, o); i++) {
             const struct gt_sync_row *y = &r->syncs[i];
             fputs("<tr><td>", out);
             gt_esc(out, y->kind);
@@ -423,4 +585,5 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
         }
         fputs("</table>\n", out);
     }
+    gt_html_small_tables(out, r, o);
 }

@@ -1,4 +1,6 @@
-/* gt_report_json.c: the report as one JSON document (docs/report.md). */
+/* gt_report_json.c: the report as one JSON document (docs/report.md,
+ * "JSON": every key is documented there, and tests/oracle.py checks every
+ * value). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,143 +10,328 @@
 #include "base/gt_fmt.h"
 #include "output/gt_report_out.h"
 
+#define U(x) ((unsigned long long)(x))
+
+static void gt_json_causes(FILE *out, const uint64_t *idle)
+{
+    fputc('{', out);
+    for (int c = 0; c < GT_CAUSES; c++)
+        fprintf(out, "%s\"%s\":%llu", c ? "," : "", gt_cause_names[c], U(idle[c]));
+    fputc('}', out);
+}
+
 static void gt_json_summary(FILE *out, const struct gt_summary *s)
 {
     fprintf(out,
-            "{\"span_ns\":%llu,\"gpu_times\":%s,\"calls\":%llu,\"launches\":%llu,\"launch_bound\":%llu,"
-            "\"launch_host_ns\":%llu,\"launch_host_pct\":%.3f,\"launch_bound_pct\":%.3f,\"busy_ns\":%llu,"
-            "\"idle_ns\":%llu,\"idle_pct\":%.3f,\"sync_ns\":%llu,\"sync_pct\":%.3f,\"h2d_bytes\":%llu,"
-            "\"pageable_h2d_bytes\":%llu,\"idle_by_cause_ns\":{\"sync\":%llu,\"copy\":%llu,\"launch\":%llu,"
-            "\"host\":%llu}}",
-            (unsigned long long)s->span_ns, s->gpu_times ? "true" : "false", (unsigned long long)s->calls,
-            (unsigned long long)s->launches, (unsigned long long)s->launch_bound,
-            (unsigned long long)s->launch_host_ns, s->launch_host_pct, s->launch_bound_pct,
-            (unsigned long long)s->busy_ns, (unsigned long long)s->idle_ns, s->idle_pct,
-            (unsigned long long)s->sync_ns, s->sync_pct, (unsigned long long)s->h2d_bytes,
-            (unsigned long long)s->pageable_h2d_bytes, (unsigned long long)s->idle_by_cause[0],
-            (unsigned long long)s->idle_by_cause[1], (unsigned long long)s->idle_by_cause[2],
-            (unsigned long long)s->idle_by_cause[3]);
+            "{\"span_ns\":%llu,\"gpu_times\":%s,\"calls\":%llu,\"failed_calls\":%llu,\"launches\":%llu,"
+            "\"captured_calls\":%llu,\"graph_launches\":%llu,\"launch_bound\":%llu,\"launch_bound_pct\":%.6f,"
+            "\"launch_host_ns\":%llu,\"launch_threads\":%llu,\"launch_host_pct\":%.6f,\"kernel_ns\":%llu,"
+            "\"busy_ns\":%llu,\"idle_ns\":%llu,\"idle_pct\":%.6f,\"idle_by_cause_ns\":",
+            U(s->span_ns), s->gpu_times ? "true" : "false", U(s->calls), U(s->failed_calls), U(s->launches),
+            U(s->captured_calls), U(s->graph_launches), U(s->launch_bound), s->launch_bound_pct,
+            U(s->launch_host_ns), U(s->launch_threads), s->launch_host_pct, U(s->kernel_ns), U(s->busy_ns),
+            U(s->idle_ns), s->idle_pct);
+    gt_json_causes(out, s->idle_by_cause);
+    fprintf(out, ",\"sync_ns\":%llu,\"sync_pct\":%.6f,\"h2d_bytes\":%llu,\"pageable_h2d_bytes\":%llu}",
+            U(s->sync_ns), s->sync_pct, U(s->h2d_bytes), U(s->pageable_h2d_bytes));
 }
 
-static void gt_json_launch_row(FILE *out, const struct gt_launch_row *k, int by_site, long long pid)
+/* Opens a row of an array: the separator, then {"pid":N */
+static void gt_row(FILE *out, int *first, long long pid)
 {
-    fprintf(out, "{\"pid\":%lld,", pid);
+    fprintf(out, "%s{\"pid\":%lld", *first ? "" : ",", pid);
+    *first = 0;
+}
+
+static void gt_json_launch_row(FILE *out, const struct gt_launch_row *k, int by_site)
+{
     if (by_site) {
-        fputs("\"site\":", out);
+        fputs(",\"site\":", out);
         gt_site_put_json(out, &k->site);
     } else {
-        fputs("\"kernel\":", out);
+        fputs(",\"kernel\":", out);
         gt_put_json_string(out, k->kernel);
     }
     fprintf(out,
             ",\"count\":%llu,\"api_total_ns\":%llu,\"api_mean_ns\":%llu,\"api_p50_ns\":%llu,\"api_p99_ns\":%llu,"
-            "\"queue_mean_ns\":%llu,\"gpu_total_ns\":%llu,\"gpu_mean_ns\":%llu,\"launch_bound\":%llu}",
-            (unsigned long long)k->count, (unsigned long long)k->api_total_ns, (unsigned long long)k->api_mean_ns,
-            (unsigned long long)k->api_p50_ns, (unsigned long long)k->api_p99_ns,
-            (unsigned long long)k->queue_mean_ns, (unsigned long long)k->gpu_total_ns,
-            (unsigned long long)k->gpu_mean_ns, (unsigned long long)k->launch_bound);
+            "\"api_max_ns\":%llu,\"queue_mean_ns\":%llu,\"gpu_total_ns\":%llu,\"gpu_mean_ns\":%llu,"
+            "\"launch_bound\":%llu",
+            U(k->count), U(k->api_total_ns), U(k->api_mean_ns), U(k->api_p50_ns), U(k->api_p99_ns),
+            U(k->api_max_ns), U(k->queue_mean_ns), U(k->gpu_total_ns), U(k->gpu_mean_ns), U(k->launch_bound));
+    if (!by_site)
+        fprintf(out, ",\"first_api_ns\":%llu", U(k->first_api_ns));
+    fputc('}', out);
+}
+
+/* A finding ranked among every process's: by cost, then trace order. */
+struct gt_ranked {
+    const struct gt_finding *f;
+    long long pid;
+    size_t order;
+};
+
+static int gt_ranked_cmp(const void *a, const void *b)
+{
+    const struct gt_ranked *x = a, *y = b;
+    if (x->f->cost_ns != y->f->cost_ns)
+        return x->f->cost_ns > y->f->cost_ns ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static void gt_json_findings(FILE *out, const struct gt_report_item *v, size_t n)
+{
+    size_t total = 0;
+    for (size_t t = 0; t < n; t++)
+        total += v[t].r.nfindings;
+    struct gt_ranked *all = calloc(total + 1, sizeof(*all));
+    size_t k = 0;
+    for (size_t t = 0; all && t < n; t++)
+        for (size_t i = 0; i < v[t].r.nfindings; i++, k++)
+            all[k] = (struct gt_ranked){&v[t].r.findings[i], v[t].pid, k};
+    if (all && k > 1)
+        qsort(all, k, sizeof(*all), gt_ranked_cmp);
+    fputs(",\"findings\":[", out);
+    for (size_t i = 0; all && i < k; i++) {
+        const struct gt_finding *f = all[i].f;
+        fprintf(out, "%s{\"pid\":%lld,\"kind\":\"%s\",\"cost_ns\":%llu,\"cost_pct\":%.6f,\"title\":", i ? "," : "",
+                all[i].pid, f->kind, U(f->cost_ns), f->cost_pct);
+        gt_put_json_string(out, f->title);
+        fputs(",\"site\":", out);
+        if (f->has_site)
+            gt_site_put_json(out, &f->site);
+        else
+            fputs("null", out);
+        fputs(",\"advice\":", out);
+        gt_put_json_string(out, f->advice);
+        fputc('}', out);
+    }
+    fputs("],\"advice\":[", out);
+    for (size_t i = 0; all && i < k; i++) {
+        if (i)
+            fputc(',', out);
+        gt_put_json_string(out, all[i].f->advice);
+    }
+    fputc(']', out);
+    free(all);
+}
+
+static void gt_json_site_or_null(FILE *out, int has, const struct gt_site *s)
+{
+    if (has)
+        gt_site_put_json(out, s);
+    else
+        fputs("null", out);
 }
 
 static void gt_json_tables(FILE *out, const struct gt_report_item *v, size_t n)
 {
-    fputs(",\"launch_overhead\":{\"kernels\":[", out);
     int first = 1;
+    fputs(",\"idle_gaps\":[", out);
     for (size_t t = 0; t < n; t++)
-        for (size_t i = 0; i < v[t].r.nkernels; i++, first = 0) {
-            if (!first)
-                fputc(',', out);
-            gt_json_launch_row(out, &v[t].r.kernels[i], 0, v[t].pid);
-        }
-    fputs("],\"sites\":[", out);
-    first = 1;
-    for (size_t t = 0; t < n; t++)
-        for (size_t i = 0; i < v[t].r.nlaunch_sites; i++, first = 0) {
-            if (!first)
-                fputc(',', out);
-            gt_json_launch_row(out, &v[t].r.launch_sites[i], 1, v[t].pid);
-        }
-    fputs("]},\"h2d_hotspots\":[", out);
-    first = 1;
-    for (size_t t = 0; t < n; t++)
-        for (size_t i = 0; i < v[t].r.nh2d; i++, first = 0) {
-            const struct gt_h2d_row *h = &v[t].r.h2d[i];
-            fprintf(out, "%s{\"pid\":%lld,\"site\":", first ? "" : ",", v[t].pid);
-            gt_site_put_json(out, &h->site);
-            fprintf(out,
-                    ",\"bytes\":%llu,\"count\":%llu,\"host_ns\":%llu,\"gpu_ns\":%llu,\"pageable_bytes\":%llu,"
-                    "\"pinned_bytes\":%llu,\"blocking\":%llu,\"async\":%llu,\"async_pageable\":%llu,"
-                    "\"bandwidth_gbps\":%.3f,\"small_copy_storm\":%s}",
-                    (unsigned long long)h->bytes, (unsigned long long)h->count, (unsigned long long)h->host_ns,
-                    (unsigned long long)h->gpu_ns, (unsigned long long)h->pageable_bytes,
-                    (unsigned long long)h->pinned_bytes, (unsigned long long)h->blocking,
-                    (unsigned long long)h->async, (unsigned long long)h->async_pageable, h->bandwidth_gbps,
-                    h->small_storm ? "true" : "false");
-        }
-    fputs("],\"idle_gaps\":[", out);
-    first = 1;
-    for (size_t t = 0; t < n; t++)
-        for (size_t i = 0; i < v[t].r.ngaps; i++, first = 0) {
+        for (size_t i = 0; i < v[t].r.ngaps; i++) {
             const struct gt_gap *g = &v[t].r.gaps[i];
-            fprintf(out, "%s{\"pid\":%lld,\"device\":%d,\"start_ns\":%llu,\"dur_ns\":%llu,\"cause\":\"%s\",\"before\":",
-                    first ? "" : ",", v[t].pid, g->device, (unsigned long long)g->start_ns,
-                    (unsigned long long)g->dur_ns, gt_gap_cause_names[g->cause]);
-            gt_site_put_json(out, &g->before);
+            gt_row(out, &first, v[t].pid);
+            fprintf(out, ",\"device\":%d,\"start_ns\":%llu,\"offset_ns\":%llu,\"dur_ns\":%llu,\"cause\":\"%s\","
+                         "\"before\":", g->device, U(g->start_ns), U(g->offset_ns), U(g->dur_ns),
+                    gt_cause_names[g->cause]);
+            gt_json_site_or_null(out, g->has_before, &g->before);
+            fputs(",\"before_api\":", out);
+            gt_put_json_string(out, g->has_before && g->before_api[0] ? g->before_api : NULL);
             fputs(",\"after\":", out);
-            gt_site_put_json(out, &g->after);
+            gt_json_site_or_null(out, g->has_after, &g->after);
+            fputs(",\"after_api\":", out);
+            gt_put_json_string(out, g->has_after && g->after_api[0] ? g->after_api : NULL);
             fputc('}', out);
         }
     fputs("],\"idle_by_site\":[", out);
     first = 1;
     for (size_t t = 0; t < n; t++)
-        for (size_t i = 0; i < v[t].r.nidle_sites; i++, first = 0) {
+        for (size_t i = 0; i < v[t].r.nidle_sites; i++) {
             const struct gt_idle_site *x = &v[t].r.idle_sites[i];
-            fprintf(out, "%s{\"pid\":%lld,\"idle_ns\":%llu,\"gaps\":%llu,\"site\":", first ? "" : ",", v[t].pid,
-                    (unsigned long long)x->idle_ns, (unsigned long long)x->gaps);
+            gt_row(out, &first, v[t].pid);
+            fputs(",\"site\":", out);
             gt_site_put_json(out, &x->site);
-            fputc('}', out);
+            fprintf(out, ",\"idle_ns\":%llu,\"gaps\":%llu}", U(x->idle_ns), U(x->gaps));
+        }
+    fputs("],\"kernels\":[", out);
+    first = 1;
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < v[t].r.nkernels; i++) {
+            const struct gt_kernel_row *k = &v[t].r.kernels[i];
+            gt_row(out, &first, v[t].pid);
+            fputs(",\"name\":", out);
+            gt_put_json_string(out, k->name);
+            fprintf(out, ",\"count\":%llu,\"graph_count\":%llu,\"total_ns\":%llu,\"mean_ns\":%llu,\"median_ns\":%llu,"
+                         "\"min_ns\":%llu,\"max_ns\":%llu,\"stddev_ns\":%.3f,\"share_pct\":%.6f}",
+                    U(k->count), U(k->graph_count), U(k->total_ns), U(k->mean_ns), U(k->median_ns), U(k->min_ns),
+                    U(k->max_ns), k->stddev_ns, k->share_pct);
+        }
+    fputs("],\"launch_overhead\":{\"kernels\":[", out);
+    first = 1;
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < v[t].r.nlaunch_kernels; i++) {
+            gt_row(out, &first, v[t].pid);
+            gt_json_launch_row(out, &v[t].r.launch_kernels[i], 0);
+        }
+    fputs("],\"sites\":[", out);
+    first = 1;
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < v[t].r.nlaunch_sites; i++) {
+            gt_row(out, &first, v[t].pid);
+            gt_json_launch_row(out, &v[t].r.launch_sites[i], 1);
+        }
+    fputs("]},\"transfers\":{\"by_kind\":[", out);
+    first = 1;
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < v[t].r.nxfer_kind; i++) {
+            const struct gt_xfer_row *x = &v[t].r.xfer_kind[i];
+            gt_row(out, &first, v[t].pid);
+            fprintf(out, ",\"kind\":\"%s\",\"count\":%llu,\"bytes\":%llu,\"total_ns\":%llu,\"bandwidth_gbps\":%.6f}",
+                    gt_xfer_kind_names[x->kind], U(x->count), U(x->bytes), U(x->total_ns), x->bandwidth_gbps);
+        }
+    fputs("],\"by_size\":[", out);
+    first = 1;
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < v[t].r.nxfer_size; i++) {
+            const struct gt_xfer_row *x = &v[t].r.xfer_size[i];
+            gt_row(out, &first, v[t].pid);
+            fprintf(out, ",\"kind\":\"%s\",\"band\":\"%s\",\"count\":%llu,\"bytes\":%llu,\"total_ns\":%llu,"
+                         "\"bandwidth_gbps\":%.6f}",
+                    gt_xfer_kind_names[x->kind], gt_xfer_band_names[x->band], U(x->count), U(x->bytes),
+                    U(x->total_ns), x->bandwidth_gbps);
+        }
+    fputs("]},\"h2d_hotspots\":[", out);
+    first = 1;
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < v[t].r.nh2d; i++) {
+            const struct gt_h2d_row *h = &v[t].r.h2d[i];
+            gt_row(out, &first, v[t].pid);
+            fputs(",\"site\":", out);
+            gt_site_put_json(out, &h->site);
+            fprintf(out,
+                    ",\"bytes\":%llu,\"count\":%llu,\"host_ns\":%llu,\"gpu_ns\":%llu,\"pageable_bytes\":%llu,"
+                    "\"pinned_bytes\":%llu,\"pageable_calls\":%llu,\"pageable_host_ns\":%llu,\"blocking\":%llu,"
+                    "\"async\":%llu,\"async_pageable\":%llu,\"bandwidth_gbps\":%.6f,\"small_copy_storm\":%s}",
+                    U(h->bytes), U(h->count), U(h->host_ns), U(h->gpu_ns), U(h->pageable_bytes), U(h->pinned_bytes),
+                    U(h->pageable_calls), U(h->pageable_host_ns), U(h->blocking), U(h->async),
+                    U(h->async_pageable), h->bandwidth_gbps, h->small_storm ? "true" : "false");
         }
     fputs("],\"syncs\":[", out);
     first = 1;
     for (size_t t = 0; t < n; t++)
-        for (size_t i = 0; i < v[t].r.nsyncs; i++, first = 0) {
+        for (size_t i = 0; i < v[t].r.nsyncs; i++) {
             const struct gt_sync_row *s = &v[t].r.syncs[i];
-            fprintf(out, "%s{\"pid\":%lld,\"kind\":\"%s\",\"count\":%llu,\"dur_ns\":%llu,\"site\":",
-                    first ? "" : ",", v[t].pid, s->kind, (unsigned long long)s->count,
-                    (unsigned long long)s->blocked_ns);
+            gt_row(out, &first, v[t].pid);
+            fprintf(out, ",\"kind\":\"%s\",\"count\":%llu,\"dur_ns\":%llu,\"site\":", s->kind, U(s->count),
+                    U(s->blocked_ns));
             gt_site_put_json(out, &s->site);
             fputc('}', out);
         }
-    fputs("]", out);
+    fputs("],\"streams\":[", out);
+    first = 1;
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < v[t].r.nstreams; i++) {
+            const struct gt_stream_row *s = &v[t].r.streams[i];
+            gt_row(out, &first, v[t].pid);
+            fprintf(out, ",\"device\":%lld,\"stream\":%lld,\"ops\":%llu,\"busy_ns\":%llu,\"busy_pct\":%.6f}",
+                    (long long)s->device, (long long)s->stream, U(s->ops), U(s->busy_ns), s->busy_pct);
+        }
+    fputs("],\"devices\":[", out);
+    first = 1;
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < v[t].r.ndevices; i++) {
+            const struct gt_device_row *d = &v[t].r.devices[i];
+            gt_row(out, &first, v[t].pid);
+            fprintf(out, ",\"device\":%lld,\"busy_ns\":%llu,\"idle_ns\":%llu,\"idle_pct\":%.6f,\"idle_by_cause_ns\":",
+                    (long long)d->device, U(d->busy_ns), U(d->idle_ns), d->idle_pct);
+            gt_json_causes(out, d->idle_by_cause);
+            fprintf(out, ",\"compute_ns\":%llu,\"copy_ns\":%llu,\"overlap_ns\":%llu,\"overlap_pct\":%.6f}",
+                    U(d->compute_ns), U(d->copy_ns), U(d->overlap_ns), d->overlap_pct);
+        }
+    fputs("],\"api\":[", out);
+    first = 1;
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < v[t].r.napi; i++) {
+            const struct gt_api_row *a = &v[t].r.api[i];
+            gt_row(out, &first, v[t].pid);
+            fputs(",\"name\":", out);
+            gt_put_json_string(out, a->name);
+            fprintf(out, ",\"count\":%llu,\"total_ns\":%llu,\"mean_ns\":%llu,\"max_ns\":%llu,\"errors\":%llu}",
+                    U(a->count), U(a->total_ns), U(a->mean_ns), U(a->max_ns), U(a->errors));
+        }
+    fputs("],\"errors\":[", out);
+    first = 1;
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < v[t].r.nerrors; i++) {
+            const struct gt_error_row *e = &v[t].r.errors[i];
+            gt_row(out, &first, v[t].pid);
+            fputs(",\"name\":", out);
+            gt_put_json_string(out, e->api);
+            fputs(",\"error\":", out);
+            gt_put_json_string(out, e->error);
+            fprintf(out, ",\"count\":%llu}", U(e->count));
+        }
+    fputc(']', out);
+}
+
+static void gt_json_truncated(FILE *out, const struct gt_report_item *v, size_t n)
+{
+    struct gt_more m = {0};
+    for (size_t t = 0; t < n; t++) {
+        const struct gt_more *x = &v[t].r.more;
+        m.findings += x->findings;
+        m.gaps += x->gaps;
+        m.idle_sites += x->idle_sites;
+        m.kernels += x->kernels;
+        m.launch_kernels += x->launch_kernels;
+        m.launch_sites += x->launch_sites;
+        m.xfer_kind += x->xfer_kind;
+        m.xfer_size += x->xfer_size;
+        m.h2d += x->h2d;
+        m.syncs += x->syncs;
+        m.streams += x->streams;
+        m.api += x->api;
+        m.errors += x->errors;
+    }
+    fprintf(out,
+            ",\"truncated\":{\"findings\":%zu,\"idle_gaps\":%zu,\"idle_by_site\":%zu,\"kernels\":%zu,"
+            "\"launch_overhead.kernels\":%zu,\"launch_overhead.sites\":%zu,\"transfers.by_kind\":%zu,"
+            "\"transfers.by_size\":%zu,\"h2d_hotspots\":%zu,\"syncs\":%zu,\"streams\":%zu,\"api\":%zu,"
+            "\"errors\":%zu}",
+            m.findings, m.gaps, m.idle_sites, m.kernels, m.launch_kernels, m.launch_sites, m.xfer_kind,
+            m.xfer_size, m.h2d, m.syncs, m.streams, m.api, m.errors);
 }
 
 void gt_report_json(FILE *out, const struct gt_report_item *v, size_t n)
 {
-    struct gt_summary total = gt_report_items_total(v, n);
-    fputs("{\"summary\":", out);
-    gt_json_summary(out, &total);
-    gt_json_tables(out, v, n);
-    fputs(",\"advice\":[", out);
-    int first = 1;
-    for (size_t t = 0; t < n; t++)
-        for (int i = 0; i < 4 && v[t].r.advice[i][0]; i++, first = 0) {
-            if (!first)
+    fputs("{\"report_version\":2,\"traces\":[", out);
+    for (size_t t = 0; t < n; t++) {
+        fprintf(out, "%s{\"trace\":", t ? "," : "");
+        gt_put_json_string(out, v[t].path);
+        fprintf(out, ",\"pid\":%lld,\"host\":", v[t].pid);
+        gt_put_json_string(out, v[t].host);
+        fprintf(out, ",\"schema_version\":%d,\"partial\":%s,\"notes\":[", v[t].schema_version,
+                v[t].r.partial ? "true" : "false");
+        for (int i = 0; i < v[t].r.nnotes; i++) {
+            if (i)
                 fputc(',', out);
-            gt_put_json_string(out, v[t].r.advice[i]);
+            gt_put_json_string(out, v[t].r.notes[i]);
         }
-    fputs("],\"processes\":[", out);
+        fputs("]}", out);
+    }
+    struct gt_summary total = gt_report_items_total(v, n);
+    fputs("],\"summary\":", out);
+    gt_json_summary(out, &total);
+    gt_json_findings(out, v, n);
+    gt_json_tables(out, v, n);
+    gt_json_truncated(out, v, n);
+    fputs(",\"processes\":[", out);
     for (size_t t = 0; t < n; t++) {
         fprintf(out, "%s{\"trace\":", t ? "," : "");
         gt_put_json_string(out, v[t].path);
         fprintf(out, ",\"pid\":%lld,\"summary\":", v[t].pid);
         gt_json_summary(out, &v[t].r.summary);
-        fputs(",\"devices\":[", out);
-        for (size_t i = 0; i < v[t].r.ndevices; i++) {
-            const struct gt_device_idle *d = &v[t].r.devices[i];
-            fprintf(out, "%s{\"device\":%d,\"busy_ns\":%llu,\"idle_ns\":%llu,\"idle_pct\":%.3f}", i ? "," : "",
-                    d->device, (unsigned long long)d->busy_ns, (unsigned long long)d->idle_ns, d->idle_pct);
-        }
-        fputs("]}", out);
+        fputc('}', out);
     }
     fputs("]}\n", out);
 }
-

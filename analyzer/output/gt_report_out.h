@@ -14,6 +14,9 @@
 struct gt_report_item {
     const char *path;
     long long pid;
+    char *host;          /* meta.host; NULL when absent */
+    int64_t start_ns;    /* meta.start_ns: with host and pid, which run this is */
+    int schema_version;
     struct gt_report r;
     struct gt_busy busy; /* HTML only */
 };

@@ -1,4 +1,6 @@
-/* gt_report_text.c: the report for a terminal, 80 columns wide. */
+/* gt_report_text.c: the report for a terminal, 80 columns wide, in the
+ * order docs/report.md gives: notes, summary, findings, gaps, kernels,
+ * launches, transfers, H2D, syncs, streams, API, errors. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,9 +10,10 @@
 #include "base/gt_fmt.h"
 #include "output/gt_report_out.h"
 
-static char gt_b1[64], gt_b2[64], gt_b3[64], gt_b4[64], gt_b5[64];
+static char gt_b1[64], gt_b2[64], gt_b3[64], gt_b4[64], gt_b5[64], gt_b6[64], gt_b7[64];
 #define DUR(x, b) gt_fmt_duration((int64_t)(x), b, sizeof(b))
 #define BYTES(x, b) gt_fmt_bytes((int64_t)(x), b, sizeof(b))
+#define U(x) ((unsigned long long)(x))
 
 static void gt_text_site(FILE *out, const char *indent, const struct gt_site *s)
 {
@@ -26,106 +29,249 @@ static void gt_text_site(FILE *out, const char *indent, const struct gt_site *s)
     }
 }
 
+/* Words of `s` on lines of at most `width` columns after `indent`. */
+static void gt_wrap(FILE *out, const char *indent, const char *first, const char *s, int width)
+{
+    int col = 0;
+    fputs(indent, out);
+    fputs(first, out);
+    col = (int)strlen(first);
+    while (*s) {
+        const char *e = s;
+        while (*e && *e != ' ')
+            e++;
+        int len = (int)(e - s);
+        if (col > (int)strlen(first) && col + 1 + len > width) {
+            fputc('\n', out);
+            fputs(indent, out);
+            fprintf(out, "%*s", (int)strlen(first), "");
+            col = (int)strlen(first);
+        } else if (col > (int)strlen(first)) {
+            fputc(' ', out);
+            col++;
+        }
+        char word[512];
+        snprintf(word, sizeof(word), "%.*s", len, s);
+        gt_put_text(out, word, 0);
+        col += len;
+        s = *e ? e + 1 : e;
+    }
+    fputc('\n', out);
+}
+
+static void gt_more(FILE *out, size_t more, const char *what)
+{
+    if (more)
+        fprintf(out, "  ... and %zu more %s (--top 0 shows all)\n", more, more == 1 ? "row" : what);
+}
+
+static int gt_cause_order(const void *a, const void *b, void *idle)
+{
+    const uint64_t *v = idle;
+    uint64_t x = v[*(const int *)a], y = v[*(const int *)b];
+    return x > y ? -1 : x < y ? 1 : *(const int *)a - *(const int *)b;
+}
+
+/* "host 50.30 ms, launch 4.04 ms, ..." largest first, causes with time only. */
+static void gt_text_causes(FILE *out, const char *indent, const uint64_t *idle)
+{
+    int order[GT_CAUSES], n = 0;
+    for (int c = 0; c < GT_CAUSES; c++)
+        if (idle[c])
+            order[n++] = c;
+    if (!n)
+        return;
+    qsort_r(order, (size_t)n, sizeof(order[0]), gt_cause_order, (void *)idle);
+    char line[1024];
+    size_t off = 0;
+    for (int i = 0; i < n && off < sizeof(line); i++)
+        off += (size_t)snprintf(line + off, sizeof(line) - off, "%s%s %s", i ? ", " : "", gt_cause_names[order[i]],
+                                DUR(idle[order[i]], gt_b1));
+    gt_wrap(out, indent, "idle by cause: ", line, 76 - (int)strlen(indent));
+}
+
 static void gt_text_summary(FILE *out, const struct gt_summary *s)
 {
-    fprintf(out, "span %s, %llu calls, GPU times: %s\n", DUR(s->span_ns, gt_b1), (unsigned long long)s->calls,
-            s->gpu_times ? "from CUPTI" : "NOT recorded (host-side times stand in)");
-    fprintf(out, "  launches        %10llu  host time launching %s (%.1f%% of span)\n",
-            (unsigned long long)s->launches, DUR(s->launch_host_ns, gt_b1), s->launch_host_pct);
+    fprintf(out, "span %s, %llu calls", DUR(s->span_ns, gt_b1), U(s->calls));
+    if (s->failed_calls)
+        fprintf(out, " (%llu failed)", U(s->failed_calls));
+    fprintf(out, ", GPU times: %s\n", s->gpu_times ? "from CUPTI" : "NOT recorded (host times stand in)");
+    fprintf(out, "  GPU busy %s, idle %s (%.1f%% of span)\n", DUR(s->busy_ns, gt_b1), DUR(s->idle_ns, gt_b2),
+            s->idle_pct);
+    gt_text_causes(out, "    ", s->idle_by_cause);
+    fprintf(out, "  launches %llu", U(s->launches));
     if (s->gpu_times)
-        fprintf(out, "  launch-bound    %10llu  (%.1f%% of launches)\n", (unsigned long long)s->launch_bound,
-                s->launch_bound_pct);
-    fprintf(out, "  GPU idle        %10s  (%.1f%% of span)\n", DUR(s->idle_ns, gt_b1), s->idle_pct);
-    fprintf(out, "    by cause: sync %s, copy %s, launch %s, host %s\n", DUR(s->idle_by_cause[0], gt_b1),
-            DUR(s->idle_by_cause[1], gt_b2), DUR(s->idle_by_cause[2], gt_b3), DUR(s->idle_by_cause[3], gt_b4));
-    fprintf(out, "  host in syncs   %10s  (%.1f%% of span)\n", DUR(s->sync_ns, gt_b1), s->sync_pct);
-    fprintf(out, "  H2D bytes       %10s  pageable %s\n", BYTES(s->h2d_bytes, gt_b1), BYTES(s->pageable_h2d_bytes, gt_b2));
+        fprintf(out, " (%llu launch-bound, %.1f%%)", U(s->launch_bound), s->launch_bound_pct);
+    if (s->graph_launches)
+        fprintf(out, ", graph launches %llu", U(s->graph_launches));
+    if (s->captured_calls)
+        fprintf(out, ", %llu calls captured into graphs", U(s->captured_calls));
+    fputc('\n', out);
+    fprintf(out, "  host time launching %s, summed over %llu thread%s (busiest: %.1f%% of span)\n",
+            DUR(s->launch_host_ns, gt_b1), U(s->launch_threads), s->launch_threads == 1 ? "" : "s",
+            s->launch_host_pct);
+    fprintf(out, "  host time in syncs %s, summed over threads (busiest: %.1f%% of span)\n", DUR(s->sync_ns, gt_b1),
+            s->sync_pct);
+    fprintf(out, "  H2D bytes %s, pageable %s; kernels ran %s on the GPU\n", BYTES(s->h2d_bytes, gt_b1),
+            BYTES(s->pageable_h2d_bytes, gt_b2), DUR(s->kernel_ns, gt_b3));
 }
 
-static void gt_text_launch(FILE *out, const struct gt_report *r, int gpu)
+static void gt_text_findings(FILE *out, const struct gt_report *r)
 {
-    fprintf(out, "\nLaunch overhead by kernel (host time in the launch call)\n");
-    if (!r->nkernels) {
-        fprintf(out, "  no kernel launches\n");
+    fprintf(out, "\nFindings, by the time they cost\n");
+    if (!r->nfindings) {
+        fprintf(out, "  none costs 1%% of the run or more\n");
         return;
     }
-    fprintf(out, "  %8s %9s %9s %9s %9s %9s %7s\n", "count", "mean", "p50", "p99", "queue", "gpu mean", "bound");
-    for (size_t i = 0; i < r->nkernels; i++) {
-        const struct gt_launch_row *k = &r->kernels[i];
-        fputs("  ", out);
-        gt_put_text(out, k->kernel, 76);
-        fprintf(out, "\n  %8llu %9s %9s %9s %9s %9s %6.0f%%\n", (unsigned long long)k->count,
-                DUR(k->api_mean_ns, gt_b1), DUR(k->api_p50_ns, gt_b2), DUR(k->api_p99_ns, gt_b3),
-                gpu ? DUR(k->queue_mean_ns, gt_b4) : "-", gpu ? DUR(k->gpu_mean_ns, gt_b5) : "-",
-                gpu ? 100.0 * (double)k->launch_bound / (double)k->count : 0.0);
+    for (size_t i = 0; i < r->nfindings; i++) {
+        const struct gt_finding *f = &r->findings[i];
+        char num[32];
+        snprintf(num, sizeof(num), "%zu. ", i + 1);
+        gt_wrap(out, "  ", num, f->title, 76);
+        if (f->has_site)
+            gt_text_site(out, "       ", &f->site);
+        gt_wrap(out, "     ", "-> ", f->advice, 72);
     }
-    fprintf(out, "\nLaunch sites\n");
-    for (size_t i = 0; i < r->nlaunch_sites; i++) {
-        const struct gt_launch_row *k = &r->launch_sites[i];
-        fprintf(out, "  %llu launches, %s in launch calls (mean %s)%s\n", (unsigned long long)k->count,
-                DUR(k->api_total_ns, gt_b1), DUR(k->api_mean_ns, gt_b2),
-                gpu && k->launch_bound ? ", some launch-bound" : "");
-        gt_text_site(out, "    ", &k->site);
-    }
-}
-
-static void gt_text_h2d(FILE *out, const struct gt_report *r)
-{
-    fprintf(out, "\nH2D hotspots by call site (by host time)\n");
-    if (!r->nh2d) {
-        fprintf(out, "  no host-to-device copies\n");
-        return;
-    }
-    for (size_t i = 0; i < r->nh2d; i++) {
-        const struct gt_h2d_row *h = &r->h2d[i];
-        fprintf(out, "  %s in %llu copies, host %s, GPU %s, %.2f GB/s\n", BYTES(h->bytes, gt_b1),
-                (unsigned long long)h->count, DUR(h->host_ns, gt_b2), h->gpu_ns ? DUR(h->gpu_ns, gt_b3) : "-",
-                h->bandwidth_gbps);
-        fprintf(out, "    pageable %s, pinned %s; %llu blocking, %llu async\n", BYTES(h->pageable_bytes, gt_b1),
-                BYTES(h->pinned_bytes, gt_b2), (unsigned long long)h->blocking, (unsigned long long)h->async);
-        if (h->async_pageable)
-            fprintf(out, "    ! %llu async copies from pageable memory: they block anyway\n",
-                    (unsigned long long)h->async_pageable);
-        if (h->small_storm)
-            fprintf(out, "    ! storm of small copies: batch them into fewer, larger ones\n");
-        if (h->blocking)
-            fprintf(out, "    ! copies here block the host\n");
-        gt_text_site(out, "    ", &h->site);
-    }
+    gt_more(out, r->more.findings, "findings");
 }
 
 static void gt_text_gaps(FILE *out, const struct gt_report *r, const struct gt_analyze_opts *o)
 {
-    fprintf(out, "\nGPU idle gaps of %s or more (longest first)\n", DUR(o->min_gap_ns, gt_b1));
+    fprintf(out, "\nGPU idle gaps of %s or more, longest first\n", DUR(o->min_gap_ns, gt_b1));
     if (!r->ngaps) {
         fprintf(out, "  none\n");
         return;
     }
     for (size_t i = 0; i < r->ngaps; i++) {
         const struct gt_gap *g = &r->gaps[i];
-        fprintf(out, "  %s idle on device %d at +%s: host %s\n", DUR(g->dur_ns, gt_b1), g->device,
-                DUR(g->start_ns - r->summary.first_ns, gt_b2),
-                g->cause == GT_GAP_SYNC     ? "blocked in a sync"
-                : g->cause == GT_GAP_COPY   ? "inside a copy"
-                : g->cause == GT_GAP_LAUNCH ? "busy launching"
-                                            : "outside CUDA");
-        fprintf(out, "    before:\n");
-        gt_text_site(out, "      ", &g->before);
-        fprintf(out, "    after:\n");
-        gt_text_site(out, "      ", &g->after);
+        fprintf(out, "  %s idle on device %d at +%s: %s\n", DUR(g->dur_ns, gt_b1), g->device,
+                DUR(g->offset_ns, gt_b2), gt_cause_text[g->cause]);
+        if (g->has_before) {
+            fprintf(out, "    after the work of %s\n", g->before_api[0] ? g->before_api : "(no recorded call)");
+            gt_text_site(out, "      ", &g->before);
+        }
+        if (g->has_after) {
+            fprintf(out, "    ended by the work of %s\n", g->after_api[0] ? g->after_api : "(no recorded call)");
+            gt_text_site(out, "      ", &g->after);
+        }
     }
+    gt_more(out, r->more.gaps, "gaps");
 }
 
 static void gt_text_idle_sites(FILE *out, const struct gt_report *r)
 {
     if (!r->nidle_sites)
         return;
-    fprintf(out, "\nGPU idle time by the call that ended it (all gaps)\n");
+    fprintf(out, "\nGPU idle time by the call whose work ended it (every gap)\n");
     for (size_t i = 0; i < r->nidle_sites; i++) {
         const struct gt_idle_site *x = &r->idle_sites[i];
-        fprintf(out, "  %s idle over %llu gaps, ended by\n", DUR(x->idle_ns, gt_b1), (unsigned long long)x->gaps);
+        fprintf(out, "  %s over %llu gap%s\n", DUR(x->idle_ns, gt_b1), U(x->gaps), x->gaps == 1 ? "" : "s");
         gt_text_site(out, "    ", &x->site);
     }
+    gt_more(out, r->more.idle_sites, "sites");
+}
+
+static void gt_text_kernels(FILE *out, const struct gt_report *r, int gpu)
+{
+    fprintf(out, "\nKernels by %s time\n", gpu ? "GPU" : "host (launch call)");
+    if (!r->nkernels) {
+        fprintf(out, "  no kernels ran\n");
+        return;
+    }
+    for (size_t i = 0; i < r->nkernels; i++) {
+        const struct gt_kernel_row *k = &r->kernels[i];
+        fputs("  ", out);
+        gt_put_text(out, k->name, 76);
+        fprintf(out, "\n    %s, %.1f%%, %llu run%s", DUR(k->total_ns, gt_b1), k->share_pct, U(k->count),
+                k->count == 1 ? "" : "s");
+        if (k->graph_count)
+            fprintf(out, " (%llu by graphs)", U(k->graph_count));
+        fprintf(out, "; mean %s, median %s\n    min %s, max %s, std dev %s\n", DUR(k->mean_ns, gt_b2),
+                DUR(k->median_ns, gt_b3), DUR(k->min_ns, gt_b4), DUR(k->max_ns, gt_b5),
+                DUR((uint64_t)(k->stddev_ns + 0.5), gt_b6));
+    }
+    gt_more(out, r->more.kernels, "kernels");
+}
+
+static void gt_text_launch(FILE *out, const struct gt_report *r, int gpu)
+{
+    fprintf(out, "\nLaunch overhead by kernel (host time in the launch call)\n");
+    if (!r->nlaunch_kernels) {
+        fprintf(out, "  no kernel launches\n");
+        return;
+    }
+    if (gpu)
+        gt_wrap(out, "  ", "", "(launch-bound: the GPU waited for the launch: the kernel's stream had drained by "
+                "the time the call returned, and the kernel ran shorter than the call took; a kernel's first "
+                "launch never counts)", 76);
+    fprintf(out, "  %8s %8s %8s %8s %8s %8s %8s %6s\n", "count", "mean", "p50", "p99", "max", "queue", "gpu mean",
+            "bound");
+    for (size_t i = 0; i < r->nlaunch_kernels; i++) {
+        const struct gt_launch_row *k = &r->launch_kernels[i];
+        fputs("  ", out);
+        gt_put_text(out, k->kernel, 76);
+        fprintf(out, "\n  %8llu %8s %8s %8s %8s %8s %8s %5.1f%%\n", U(k->count), DUR(k->api_mean_ns, gt_b1),
+                DUR(k->api_p50_ns, gt_b2), DUR(k->api_p99_ns, gt_b3), DUR(k->api_max_ns, gt_b4),
+                gpu ? DUR(k->queue_mean_ns, gt_b5) : "-", gpu ? DUR(k->gpu_mean_ns, gt_b6) : "-",
+                gpu && k->count ? 100.0 * (double)k->launch_bound / (double)k->count : 0.0);
+        fprintf(out, "  %8s first launch %s\n", "", DUR(k->first_api_ns, gt_b7));
+    }
+    gt_more(out, r->more.launch_kernels, "kernels");
+    fprintf(out, "\nLaunch sites\n");
+    for (size_t i = 0; i < r->nlaunch_sites; i++) {
+        const struct gt_launch_row *k = &r->launch_sites[i];
+        fprintf(out, "  %llu launch%s, %s in launch calls (mean %s)", U(k->count), k->count == 1 ? "" : "es",
+                DUR(k->api_total_ns, gt_b1), DUR(k->api_mean_ns, gt_b2));
+        if (gpu && k->launch_bound)
+            fprintf(out, ", %llu launch-bound", U(k->launch_bound));
+        fputc('\n', out);
+        gt_text_site(out, "    ", &k->site);
+    }
+    gt_more(out, r->more.launch_sites, "sites");
+}
+
+static void gt_text_xfers(FILE *out, const struct gt_report *r, int gpu)
+{
+    fprintf(out, "\nTransfers by kind and size (%s time)\n", gpu ? "GPU" : "host");
+    if (!r->nxfer_kind) {
+        fprintf(out, "  no copies or memsets\n");
+        return;
+    }
+    for (size_t i = 0; i < r->nxfer_kind; i++) {
+        const struct gt_xfer_row *x = &r->xfer_kind[i];
+        fprintf(out, "  %-7s %8llu, %10s, %10s, %8.2f GB/s\n", gt_xfer_kind_names[x->kind], U(x->count),
+                BYTES(x->bytes, gt_b1), DUR(x->total_ns, gt_b2), x->bandwidth_gbps);
+        for (size_t j = 0; j < r->nxfer_size; j++) {
+            const struct gt_xfer_row *y = &r->xfer_size[j];
+            if (y->kind == x->kind)
+                fprintf(out, "    %-11s %8llu, %10s, %10s, %8.2f GB/s\n", gt_xfer_band_names[y->band],
+                        U(y->count), BYTES(y->bytes, gt_b1), DUR(y->total_ns, gt_b2), y->bandwidth_gbps);
+        }
+    }
+    gt_more(out, r->more.xfer_kind + r->more.xfer_size, "rows");
+}
+
+static void gt_text_h2d(FILE *out, const struct gt_report *r)
+{
+    fprintf(out, "\nH2D hotspots by call site (by host time)\n");
+    if (!r->nh2d) {
+        fprintf(out, "  no host-to-device copy calls\n");
+        return;
+    }
+    for (size_t i = 0; i < r->nh2d; i++) {
+        const struct gt_h2d_row *h = &r->h2d[i];
+        fprintf(out, "  %s in %llu cop%s, host %s, GPU %s, %.2f GB/s\n", BYTES(h->bytes, gt_b1), U(h->count),
+                h->count == 1 ? "y" : "ies", DUR(h->host_ns, gt_b2), h->gpu_ns ? DUR(h->gpu_ns, gt_b3) : "-",
+                h->bandwidth_gbps);
+        fprintf(out, "    pageable %s, pinned %s; %llu blocking, %llu async\n", BYTES(h->pageable_bytes, gt_b1),
+                BYTES(h->pinned_bytes, gt_b2), U(h->blocking), U(h->async));
+        if (h->async_pageable)
+            fprintf(out, "    ! %llu async copies from pageable memory: they block anyway\n", U(h->async_pageable));
+        if (h->small_storm)
+            fprintf(out, "    ! storm of small copies: batch them into fewer, larger ones\n");
+        gt_text_site(out, "    ", &h->site);
+    }
+    gt_more(out, r->more.h2d, "sites");
 }
 
 static void gt_text_syncs(FILE *out, const struct gt_report *r)
@@ -137,32 +283,87 @@ static void gt_text_syncs(FILE *out, const struct gt_report *r)
     }
     for (size_t i = 0; i < r->nsyncs; i++) {
         const struct gt_sync_row *s = &r->syncs[i];
-        fprintf(out, "  %-16s %6llu calls, %s blocked\n", s->kind, (unsigned long long)s->count,
+        fprintf(out, "  %-16s %6llu call%s, %s blocked\n", s->kind, U(s->count), s->count == 1 ? "" : "s",
                 DUR(s->blocked_ns, gt_b1));
         gt_text_site(out, "    ", &s->site);
     }
+    gt_more(out, r->more.syncs, "rows");
 }
 
-static void gt_text_one(FILE *out, const char *path, const struct gt_report *r, const struct gt_analyze_opts *o)
+static void gt_text_devices(FILE *out, const struct gt_report *r)
 {
-    fprintf(out, "== %s\n", path);
+    if (!r->nstreams && !r->ndevices)
+        return;
+    fprintf(out, "\nStreams and devices\n");
+    for (size_t i = 0; i < r->nstreams; i++) {
+        const struct gt_stream_row *s = &r->streams[i];
+        fprintf(out, "  device %lld stream %-6lld %8llu ops, busy %s (%.1f%% of span)\n", (long long)s->device,
+                (long long)s->stream, U(s->ops), DUR(s->busy_ns, gt_b1), s->busy_pct);
+    }
+    gt_more(out, r->more.streams, "streams");
+    for (size_t i = 0; i < r->ndevices; i++) {
+        const struct gt_device_row *d = &r->devices[i];
+        fprintf(out, "  device %lld: busy %s, idle %.1f%% of span\n", (long long)d->device, DUR(d->busy_ns, gt_b1),
+                d->idle_pct);
+        fprintf(out, "    compute %s, copies %s, both at once %s (%.1f%% of copy time)\n",
+                DUR(d->compute_ns, gt_b1), DUR(d->copy_ns, gt_b2), DUR(d->overlap_ns, gt_b3), d->overlap_pct);
+        gt_text_causes(out, "    ", d->idle_by_cause);
+    }
+}
+
+static void gt_text_api(FILE *out, const struct gt_report *r)
+{
+    fprintf(out, "\nCUDA API summary (host time)\n");
+    fprintf(out, "  %-26s %8s %10s %10s %10s %7s\n", "function", "calls", "total", "mean", "max", "errors");
+    for (size_t i = 0; i < r->napi; i++) {
+        const struct gt_api_row *a = &r->api[i];
+        fputs("  ", out);
+        char name[64];
+        snprintf(name, sizeof(name), "%-26s", a->name);
+        gt_put_text(out, name, 26);
+        fprintf(out, " %8llu %10s %10s %10s %7llu\n", U(a->count), DUR(a->total_ns, gt_b1), DUR(a->mean_ns, gt_b2),
+                DUR(a->max_ns, gt_b3), U(a->errors));
+    }
+    gt_more(out, r->more.api, "functions");
+}
+
+static void gt_text_errors(FILE *out, const struct gt_report *r)
+{
+    if (!r->nerrors)
+        return;
+    fprintf(out, "\nErrors\n");
+    for (size_t i = 0; i < r->nerrors; i++) {
+        const struct gt_error_row *e = &r->errors[i];
+        char line[160];
+        snprintf(line, sizeof(line), "%8llu  %s: %s", U(e->count), e->api, e->error);
+        fputs("  ", out);
+        gt_put_text(out, line, 76);
+        fputc('\n', out);
+    }
+    gt_more(out, r->more.errors, "rows");
+}
+
+static void gt_text_one(FILE *out, const struct gt_report_item *v, const struct gt_analyze_opts *o)
+{
+    const struct gt_report *r = &v->r;
+    fputs("== ", out);
+    gt_put_text(out, v->path, 60);
+    fprintf(out, " (pid %lld)\n", v->pid);
+    for (int i = 0; i < r->nnotes; i++)
+        gt_wrap(out, "", "! ", r->notes[i], 78);
     gt_text_summary(out, &r->summary);
-    for (size_t i = 0; i < r->ndevices; i++)
-        fprintf(out, "    device %-3d  busy %s, idle %.1f%% of span\n", r->devices[i].device,
-                DUR(r->devices[i].busy_ns, gt_b1), r->devices[i].idle_pct);
-    gt_text_launch(out, r, r->summary.gpu_times);
-    gt_text_h2d(out, r);
+    gt_text_findings(out, r);
     gt_text_gaps(out, r, o);
     gt_text_idle_sites(out, r);
+    int gpu = r->summary.gpu_times;
+    gt_text_kernels(out, r, gpu);
+    gt_text_launch(out, r, gpu);
+    gt_text_xfers(out, r, gpu);
+    gt_text_h2d(out, r);
     gt_text_syncs(out, r);
-    if (r->advice[0][0]) {
-        fprintf(out, "\nAdvice\n");
-        for (int i = 0; i < 4 && r->advice[i][0]; i++) {
-            fputs("  - ", out);
-            gt_put_text(out, r->advice[i], 0);
-            fputc('\n', out);
-        }
-    }
+    gt_text_devices(out, r);
+    gt_text_api(out, r);
+    gt_text_errors(out, r);
 }
 
 void gt_report_text(FILE *out, const struct gt_report_item *v, size_t n, const struct gt_analyze_opts *o)
@@ -170,7 +371,7 @@ void gt_report_text(FILE *out, const struct gt_report_item *v, size_t n, const s
     for (size_t i = 0; i < n; i++) {
         if (i)
             fputc('\n', out);
-        gt_text_one(out, v[i].path, &v[i].r, o);
+        gt_text_one(out, &v[i], o);
     }
     if (n > 1) {
         struct gt_summary total = gt_report_items_total(v, n);

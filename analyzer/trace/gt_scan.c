@@ -1,18 +1,20 @@
-/* gt_scan.c: a trace's calls and GPU intervals for the analyses.
+/* gt_scan.c: a trace's calls and GPU operations for the analyses.
  *
- * A version 4 trace is read straight from `events`, one row per call, with
- * the small tables it refers to (api_names, launch_configs, strings) held
- * in memory: the views would join them on every row, which on a
- * ten-million-call trace costs more than the analyses themselves. Older
- * versions are read through their own views, which name the same things. */
+ * A version 4 or later trace is read straight from `events`, one row per
+ * call, and `gpu_ops`, with the small tables they refer to (api_names,
+ * launch_configs, strings) held in memory: the views would join them on
+ * every row, which on a ten-million-call trace costs more than the
+ * analyses themselves. Older versions are read through their own views,
+ * which name the same things. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/gt_map.h"
+#include "gt_error_names.h"
 #include "trace/gt_scan.h"
 
-/* Kernel names, one copy each, found by hash. */
+/* Names (kernels, entry points), one copy each, found by hash. */
 struct gt_names {
     char **slot;
     size_t cap, count;
@@ -24,16 +26,22 @@ struct gt_launch_config {
     int captured;
 };
 
+struct gt_api {
+    const char *name;   /* interned */
+    int cat;            /* enum gt_rec_cat */
+    int runtime;        /* 1: the runtime API's, 0: the driver's */
+};
+
 struct gt_scan {
     struct gt_trace *t;
-    int raw;                    /* version 4: read the storage tables */
+    int raw;                    /* version 4 on: read the storage tables */
     struct gt_names names;
-    int *cat_of;                /* api id -> enum gt_rec_cat */
-    int64_t ncat;
+    struct gt_api *apis;        /* raw: by api_names.id; views: by first sight */
+    uint32_t napis, capis;
+    struct gt_map api_of;       /* views: name hash -> index + 1 */
     struct gt_launch_config *configs; /* by launch_configs.id */
     int64_t nconfigs;
-    sqlite3_stmt *gpu_of;       /* a call's first GPU record of a kind, from gpu_ops */
-    int skip_gpu;
+    sqlite3_stmt *result_name;  /* the trace's own result_names, when it has them */
 };
 
 static const char *gt_names_intern(struct gt_names *n, const char *name)
@@ -96,11 +104,64 @@ static int gt_step_done(struct gt_scan *s, sqlite3_stmt *q, int rc)
 
 static int gt_category_code(const char *c)
 {
-    if (!c)
-        return GT_RC_OTHER;
-    return !strcmp(c, "launch") ? GT_RC_LAUNCH : !strcmp(c, "memcpy") ? GT_RC_MEMCPY
-         : !strcmp(c, "memset") ? GT_RC_MEMSET : !strcmp(c, "sync") ? GT_RC_SYNC
-         : !strcmp(c, "alloc") ? GT_RC_ALLOC : !strcmp(c, "free") ? GT_RC_FREE : GT_RC_OTHER;
+    static const char *const cats[GT_RC_COUNT] = {
+        [GT_RC_OTHER] = "other", [GT_RC_LAUNCH] = "launch", [GT_RC_MEMCPY] = "memcpy", [GT_RC_MEMSET] = "memset",
+        [GT_RC_SYNC] = "sync", [GT_RC_ALLOC] = "alloc", [GT_RC_FREE] = "free", [GT_RC_STREAM] = "stream",
+        [GT_RC_EVENT] = "event", [GT_RC_GRAPH] = "graph_launch",
+    };
+    for (int i = 0; c && i < GT_RC_COUNT; i++)
+        if (!strcmp(c, cats[i]))
+            return i;
+    return GT_RC_OTHER;
+}
+
+/* Traces before version 5 do not say which API an entry point is: the
+ * runtime's names start with "cuda" (or "__cuda"), the driver's with "cu". */
+static int gt_runtime_by_name(const char *name)
+{
+    return name && (strncmp(name, "cuda", 4) == 0 || strncmp(name, "__cuda", 6) == 0);
+}
+
+static int gt_api_grow(struct gt_scan *s, uint32_t need)
+{
+    if (need <= s->capis)
+        return 0;
+    uint32_t cap = s->capis ? s->capis : 64;
+    while (cap < need)
+        cap *= 2;
+    struct gt_api *a = realloc(s->apis, cap * sizeof(*a));
+    if (!a)
+        return -1;
+    memset(a + s->capis, 0, (cap - s->capis) * sizeof(*a));
+    s->apis = a;
+    s->capis = cap;
+    return 0;
+}
+
+/* Views: the index of an entry point by name, added on first sight. */
+static int64_t gt_api_by_name(struct gt_scan *s, const char *name, const char *category)
+{
+    if (!name)
+        name = "(unknown)";
+    uint64_t h = gt_map_hash_text(name);
+    for (;; h++) {
+        int64_t *slot = gt_map_at(&s->api_of, h);
+        if (!slot)
+            return -1;
+        if (!*slot) {
+            if (gt_api_grow(s, s->napis + 1) < 0)
+                return -1;
+            struct gt_api *a = &s->apis[s->napis];
+            if (!(a->name = gt_names_intern(&s->names, name)))
+                return -1;
+            a->cat = gt_category_code(category);
+            a->runtime = gt_runtime_by_name(name);
+            *slot = (int64_t)++s->napis;
+            return *slot - 1;
+        }
+        if (strcmp(s->apis[*slot - 1].name, name) == 0)
+            return *slot - 1;
+    }
 }
 
 /* Slots for a table's rows by id: its largest id + 1, or 1 when that is
@@ -113,22 +174,44 @@ static int64_t gt_id_slots(struct gt_scan *s, const char *max_id_sql, int64_t ma
     return id >= 0 && id < max ? id + 1 : 1;
 }
 
+static int gt_has_column(struct gt_scan *s, const char *table, const char *column)
+{
+    char sql[128];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'", table, column);
+    int64_t n = 0;
+    return gt_trace_int(s->t, sql, &n) == 0 && n > 0;
+}
+
 static int gt_scan_load_raw(struct gt_scan *s)
 {
     sqlite3_stmt *q;
     int rc;
-    if ((s->ncat = gt_id_slots(s, "SELECT max(id) FROM api_names", 1 << 20)) < 0 ||
-        !(s->cat_of = calloc((size_t)s->ncat, sizeof(*s->cat_of))))
+    int64_t n = gt_id_slots(s, "SELECT max(id) FROM api_names", 1 << 16);
+    if (n < 0 || gt_api_grow(s, (uint32_t)n) < 0)
         return -1;
-    if (gt_prepare(s, "SELECT id, category FROM api_names", &q) < 0)
+    s->napis = (uint32_t)n;
+    int has_lib = gt_has_column(s, "api_names", "lib");
+    if (gt_prepare(s, has_lib ? "SELECT id, category, name, lib FROM api_names"
+                              : "SELECT id, category, name, NULL FROM api_names", &q) < 0)
         return -1;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(q, 0);
-        if (id >= 0 && id < s->ncat)
-            s->cat_of[id] = gt_category_code((const char *)sqlite3_column_text(q, 1));
+        if (id < 0 || id >= n)
+            continue;
+        struct gt_api *a = &s->apis[id];
+        const char *name = (const char *)sqlite3_column_text(q, 2), *lib = (const char *)sqlite3_column_text(q, 3);
+        a->cat = gt_category_code((const char *)sqlite3_column_text(q, 1));
+        if (!(a->name = gt_names_intern(&s->names, name ? name : "(unknown)"))) {
+            sqlite3_finalize(q);
+            return -1;
+        }
+        a->runtime = lib ? strcmp(lib, "runtime") == 0 : gt_runtime_by_name(name);
     }
     if (gt_step_done(s, q, rc) < 0)
         return -1;
+    for (uint32_t i = 0; i < s->napis; i++)
+        if (!s->apis[i].name && !(s->apis[i].name = gt_names_intern(&s->names, "(unknown)")))
+            return -1;
 
     if ((s->nconfigs = gt_id_slots(s, "SELECT max(id) FROM launch_configs", 1 << 26)) < 0 ||
         !(s->configs = calloc((size_t)s->nconfigs, sizeof(*s->configs))))
@@ -148,10 +231,7 @@ static int gt_scan_load_raw(struct gt_scan *s)
         c->device = sqlite3_column_int64(q, 2);
         c->captured = sqlite3_column_int(q, 3);
     }
-    if (gt_step_done(s, q, rc) < 0)
-        return -1;
-    return gt_prepare(s, "SELECT start_ns, start_ns + dur_ns, device, src_kind, dst_kind FROM gpu_ops "
-                         "WHERE corr = ? AND kind = ? LIMIT 1", &s->gpu_of);
+    return gt_step_done(s, q, rc);
 }
 
 struct gt_scan *gt_scan_open(struct gt_trace *t)
@@ -165,12 +245,11 @@ struct gt_scan *gt_scan_open(struct gt_trace *t)
         gt_scan_close(s);
         return NULL;
     }
+    int64_t has = 0;
+    if (gt_trace_int(t, "SELECT count(*) FROM sqlite_master WHERE name = 'result_names'", &has) == 0 && has)
+        sqlite3_prepare_v2(t->db, "SELECT name FROM result_names WHERE lib = ? AND code = ?", -1, &s->result_name,
+                           NULL);
     return s;
-}
-
-void gt_scan_skip_gpu(struct gt_scan *s)
-{
-    s->skip_gpu = 1;
 }
 
 void gt_scan_close(struct gt_scan *s)
@@ -178,10 +257,55 @@ void gt_scan_close(struct gt_scan *s)
     if (!s)
         return;
     gt_names_free(&s->names);
-    free(s->cat_of);
+    free(s->apis);
+    gt_map_free(&s->api_of);
     free(s->configs);
-    sqlite3_finalize(s->gpu_of);
+    sqlite3_finalize(s->result_name);
     free(s);
+}
+
+uint32_t gt_scan_api_count(const struct gt_scan *s)
+{
+    return s->napis;
+}
+
+const char *gt_scan_api_name(const struct gt_scan *s, uint32_t api)
+{
+    return api < s->napis && s->apis[api].name ? s->apis[api].name : "(unknown)";
+}
+
+static const char *gt_builtin_result_name(int runtime, int code)
+{
+    const struct gt_error_name *v = runtime ? gt_rt_error_names : gt_drv_error_names;
+    size_t n = runtime ? GT_RT_ERROR_NAMES_N : GT_DRV_ERROR_NAMES_N;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].code == code)
+            return v[i].name;
+    return NULL;
+}
+
+const char *gt_scan_result_name(struct gt_scan *s, uint32_t api, int result, char *buf, size_t len)
+{
+    int runtime = api < s->napis ? s->apis[api].runtime : 1;
+    const char *name = NULL;
+    if (s->result_name) {
+        sqlite3_bind_text(s->result_name, 1, runtime ? "runtime" : "driver", -1, SQLITE_STATIC);
+        sqlite3_bind_int(s->result_name, 2, result);
+        if (sqlite3_step(s->result_name) == SQLITE_ROW && sqlite3_column_text(s->result_name, 0)) {
+            snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s->result_name, 0));
+            name = buf;
+        }
+        sqlite3_reset(s->result_name);
+    }
+    if (!name && (name = gt_builtin_result_name(runtime, result)) != NULL) {
+        snprintf(buf, len, "%s", name);
+        name = buf;
+    }
+    if (!name) {
+        snprintf(buf, len, "error %d", result);
+        name = buf;
+    }
+    return name;
 }
 
 static uint64_t gt_col_u64(sqlite3_stmt *q, int col)
@@ -195,107 +319,127 @@ static int64_t gt_site_key_at(sqlite3_stmt *q, int stack_col)
            (int64_t)((uint64_t)sqlite3_column_int64(q, stack_col + 1) << 32);
 }
 
-/* The host memory a copy touched: CUPTI's memory kinds where its record
- * has them (the driver's own answer), else what the call was given. */
-static int gt_copy_host_mem(int copy_kind, int call_mem, int has_gpu, int src, int dst)
+/* CUPTI's copy kinds (CUpti_ActivityMemcpyKind) as the calls name them. */
+static int gt_cupti_copy_kind(int64_t k)
 {
-    static const int cupti_mem[16] = {[1] = GT_RMEM_PAGEABLE + 1, [2] = GT_RMEM_PINNED + 1,
-                                      [5] = GT_RMEM_MANAGED + 1};
-    if (has_gpu) {
-        if ((copy_kind == GT_RCOPY_HTOD || copy_kind == GT_RCOPY_HTOH) && cupti_mem[src & 15])
-            return cupti_mem[src & 15] - 1;
-        if (copy_kind == GT_RCOPY_DTOH && cupti_mem[dst & 15])
-            return cupti_mem[dst & 15] - 1;
+    switch (k) {
+    case 1: return GT_RCOPY_HTOD;
+    case 2: return GT_RCOPY_DTOH;
+    case 8: return GT_RCOPY_DTOD;
+    case 9: return GT_RCOPY_HTOH;
+    case 10: return GT_RCOPY_PTOP;
+    default: return GT_RCOPY_OTHER;
     }
-    return call_mem;
 }
 
-/* A call whose record did not fit in its row: the first of its kind in
- * gpu_ops. */
-static void gt_gpu_from_ops(struct gt_scan *s, int64_t corr, int kind, struct gt_rec *r, int *src, int *dst)
+/* ---- version 4 on: the storage tables ---- */
+
+static int gt_scan_ops_raw(struct gt_scan *s, gt_op_fn fn, void *arg)
 {
-    sqlite3_bind_int64(s->gpu_of, 1, corr);
-    sqlite3_bind_int(s->gpu_of, 2, kind);
-    if (sqlite3_step(s->gpu_of) == SQLITE_ROW) {
-        r->has_gpu = 1;
-        r->gpu_start = gt_col_u64(s->gpu_of, 0);
-        r->gpu_end = gt_col_u64(s->gpu_of, 1);
-        if (sqlite3_column_type(s->gpu_of, 2) != SQLITE_NULL)
-            r->device = sqlite3_column_int64(s->gpu_of, 2);
-        *src = sqlite3_column_int(s->gpu_of, 3);
-        *dst = sqlite3_column_int(s->gpu_of, 4);
+    sqlite3_stmt *q;
+    if (gt_prepare(s, "SELECT g.kind, g.device, g.stream, g.start_ns, g.start_ns + g.dur_ns, g.corr, "
+                      "COALESCE(n.demangled, n.value), g.bytes, g.copy_kind, g.src_kind, g.dst_kind "
+                      "FROM gpu_ops g LEFT JOIN strings n ON n.id = g.name_id WHERE g.kind < 3", &q) < 0)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        struct gt_op_rec o;
+        memset(&o, 0, sizeof(o));
+        o.kind = sqlite3_column_int(q, 0);
+        if (o.kind < GT_OP_KERNEL || o.kind > GT_OP_MEMSET)
+            continue;
+        o.device = sqlite3_column_int64(q, 1);
+        o.stream = sqlite3_column_int64(q, 2);
+        o.start = gt_col_u64(q, 3);
+        o.end = gt_col_u64(q, 4);
+        o.link = sqlite3_column_int64(q, 5);
+        if (o.kind == GT_OP_KERNEL &&
+            !(o.name = gt_names_intern(&s->names, (const char *)sqlite3_column_text(q, 6)))) {
+            sqlite3_finalize(q);
+            return -1;
+        }
+        o.bytes = gt_col_u64(q, 7);
+        o.copy_kind = gt_cupti_copy_kind(sqlite3_column_int64(q, 8));
+        o.src_mem = sqlite3_column_int(q, 9);
+        o.dst_mem = sqlite3_column_int(q, 10);
+        fn(&o, arg);
     }
-    sqlite3_reset(s->gpu_of);
+    return gt_step_done(s, q, rc);
 }
 
 static int gt_scan_calls_raw(struct gt_scan *s, gt_rec_fn fn, void *arg)
 {
     sqlite3_stmt *q;
     if (gt_prepare(s, "SELECT api_id, start_ns, dur_ns, result, stack_id, pystack_id, corr, a0, a1, g_start_ns, "
-                      "g_dur_ns, g_stream, tid FROM events", &q) < 0)
+                      "g_dur_ns, g_stream, tid, stream FROM events", &q) < 0)
         return -1;
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         struct gt_rec r;
         memset(&r, 0, sizeof(r));
         int64_t api = sqlite3_column_int64(q, 0);
-        r.cat = api >= 0 && api < s->ncat ? s->cat_of[api] : GT_RC_OTHER;
+        r.api = api >= 0 && api < s->napis ? (uint32_t)api : 0;
+        r.cat = api >= 0 && api < s->napis ? s->apis[api].cat : GT_RC_OTHER;
         r.start = gt_col_u64(q, 1);
         r.end = r.start + gt_col_u64(q, 2);
         r.result = sqlite3_column_int(q, 3);
         r.site_key = gt_site_key_at(q, 4);
         r.has_python = sqlite3_column_type(q, 5) != SQLITE_NULL;
+        r.link = sqlite3_column_int64(q, 6);
         r.tid = sqlite3_column_int64(q, 12);
-        if (r.cat == GT_RC_OTHER || r.cat == GT_RC_FREE) {
-            fn(&r, arg);
-            continue;
-        }
-        if (r.cat == GT_RC_ALLOC) {
-            r.bytes = gt_col_u64(q, 8);
-            fn(&r, arg);
-            continue;
-        }
+        r.stream = sqlite3_column_int64(q, 13);
         int64_t a0 = sqlite3_column_int64(q, 7);
-        if (r.cat == GT_RC_SYNC) {
+        switch (r.cat) {
+        case GT_RC_ALLOC:
+            r.bytes = gt_col_u64(q, 8);
+            break;
+        case GT_RC_SYNC:
             r.sync_kind = a0 >= 0 && a0 <= GT_RSYNC_WAIT_EVENT ? (int)a0 : GT_RSYNC_OTHER;
-            fn(&r, arg);
-            continue;
-        }
-        /* launch, memcpy, memset: arguments, then the GPU record */
-        int src = 0, dst = 0;
-        if (r.cat == GT_RC_LAUNCH) {
+            break;
+        case GT_RC_LAUNCH: {
             const struct gt_launch_config *c = a0 > 0 && a0 < s->nconfigs && s->configs[a0].kernel
                                                    ? &s->configs[a0] : NULL;
             r.kernel = c ? c->kernel : gt_names_intern(&s->names, NULL);
             r.device = c ? c->device : 0;
             r.captured = c ? c->captured : 0;
-        } else {
+            break;
+        }
+        case GT_RC_MEMCPY:
+        case GT_RC_MEMSET: {
             r.async = (int)((a0 >> 6) & 1);
             r.captured = (int)((a0 >> 7) & 1);
             r.device = a0 >> 16;
             r.bytes = gt_col_u64(q, 8);
-            if (r.cat == GT_RC_MEMCPY)
+            if (r.cat == GT_RC_MEMCPY) {
                 r.copy_kind = (int)(a0 & 7) <= GT_RCOPY_PTOP ? (int)(a0 & 7) : GT_RCOPY_OTHER;
+                int mem = (int)((a0 >> 3) & 7);
+                r.host_mem = mem <= GT_RMEM_MANAGED ? mem : GT_RMEM_OTHER;
+            }
+            break;
         }
-        if (sqlite3_column_type(q, 10) != SQLITE_NULL) {
-            r.has_gpu = r.gpu_in_row = 1;
-            r.gpu_start = r.start + gt_col_u64(q, 9);
-            r.gpu_end = r.gpu_start + gt_col_u64(q, 10);
-            r.device = sqlite3_column_int64(q, 11) & 255;
-            src = (int)((a0 >> 8) & 15);
-            dst = (int)((a0 >> 12) & 15);
-        } else if (!s->skip_gpu && sqlite3_column_type(q, 6) != SQLITE_NULL) {
-            gt_gpu_from_ops(s, sqlite3_column_int64(q, 6), r.cat - GT_RC_LAUNCH, &r, &src, &dst);
+        default:
+            break;
         }
-        if (r.cat == GT_RC_MEMCPY) {
-            int mem = (int)((a0 >> 3) & 7);
-            r.host_mem = gt_copy_host_mem(r.copy_kind, mem <= GT_RMEM_MANAGED ? mem : GT_RMEM_OTHER, r.has_gpu,
-                                          src, dst);
+        if ((r.cat == GT_RC_LAUNCH || r.cat == GT_RC_MEMCPY || r.cat == GT_RC_MEMSET) &&
+            sqlite3_column_type(q, 10) != SQLITE_NULL) {
+            r.has_op = 1;
+            r.op.kind = r.cat == GT_RC_LAUNCH ? GT_OP_KERNEL : r.cat == GT_RC_MEMCPY ? GT_OP_MEMCPY : GT_OP_MEMSET;
+            r.op.start = r.start + gt_col_u64(q, 9);
+            r.op.end = r.op.start + gt_col_u64(q, 10);
+            int64_t gs = sqlite3_column_int64(q, 11);
+            r.op.device = gs & 255;
+            r.op.stream = gs >> 8;
+            r.op.bytes = r.bytes;
+            r.op.copy_kind = r.copy_kind;
+            r.op.src_mem = (int)((a0 >> 8) & 15);
+            r.op.dst_mem = (int)((a0 >> 12) & 15);
         }
         fn(&r, arg);
     }
     return gt_step_done(s, q, rc);
 }
+
+/* ---- versions 1 to 3: their views ---- */
 
 static int gt_copy_kind_code(const char *k)
 {
@@ -312,6 +456,17 @@ static int gt_mem_code(const char *m)
          : !strcmp(m, "managed") ? GT_RMEM_MANAGED : GT_RMEM_OTHER;
 }
 
+/* CUPTI's memory kind numbers, from the names older views give them. */
+static int gt_cupti_mem_code(const char *m)
+{
+    static const char *const kinds[] = {"unknown", "pageable", "pinned", "device", "array", "managed",
+                                        "device_static", "managed_static"};
+    for (int i = 0; m && i < 8; i++)
+        if (!strcmp(m, kinds[i]))
+            return i;
+    return 0;
+}
+
 static int gt_sync_code(const char *k)
 {
     static const char *const kinds[] = {"device", "context", "stream", "event", "stream_wait_event"};
@@ -321,76 +476,110 @@ static int gt_sync_code(const char *k)
     return GT_RSYNC_OTHER;
 }
 
-/* Versions 1 to 3, through the views: one query per kind of call. Every
- * query's columns end with the call's thread and whether it had a Python
- * stack. */
+static int gt_scan_ops_views(struct gt_scan *s, gt_op_fn fn, void *arg)
+{
+    sqlite3_stmt *q;
+    if (gt_prepare(s, "SELECT kind, device, stream, start_ns, end_ns, api_call_id, name, bytes, copy_kind, "
+                      "src_kind, dst_kind FROM gpu_activity", &q) < 0)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        struct gt_op_rec o;
+        memset(&o, 0, sizeof(o));
+        const char *kind = (const char *)sqlite3_column_text(q, 0);
+        o.kind = !kind ? -1 : !strcmp(kind, "kernel") ? GT_OP_KERNEL : !strcmp(kind, "memcpy") ? GT_OP_MEMCPY
+               : !strcmp(kind, "memset") ? GT_OP_MEMSET : -1;
+        if (o.kind < 0)
+            continue;
+        o.device = sqlite3_column_int64(q, 1);
+        o.stream = sqlite3_column_int64(q, 2);
+        o.start = gt_col_u64(q, 3);
+        o.end = gt_col_u64(q, 4);
+        o.link = sqlite3_column_int64(q, 5);
+        if (o.kind == GT_OP_KERNEL &&
+            !(o.name = gt_names_intern(&s->names, (const char *)sqlite3_column_text(q, 6)))) {
+            sqlite3_finalize(q);
+            return -1;
+        }
+        o.bytes = gt_col_u64(q, 7);
+        o.copy_kind = gt_copy_kind_code((const char *)sqlite3_column_text(q, 8));
+        o.src_mem = gt_cupti_mem_code((const char *)sqlite3_column_text(q, 9));
+        o.dst_mem = gt_cupti_mem_code((const char *)sqlite3_column_text(q, 10));
+        fn(&o, arg);
+    }
+    return gt_step_done(s, q, rc);
+}
+
 static int gt_scan_calls_views(struct gt_scan *s, gt_rec_fn fn, void *arg)
 {
-#define GT_VIEW_TAIL ", c.tid, c.pystack_id IS NOT NULL"
-    static const char *const sql[] = {
-        "SELECT k.name, " GT_SITE_KEY("c") ", k.api_start_ns, k.api_end_ns, k.result, k.captured, k.device, "
-        "k.time_source = 'gpu', k.start_ns, k.end_ns" GT_VIEW_TAIL " FROM kernels k JOIN calls c ON c.id = k.api_call_id",
-        "SELECT m.kind, " GT_SITE_KEY("c") ", m.api_start_ns, m.api_end_ns, m.result, m.captured, m.device, "
-        "m.time_source = 'gpu', m.start_ns, m.end_ns, m.bytes, m.async, m.host_mem" GT_VIEW_TAIL " "
-        "FROM memcpys m JOIN calls c ON c.id = m.api_call_id",
-        "SELECT NULL, " GT_SITE_KEY("c") ", m.api_start_ns, m.api_end_ns, m.result, m.captured, m.device, "
-        "m.time_source = 'gpu', m.start_ns, m.end_ns, m.bytes, m.async" GT_VIEW_TAIL " FROM memsets m "
-        "JOIN calls c ON c.id = m.api_call_id",
-        "SELECT y.kind, " GT_SITE_KEY("c") ", y.start_ns, y.end_ns, y.result" GT_VIEW_TAIL " FROM syncs y "
-        "JOIN calls c ON c.id = y.api_call_id",
-        "SELECT c.category, " GT_SITE_KEY("c") ", c.start_ns, c.end_ns, c.result, a.bytes" GT_VIEW_TAIL " "
-        "FROM api_calls c LEFT JOIN alloc_args a ON a.call_id = c.id "
-        "WHERE c.category NOT IN ('launch', 'memcpy', 'memset', 'sync')",
-    };
-#undef GT_VIEW_TAIL
-    static const int cats[] = {GT_RC_LAUNCH, GT_RC_MEMCPY, GT_RC_MEMSET, GT_RC_SYNC, GT_RC_OTHER};
-    for (int k = 0; k < 5; k++) {
-        sqlite3_stmt *q;
-        if (gt_prepare(s, sql[k], &q) < 0)
+    sqlite3_stmt *q;
+    if (gt_prepare(s, "SELECT c.id, c.name, c.category, c.tid, c.start_ns, c.end_ns, c.result, "
+                      "COALESCE(c.stack_id, 0) | (COALESCE(c.pystack_id, 0) << 32), c.pystack_id IS NOT NULL, "
+                      "c.captured, COALESCE(n.demangled, n.value), l.device, a.kind, a.bytes, a.host_mem, a.async, "
+                      "a.device, m.bytes, m.async, m.device, y.kind, al.bytes, c.stream "
+                      "FROM api_calls c LEFT JOIN launch_args l ON l.call_id = c.id "
+                      "LEFT JOIN strings n ON n.id = l.name_id LEFT JOIN copy_args a ON a.call_id = c.id "
+                      "LEFT JOIN memset_args m ON m.call_id = c.id LEFT JOIN sync_args y ON y.call_id = c.id "
+                      "LEFT JOIN alloc_args al ON al.call_id = c.id", &q) < 0)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        struct gt_rec r;
+        memset(&r, 0, sizeof(r));
+        int64_t api = gt_api_by_name(s, (const char *)sqlite3_column_text(q, 1),
+                                     (const char *)sqlite3_column_text(q, 2));
+        if (api < 0) {
+            sqlite3_finalize(q);
             return -1;
-        int rc, tail = sqlite3_column_count(q) - 2;
-        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-            struct gt_rec r;
-            memset(&r, 0, sizeof(r));
-            r.cat = cats[k];
-            const char *text = (const char *)sqlite3_column_text(q, 0);
-            if (r.cat == GT_RC_OTHER)
-                r.cat = gt_category_code(text);
-            r.site_key = sqlite3_column_int64(q, 1);
-            r.start = gt_col_u64(q, 2);
-            r.end = gt_col_u64(q, 3);
-            r.result = sqlite3_column_int(q, 4);
-            r.tid = sqlite3_column_int64(q, tail);
-            r.has_python = sqlite3_column_int(q, tail + 1);
-            if (r.cat == GT_RC_SYNC)
-                r.sync_kind = gt_sync_code(text);
-            if (r.cat == GT_RC_ALLOC)
-                r.bytes = gt_col_u64(q, 5);
-            if (r.cat == GT_RC_LAUNCH || r.cat == GT_RC_MEMCPY || r.cat == GT_RC_MEMSET) {
-                r.captured = sqlite3_column_int(q, 5);
-                r.device = sqlite3_column_int64(q, 6);
-                r.has_gpu = sqlite3_column_int(q, 7);
-                r.gpu_start = gt_col_u64(q, 8);
-                r.gpu_end = gt_col_u64(q, 9);
-            }
-            if (r.cat == GT_RC_LAUNCH && !(r.kernel = gt_names_intern(&s->names, text))) {
+        }
+        r.link = sqlite3_column_int64(q, 0);
+        r.api = (uint32_t)api;
+        r.cat = s->apis[api].cat;
+        r.tid = sqlite3_column_int64(q, 3);
+        r.start = gt_col_u64(q, 4);
+        r.end = gt_col_u64(q, 5);
+        r.result = sqlite3_column_int(q, 6);
+        r.site_key = sqlite3_column_int64(q, 7);
+        r.has_python = sqlite3_column_int(q, 8);
+        r.captured = sqlite3_column_int(q, 9);
+        r.stream = sqlite3_column_int64(q, 22);
+        switch (r.cat) {
+        case GT_RC_LAUNCH:
+            if (!(r.kernel = gt_names_intern(&s->names, (const char *)sqlite3_column_text(q, 10)))) {
                 sqlite3_finalize(q);
                 return -1;
             }
-            if (r.cat == GT_RC_MEMCPY || r.cat == GT_RC_MEMSET) {
-                r.bytes = gt_col_u64(q, 10);
-                r.async = sqlite3_column_int(q, 11);
-            }
-            if (r.cat == GT_RC_MEMCPY) {
-                r.copy_kind = gt_copy_kind_code(text);
-                r.host_mem = gt_mem_code((const char *)sqlite3_column_text(q, 12));
-            }
-            fn(&r, arg);
+            r.device = sqlite3_column_int64(q, 11);
+            break;
+        case GT_RC_MEMCPY:
+            r.copy_kind = gt_copy_kind_code((const char *)sqlite3_column_text(q, 12));
+            r.bytes = gt_col_u64(q, 13);
+            r.host_mem = gt_mem_code((const char *)sqlite3_column_text(q, 14));
+            r.async = sqlite3_column_int(q, 15);
+            r.device = sqlite3_column_int64(q, 16);
+            break;
+        case GT_RC_MEMSET:
+            r.bytes = gt_col_u64(q, 17);
+            r.async = sqlite3_column_int(q, 18);
+            r.device = sqlite3_column_int64(q, 19);
+            break;
+        case GT_RC_SYNC:
+            r.sync_kind = gt_sync_code((const char *)sqlite3_column_text(q, 20));
+            break;
+        case GT_RC_ALLOC:
+            r.bytes = gt_col_u64(q, 21);
+            break;
+        default:
+            break;
         }
-        if (gt_step_done(s, q, rc) < 0)
-            return -1;
+        fn(&r, arg);
     }
-    return 0;
+    return gt_step_done(s, q, rc);
+}
+
+int gt_scan_ops(struct gt_scan *s, gt_op_fn fn, void *arg)
+{
+    return s->raw ? gt_scan_ops_raw(s, fn, arg) : gt_scan_ops_views(s, fn, arg);
 }
 
 int gt_scan_calls(struct gt_scan *s, gt_rec_fn fn, void *arg)
@@ -398,40 +587,103 @@ int gt_scan_calls(struct gt_scan *s, gt_rec_fn fn, void *arg)
     return s->raw ? gt_scan_calls_raw(s, fn, arg) : gt_scan_calls_views(s, fn, arg);
 }
 
-int gt_scan_call_times(struct gt_scan *s, gt_rec_fn fn, void *arg)
+/* A row read ahead, waiting for its turn. */
+struct gt_span {
+    uint64_t start, end;
+    int cat;
+};
+
+struct gt_span_heap {
+    struct gt_span *v;
+    size_t n, cap;
+};
+
+static int gt_span_push(struct gt_span_heap *h, struct gt_span x)
 {
-    sqlite3_stmt *q;
-    if (gt_prepare(s, s->raw ? "SELECT api_id, start_ns, start_ns + dur_ns, stack_id, pystack_id FROM events"
-                             : "SELECT category, start_ns, end_ns, stack_id, pystack_id FROM api_calls",
-                   &q) < 0)
-        return -1;
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        struct gt_rec r;
-        memset(&r, 0, sizeof(r));
-        if (s->raw) {
-            int64_t api = sqlite3_column_int64(q, 0);
-            r.cat = api >= 0 && api < s->ncat ? s->cat_of[api] : GT_RC_OTHER;
-        } else {
-            r.cat = gt_category_code((const char *)sqlite3_column_text(q, 0));
-        }
-        r.start = gt_col_u64(q, 1);
-        r.end = gt_col_u64(q, 2);
-        r.site_key = gt_site_key_at(q, 3);
-        fn(&r, arg);
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 1024;
+        struct gt_span *v = realloc(h->v, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        h->v = v;
+        h->cap = cap;
     }
-    return gt_step_done(s, q, rc);
+    size_t i = h->n++;
+    while (i > 0 && h->v[(i - 1) / 2].start > x.start) {
+        h->v[i] = h->v[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->v[i] = x;
+    return 0;
 }
 
-int gt_scan_intervals(struct gt_scan *s, gt_interval_fn fn, void *arg)
+static struct gt_span gt_span_pop(struct gt_span_heap *h)
 {
+    struct gt_span top = h->v[0], last = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && h->v[c + 1].start < h->v[c].start)
+            c++;
+        if (last.start <= h->v[c].start)
+            break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n)
+        h->v[i] = last;
+    return top;
+}
+
+int gt_scan_call_spans(struct gt_scan *s, uint64_t lateness, gt_span_fn fn, void *arg)
+{
+    /* Reading ahead by `lateness` holds the calls of that much time: past
+     * a second, SQLite's ordered read through the index is the cheaper. */
+    int reorder = s->raw && lateness <= 1000000000ull;
     sqlite3_stmt *q;
-    if (gt_prepare(s, s->raw ? "SELECT device, start_ns, start_ns + dur_ns FROM gpu_ops WHERE kind < 3"
-                             : "SELECT device, start_ns, end_ns FROM gpu_activity",
-                   &q) < 0)
+    const char *sql = !s->raw ? "SELECT -1, start_ns, end_ns, category FROM api_calls ORDER BY start_ns"
+                    : reorder ? "SELECT api_id, start_ns, start_ns + dur_ns, NULL FROM events"
+                              : "SELECT api_id, start_ns, start_ns + dur_ns, NULL FROM events ORDER BY start_ns";
+    if (gt_prepare(s, sql, &q) < 0)
         return -1;
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-        fn(sqlite3_column_int64(q, 0), gt_col_u64(q, 1), gt_col_u64(q, 2), arg);
+    struct gt_span_heap h = {0};
+    uint64_t max_start = 0;
+    int rc, failed = 0;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        struct gt_span x = {gt_col_u64(q, 1), gt_col_u64(q, 2), GT_RC_OTHER};
+        if (s->raw) {
+            int64_t api = sqlite3_column_int64(q, 0);
+            x.cat = api >= 0 && api < s->napis ? s->apis[api].cat : GT_RC_OTHER;
+        } else {
+            x.cat = gt_category_code((const char *)sqlite3_column_text(q, 3));
+        }
+        if (!reorder) {
+            fn(x.cat, x.start, x.end, arg);
+            continue;
+        }
+        if (gt_span_push(&h, x) < 0) {
+            failed = 1;
+            break;
+        }
+        if (x.start > max_start)
+            max_start = x.start;
+        /* every row still to come starts at max_start - lateness or later */
+        while (h.n && h.v[0].start + lateness <= max_start) {
+            struct gt_span y = gt_span_pop(&h);
+            fn(y.cat, y.start, y.end, arg);
+        }
+    }
+    while (!failed && h.n) {
+        struct gt_span y = gt_span_pop(&h);
+        fn(y.cat, y.start, y.end, arg);
+    }
+    free(h.v);
+    if (failed) {
+        sqlite3_finalize(q);
+        fprintf(stderr, "gputrace: %s: out of memory\n", s->t->path);
+        return -1;
+    }
     return gt_step_done(s, q, rc);
 }

@@ -182,6 +182,14 @@ int gt_symbolize(uintptr_t ip, char *module, size_t module_len, uint64_t *offset
     return 0;
 }
 
+int gt_symbolize_return(uintptr_t ret, char *module, size_t module_len, uint64_t *offset, char *func,
+                        size_t func_len)
+{
+    /* The return address may be the next line's first instruction, or lie
+     * past the end of the caller when the call was its last instruction. */
+    return gt_symbolize(ret - 1, module, module_len, offset, func, func_len);
+}
+
 typedef char *(*gt_cxa_demangle_fn)(const char *, char *, size_t *, int *);
 
 static gt_cxa_demangle_fn gt_demangler(void)

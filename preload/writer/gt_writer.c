@@ -61,13 +61,9 @@ static const char *const gt_sql[ST_COUNT] = {
     [ST_PYCODE] = "INSERT INTO py_code VALUES(?,?,?,?)",
     [ST_PYFRAME] = "INSERT INTO py_frames VALUES(?,?,?,?)",
     [ST_PYSTACK] = "INSERT INTO py_stacks VALUES(?,?,?)",
+    [ST_RESULT_NAME] = "INSERT INTO result_names VALUES(?,?,?)",
 };
 
-static const char *const gt_category_names[GT_CAT_COUNT] = {
-    [GT_CAT_NONE] = "none", [GT_CAT_LAUNCH] = "launch", [GT_CAT_MEMCPY] = "memcpy", [GT_CAT_MEMSET] = "memset",
-    [GT_CAT_SYNC] = "sync", [GT_CAT_ALLOC] = "alloc", [GT_CAT_FREE] = "free", [GT_CAT_STREAM] = "stream",
-    [GT_CAT_EVENT] = "event", [GT_CAT_OTHER] = "other", [GT_CAT_GRAPH] = "graph_launch",
-};
 static struct gt_writer *gt_w;
 /* Static, never destroyed: threads may still signal it while the writer
  * shuts down. */
@@ -290,6 +286,7 @@ static void gt_writer_finish(struct gt_writer *w, int complete, int sig, int fre
     gt_ring_drain_all(gt_write_event, w);
     gt_cupti_drain(gt_write_gpu_record, w);
     gt_pend_expire(w, 1);
+    gt_write_result_names(w); /* if the writer thread never got to it */
     if (gt_begin_txn(w) == 0) {
         gt_meta(w, "complete", complete ? "1" : "0");
         if (sig > 0)
@@ -343,6 +340,12 @@ static void *gt_writer_main(void *arg)
 {
     struct gt_writer *w = arg;
     gt_tls_busy = 1; /* the tracer's own thread: never recorded */
+    /* Here rather than at open, which runs on the program's first CUDA
+     * call; committed at once, so a process killed early still has them. */
+    pthread_mutex_lock(&gt_work_lock);
+    gt_write_result_names(w);
+    gt_commit(w);
+    pthread_mutex_unlock(&gt_work_lock);
     uint64_t drained = 0;
     while (!atomic_load(&w->stop)) {
         /* While events pour in, drain again at once: a ring that passed
@@ -457,7 +460,7 @@ static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *c
     char buf[8192];
     gt_meta(w, "tracer", "gputrace");
     gt_meta(w, "tracer_version", GT_VERSION);
-    gt_meta(w, "schema_version", "4");
+    gt_meta(w, "schema_version", "5");
     gt_meta_u64(w, "pid", (uint64_t)getpid());
     gt_meta_u64(w, "ppid", (uint64_t)getppid());
     gt_meta_u64(w, "process_start_ticks", gt_process_start_ticks());
@@ -621,16 +624,7 @@ static int gt_writer_open_blocked(const char *path, const struct gt_config *cfg,
     }
     if (rc == SQLITE_OK) {
         gt_write_process_meta(w, cfg);
-        sqlite3_stmt *s = NULL;
-        rc = sqlite3_prepare_v2(w->db, "INSERT INTO api_names VALUES(?,?,?)", -1, &s, NULL);
-        for (uint32_t i = 0; rc == SQLITE_OK && i < GT_API_COUNT; i++) {
-            sqlite3_bind_int64(s, 1, i);
-            sqlite3_bind_text(s, 2, gt_hooks[i].name, -1, SQLITE_STATIC);
-            sqlite3_bind_text(s, 3, gt_category_names[gt_hooks[i].category], -1, SQLITE_STATIC);
-            rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
-            sqlite3_reset(s);
-        }
-        sqlite3_finalize(s);
+        rc = gt_write_api_names(w);
     }
     if (rc == SQLITE_OK && !w->failed)
         rc = gt_exec(w->db, "COMMIT");

@@ -13,7 +13,7 @@
 
 enum { ST_EVENT, ST_EVENT_BATCH, ST_THREAD, ST_LAUNCH_CONFIG, ST_STRING, ST_MODULE, ST_FRAME, ST_STACK, ST_META, ST_GPU,
        ST_GPU_BATCH, ST_GPU_CORR,
-       ST_OVERHEAD, ST_PYCODE, ST_PYFRAME, ST_PYSTACK, ST_COUNT };
+       ST_OVERHEAD, ST_PYCODE, ST_PYFRAME, ST_PYSTACK, ST_RESULT_NAME, ST_COUNT };
 
 /* Strings interned in first-seen order; an entry's index is its id. */
 struct gt_strlist {
@@ -78,6 +78,7 @@ struct gt_writer {
     int64_t next_gpu_id;
     unsigned gpu_since_drain; /* CUPTI records written since the rings were last drained */
     uint64_t events_written;
+    int result_names_done;
     uint8_t *stack_done;   /* bitmap: stack ids already in the file */
     uint8_t *name_done;    /* bitmap: string ids already in the file */
     uint8_t *pystack_done; /* bitmap: Python stack ids already in the file */
@@ -103,6 +104,11 @@ struct gt_writer {
 int gt_step(struct gt_writer *w, int which);
 int gt_step_keep(struct gt_writer *w, int which);
 int gt_begin_txn(struct gt_writer *w);
+/* The tables every trace holds the same (gt_writer_catalog.c): api_names,
+ * at open (an SQLite result code back), and result_names, in the current
+ * transaction, once. */
+int gt_write_api_names(struct gt_writer *w);
+void gt_write_result_names(struct gt_writer *w);
 /* A row of `strings`: the kernel name and its demangled form. */
 void gt_insert_name(struct gt_writer *w, int64_t id, const char *name);
 /* The rows a call refers to, each written the first time it is seen

@@ -117,14 +117,15 @@ static int64_t gt_frame_id(struct gt_writer *w, uintptr_t ip)
 
     char module[PATH_MAX], func[1024];
     uint64_t offset = 0;
-    /* ip is a return address: ip - 1 lies inside the calling instruction. */
-    int known = gt_symbolize(ip - 1, module, sizeof(module), &offset, func, sizeof(func)) == 0;
+    /* Named, and offset, by its call instruction (version 5): frames.ip
+     * keeps the return address itself. */
+    int known = gt_symbolize_return(ip, module, sizeof(module), &offset, func, sizeof(func)) == 0;
     sqlite3_stmt *s = w->st[ST_FRAME];
     sqlite3_bind_int64(s, 1, id);
     sqlite3_bind_int64(s, 2, (int64_t)ip);
     if (known) {
         sqlite3_bind_int64(s, 3, gt_module_id(w, module));
-        sqlite3_bind_int64(s, 4, (int64_t)offset + 1);
+        sqlite3_bind_int64(s, 4, (int64_t)offset);
         if (func[0])
             sqlite3_bind_text(s, 5, func, -1, SQLITE_TRANSIENT);
     }

@@ -92,13 +92,13 @@ def linking_checks(name, db):
     for kind, n, linked in q(db, "SELECT kind, count(*), total(linked) FROM gpu_activity GROUP BY kind"):
         check(name, "every %s record CUPTI delivered is linked to its call" % kind, n == int(linked),
               "%d of %d" % (int(linked), n))
-    calls = q(db, "SELECT count(*) FROM kernels WHERE captured = 0 AND result = 0 AND api_call_id NOT IN "
-                  "(SELECT api_call_id FROM api_calls WHERE category = 'graph_launch')")[0][0]
+    calls = q(db, "SELECT count(*) FROM api_calls WHERE category = 'launch' AND captured = 0 AND result = 0")[0][0]
     with_record = q(db, "SELECT count(DISTINCT g.api_call_id) FROM gpu_activity g JOIN api_calls c "
                         "ON c.id = g.api_call_id WHERE g.kind = 'kernel' AND c.category = 'launch'")[0][0]
     check(name, "kernel launch calls = launch calls CUPTI saw a kernel for", calls == with_record,
           "%d calls, %d with a kernel record" % (calls, with_record))
-    copies = q(db, "SELECT count(*) FROM memcpys WHERE captured = 0 AND result = 0 AND bytes > 0")[0][0]
+    copies = q(db, "SELECT count(*) FROM copy_args a JOIN api_calls c ON c.id = a.call_id "
+                   "WHERE c.captured = 0 AND c.result = 0 AND a.bytes > 0")[0][0]
     with_copy = q(db, "SELECT count(DISTINCT g.api_call_id) FROM gpu_activity g JOIN api_calls c "
                       "ON c.id = g.api_call_id WHERE g.kind = 'memcpy' AND c.category = 'memcpy'")[0][0]
     check(name, "copy calls = copy calls CUPTI saw a copy for", copies == with_copy,
@@ -218,6 +218,10 @@ def torch_compile_graph(out):
     counts = sorted(set(n for _, n in per))
     check("compile+graph", "each replay's kernels linked to its graph launch, the same number each time",
           len(per) == replays and len(counts) == 1 and counts[0] > 0, counts)
+    in_kernels = q(db, "SELECT count(*) FROM kernels WHERE via = 'graph' AND time_source = 'gpu'")[0][0]
+    records = sum(n for _, n in per)
+    check("compile+graph", "the replays' kernels are rows of kernels, via 'graph'", in_kernels == records,
+          "%d rows, %d records" % (in_kernels, records))
 
 
 def timing(out):

@@ -42,6 +42,15 @@ int main(void)
     CHECK(gt_symbolize(ret - 1, mod, sizeof(mod), &off, fn, sizeof(fn)) == 0);
     CHECK_STR(fn, "calls_helper");
     CHECK(off > 0 && off < ret);
+    /* a frame is its call instruction's: the byte before the return
+     * address, relative to the same load base as any other address */
+    uint64_t base_off = 0, ret_off = 0;
+    CHECK(gt_symbolize((uintptr_t)static_helper, mod, sizeof(mod), &base_off, fn, sizeof(fn)) == 0);
+    uintptr_t base = (uintptr_t)static_helper - base_off;
+    CHECK(gt_symbolize_return(ret, mod, sizeof(mod), &ret_off, fn, sizeof(fn)) == 0);
+    CHECK_STR(fn, "calls_helper");
+    CHECK(ret_off == ret - 1 - base);
+    CHECK(ends_with(mod, "/test_symbols"));
 
     /* getpid: in libc, and not intercepted by the sanitizers this runs under */
     pid_t (*volatile libc_fn)(void) = getpid;
