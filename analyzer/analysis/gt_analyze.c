@@ -232,11 +232,7 @@ static void gt_on_call(const struct gt_rec *c, void *arg)
     struct gt_copy_rows *rows = &p->rows;
     rows->n = 0;
     gt_span_add(p, c->start, c->end > c->start ? c->end : c->start);
-    /* how late a row comes: the ordered re-read's buffer */
-    if (c->start > p->max_start)
-        p->max_start = c->start;
-    else if (p->max_start - c->start > p->lateness)
-        p->lateness = p->max_start - c->start;
+    gt_spanlog_add(&p->spans, c->cat, c->start, c->end);
     gt_tables_call(p, c);
     int makes_work = c->cat == GT_RC_LAUNCH || c->cat == GT_RC_MEMCPY || c->cat == GT_RC_MEMSET ||
                      c->cat == GT_RC_GRAPH;
@@ -504,7 +500,13 @@ static int gt_analyze_passes(struct gt_pass *p)
         return -1;
     struct gt_tl_result tl;
     memset(&tl, 0, sizeof(tl));
-    int rc = gt_scan_call_spans(p->scan, p->lateness, gt_sweep_call, sw);
+    /* the calls again, in start order: from the log made while reading
+     * them, unless it ran out of memory or would need seconds of calls
+     * held to put them in order; then through SQLite's index */
+    int rc = !p->spans.failed && p->spans.lateness <= 1000000000ull
+                 ? gt_spanlog_replay(&p->spans, gt_sweep_call, sw)
+                 : gt_scan_call_spans(p->scan, gt_sweep_call, sw);
+    gt_spanlog_free(&p->spans);
     if (rc == 0)
         rc = gt_sweep_finish(sw, &tl);
     gt_sweep_free(sw);
@@ -588,6 +590,7 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
     free(p.kernels);
     gt_pairs_free(&p.pairs);
     gt_tables_free(&p);
+    gt_spanlog_free(&p.spans);
     free(p.rows.bytes);
     free(p.rows.gpu_ns);
     free(p.rows.mem);

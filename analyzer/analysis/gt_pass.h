@@ -11,6 +11,7 @@
 #include "analysis/gt_launch.h"
 #include "analysis/gt_ops.h"
 #include "analysis/gt_site.h"
+#include "analysis/gt_spans.h"
 #include "analysis/gt_timeline.h"
 #include "base/gt_map.h"
 #include "trace/gt_scan.h"
@@ -80,7 +81,7 @@ struct gt_pass {
     struct gt_copy_rows rows;
     uint32_t site_nocall, site_teardown;
     uint64_t t0, t1;
-    uint64_t max_start, lateness;      /* the calls' start times in table order */
+    struct gt_spanlog spans;           /* every call's host times, for the sweep */
     int any;
     int failed;
 };

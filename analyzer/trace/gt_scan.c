@@ -587,103 +587,23 @@ int gt_scan_calls(struct gt_scan *s, gt_rec_fn fn, void *arg)
     return s->raw ? gt_scan_calls_raw(s, fn, arg) : gt_scan_calls_views(s, fn, arg);
 }
 
-/* A row read ahead, waiting for its turn. */
-struct gt_span {
-    uint64_t start, end;
-    int cat;
-};
-
-struct gt_span_heap {
-    struct gt_span *v;
-    size_t n, cap;
-};
-
-static int gt_span_push(struct gt_span_heap *h, struct gt_span x)
+int gt_scan_call_spans(struct gt_scan *s, gt_span_fn fn, void *arg)
 {
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 1024;
-        struct gt_span *v = realloc(h->v, cap * sizeof(*v));
-        if (!v)
-            return -1;
-        h->v = v;
-        h->cap = cap;
-    }
-    size_t i = h->n++;
-    while (i > 0 && h->v[(i - 1) / 2].start > x.start) {
-        h->v[i] = h->v[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->v[i] = x;
-    return 0;
-}
-
-static struct gt_span gt_span_pop(struct gt_span_heap *h)
-{
-    struct gt_span top = h->v[0], last = h->v[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && h->v[c + 1].start < h->v[c].start)
-            c++;
-        if (last.start <= h->v[c].start)
-            break;
-        h->v[i] = h->v[c];
-        i = c;
-    }
-    if (h->n)
-        h->v[i] = last;
-    return top;
-}
-
-int gt_scan_call_spans(struct gt_scan *s, uint64_t lateness, gt_span_fn fn, void *arg)
-{
-    /* Reading ahead by `lateness` holds the calls of that much time: past
-     * a second, SQLite's ordered read through the index is the cheaper. */
-    int reorder = s->raw && lateness <= 1000000000ull;
     sqlite3_stmt *q;
-    const char *sql = !s->raw ? "SELECT -1, start_ns, end_ns, category FROM api_calls ORDER BY start_ns"
-                    : reorder ? "SELECT api_id, start_ns, start_ns + dur_ns, NULL FROM events"
-                              : "SELECT api_id, start_ns, start_ns + dur_ns, NULL FROM events ORDER BY start_ns";
-    if (gt_prepare(s, sql, &q) < 0)
+    if (gt_prepare(s, s->raw ? "SELECT api_id, start_ns, start_ns + dur_ns, NULL FROM events ORDER BY start_ns"
+                             : "SELECT -1, start_ns, end_ns, category FROM api_calls ORDER BY start_ns",
+                   &q) < 0)
         return -1;
-    struct gt_span_heap h = {0};
-    uint64_t max_start = 0;
-    int rc, failed = 0;
+    int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        struct gt_span x = {gt_col_u64(q, 1), gt_col_u64(q, 2), GT_RC_OTHER};
+        int cat;
         if (s->raw) {
             int64_t api = sqlite3_column_int64(q, 0);
-            x.cat = api >= 0 && api < s->napis ? s->apis[api].cat : GT_RC_OTHER;
+            cat = api >= 0 && api < s->napis ? s->apis[api].cat : GT_RC_OTHER;
         } else {
-            x.cat = gt_category_code((const char *)sqlite3_column_text(q, 3));
+            cat = gt_category_code((const char *)sqlite3_column_text(q, 3));
         }
-        if (!reorder) {
-            fn(x.cat, x.start, x.end, arg);
-            continue;
-        }
-        if (gt_span_push(&h, x) < 0) {
-            failed = 1;
-            break;
-        }
-        if (x.start > max_start)
-            max_start = x.start;
-        /* every row still to come starts at max_start - lateness or later */
-        while (h.n && h.v[0].start + lateness <= max_start) {
-            struct gt_span y = gt_span_pop(&h);
-            fn(y.cat, y.start, y.end, arg);
-        }
-    }
-    while (!failed && h.n) {
-        struct gt_span y = gt_span_pop(&h);
-        fn(y.cat, y.start, y.end, arg);
-    }
-    free(h.v);
-    if (failed) {
-        sqlite3_finalize(q);
-        fprintf(stderr, "gputrace: %s: out of memory\n", s->t->path);
-        return -1;
+        fn(cat, gt_col_u64(q, 1), gt_col_u64(q, 2), arg);
     }
     return gt_step_done(s, q, rc);
 }

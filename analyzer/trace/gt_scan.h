@@ -71,13 +71,10 @@ void gt_scan_close(struct gt_scan *s);
 int gt_scan_ops(struct gt_scan *s, gt_op_fn fn, void *arg);
 /* Every call once, in no particular order. */
 int gt_scan_calls(struct gt_scan *s, gt_rec_fn fn, void *arg);
-/* Every call's category and host times, by start time. `lateness` is how
- * far, at most, a call's start lies before that of a call gt_scan_calls
- * gave earlier (0 when the table is in start order; both read the table in
- * its own order): with it the rows are put in order as they are read, in a
- * small buffer, rather than by SQLite through the start-time index, which
- * costs a third more. */
-int gt_scan_call_spans(struct gt_scan *s, uint64_t lateness, gt_span_fn fn, void *arg);
+/* Every call's category and host times, by start time (through the
+ * start-time index; analysis/gt_spans.c replays them from memory, and
+ * this stands in when that cannot be had). */
+int gt_scan_call_spans(struct gt_scan *s, gt_span_fn fn, void *arg);
 
 /* The entry points calls name by gt_rec.api. */
 uint32_t gt_scan_api_count(const struct gt_scan *s);

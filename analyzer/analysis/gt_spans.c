@@ -1,0 +1,146 @@
+/* gt_spans.c: the span log (see gt_spans.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/gt_spans.h"
+
+static void gt_put_varint(uint8_t *p, size_t *off, uint64_t v)
+{
+    while (v >= 0x80) {
+        p[(*off)++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[(*off)++] = (uint8_t)v;
+}
+
+static uint64_t gt_get_varint(const uint8_t *p, size_t *off)
+{
+    uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+        uint8_t b = p[(*off)++];
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+}
+
+void gt_spanlog_add(struct gt_spanlog *l, int cat, uint64_t start, uint64_t end)
+{
+    if (l->failed)
+        return;
+    if (l->len + 32 > l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 1 << 20;
+        uint8_t *b = realloc(l->buf, cap);
+        if (!b) {
+            l->failed = 1;
+            return;
+        }
+        l->buf = b;
+        l->cap = cap;
+    }
+    /* starts come nearly in order: small deltas, signed (zigzag) */
+    int64_t d = (int64_t)(start - l->prev);
+    gt_put_varint(l->buf, &l->len, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+    gt_put_varint(l->buf, &l->len, end > start ? end - start : 0);
+    l->buf[l->len++] = (uint8_t)cat;
+    l->prev = start;
+    if (!l->n || start > l->max_start)
+        l->max_start = start;
+    else if (l->max_start - start > l->lateness)
+        l->lateness = l->max_start - start;
+    l->n++;
+}
+
+struct gt_span {
+    uint64_t start, end;
+    int cat;
+};
+
+struct gt_span_heap {
+    struct gt_span *v;
+    size_t n, cap;
+};
+
+static int gt_span_push(struct gt_span_heap *h, struct gt_span x)
+{
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 1024;
+        struct gt_span *v = realloc(h->v, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        h->v = v;
+        h->cap = cap;
+    }
+    size_t i = h->n++;
+    while (i > 0 && h->v[(i - 1) / 2].start > x.start) {
+        h->v[i] = h->v[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->v[i] = x;
+    return 0;
+}
+
+static struct gt_span gt_span_pop(struct gt_span_heap *h)
+{
+    struct gt_span top = h->v[0], last = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && h->v[c + 1].start < h->v[c].start)
+            c++;
+        if (last.start <= h->v[c].start)
+            break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n)
+        h->v[i] = last;
+    return top;
+}
+
+int gt_spanlog_replay(const struct gt_spanlog *l, gt_span_fn fn, void *arg)
+{
+    struct gt_span_heap h = {0};
+    uint64_t prev = 0, max_start = 0;
+    size_t off = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        uint64_t z = gt_get_varint(l->buf, &off);
+        int64_t d = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+        struct gt_span x;
+        x.start = prev + (uint64_t)d;
+        x.end = x.start + gt_get_varint(l->buf, &off);
+        x.cat = l->buf[off++];
+        prev = x.start;
+        if (!l->lateness && (!i || x.start >= max_start)) {
+            /* in order already: no buffer */
+            max_start = x.start;
+            fn(x.cat, x.start, x.end, arg);
+            continue;
+        }
+        if (gt_span_push(&h, x) < 0) {
+            free(h.v);
+            return -1;
+        }
+        if (!i || x.start > max_start)
+            max_start = x.start;
+        /* every call still to come starts at max_start - lateness or later */
+        while (h.n && h.v[0].start + l->lateness <= max_start) {
+            struct gt_span y = gt_span_pop(&h);
+            fn(y.cat, y.start, y.end, arg);
+        }
+    }
+    while (h.n) {
+        struct gt_span y = gt_span_pop(&h);
+        fn(y.cat, y.start, y.end, arg);
+    }
+    free(h.v);
+    return 0;
+}
+
+void gt_spanlog_free(struct gt_spanlog *l)
+{
+    free(l->buf);
+    memset(l, 0, sizeof(*l));
+}

@@ -1,0 +1,32 @@
+/* gt_spans.h: every call's category and host times, logged compactly as
+ * the calls are first read (about 6 bytes a call: deltas and lengths as
+ * varints), and replayed in start order for the timeline's sweep. Reading
+ * them from memory rather than a second time from SQLite, through its
+ * start-time index, is what keeps `report` on ten million calls within its
+ * time budget. */
+#ifndef GT_SPANS_H
+#define GT_SPANS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/gt_scan.h"
+
+struct gt_spanlog {
+    uint8_t *buf;
+    size_t len, cap, n;
+    uint64_t prev;           /* the last start logged */
+    uint64_t max_start;      /* the latest start so far */
+    uint64_t lateness;       /* how far a start lay behind the latest before it, at most */
+    int failed;
+};
+
+/* Logs one call; on running out of memory the log stops (failed). */
+void gt_spanlog_add(struct gt_spanlog *l, int cat, uint64_t start, uint64_t end);
+/* Every logged call, by start time. A call starts at most `lateness`
+ * before any logged before it, so a buffer of the calls within that time
+ * of the latest puts them in order. 0; -1 when out of memory. */
+int gt_spanlog_replay(const struct gt_spanlog *l, gt_span_fn fn, void *arg);
+void gt_spanlog_free(struct gt_spanlog *l);
+
+#endif
