@@ -205,6 +205,14 @@ static void gt_attach(struct gt_call_ctx *x, long i, uint64_t bytes, int src, in
     switch (c->cat) {
     case GT_RC_GRAPH:
         op->flags |= GT_OPF_GRAPH;
+        if (c->result == 0) {
+            struct gt_graph_row *g = gt_graph_row_of(p, x->site);
+            if (g) {
+                g->ops++;
+                g->kernels += op->kind == GT_OP_KERNEL;
+                g->gpu_ns += dur;
+            }
+        }
         break;
     case GT_RC_LAUNCH:
         op->name = x->kernel;
@@ -539,6 +547,7 @@ static void gt_truncate(struct gt_report *r, size_t top)
     GT_KEEP(r->nkernels, m->kernels);
     GT_KEEP(r->nlaunch_kernels, m->launch_kernels);
     GT_KEEP(r->nlaunch_sites, m->launch_sites);
+    GT_KEEP(r->ngraphs, m->graphs);
     GT_KEEP(r->nxfer_kind, m->xfer_kind);
     GT_KEEP(r->nxfer_size, m->xfer_size);
     GT_KEEP(r->nh2d, m->h2d);
@@ -614,6 +623,7 @@ void gt_report_free(struct gt_report *r)
     free(r->launch_sites);
     free(r->xfer_kind);
     free(r->xfer_size);
+    free(r->graphs);
     free(r->h2d);
     free(r->syncs);
     free(r->streams);

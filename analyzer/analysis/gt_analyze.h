@@ -94,6 +94,13 @@ struct gt_idle_site {
     uint64_t idle_ns, gaps;
 };
 
+/* Graph launches by call site: what each site's launches ran. */
+struct gt_graph_row {
+    struct gt_site site;
+    uint64_t count, api_total_ns;   /* graph launch calls, their host time */
+    uint64_t ops, kernels, gpu_ns;  /* the operations they ran, of which kernels; GPU time */
+};
+
 struct gt_sync_row {
     struct gt_site site;
     char kind[32];                  /* device, context, stream, event, memcpy_dtoh, memcpy_pageable */
@@ -157,7 +164,7 @@ struct gt_summary {
 
 /* Rows per table that --top left out. */
 struct gt_more {
-    size_t findings, gaps, idle_sites, kernels, launch_kernels, launch_sites, xfer_kind, xfer_size, h2d, syncs,
+    size_t findings, gaps, idle_sites, kernels, launch_kernels, launch_sites, graphs, xfer_kind, xfer_size, h2d, syncs,
         streams, devices, api, errors;
 };
 
@@ -180,6 +187,8 @@ struct gt_report {
     size_t nlaunch_kernels, nlaunch_sites;
     struct gt_xfer_row *xfer_kind, *xfer_size;
     size_t nxfer_kind, nxfer_size;
+    struct gt_graph_row *graphs;
+    size_t ngraphs;
     struct gt_h2d_row *h2d;
     size_t nh2d;
     struct gt_sync_row *syncs;

@@ -68,8 +68,8 @@ struct gt_pass {
     uint32_t last_kernel;
     struct gt_pairs pairs;
     struct gt_xfer_acc xfer[GT_XKINDS][GT_XBANDS + 1];  /* [kind][band], [kind][GT_XBANDS]: all */
-    struct gt_map h2d_of, sync_of;     /* row index + 1, by site (and kind) */
-    size_t h2d_cap, sync_cap;
+    struct gt_map h2d_of, sync_of, graph_of;  /* row index + 1, by site (and kind) */
+    size_t h2d_cap, sync_cap, graph_cap;
     struct gt_api_acc *apis;
     size_t napis;
     struct gt_map error_of;            /* api << 32 | result -> count */
@@ -99,6 +99,9 @@ void gt_tables_free(struct gt_pass *p);
  * (enum gt_rec_mem). */
 void gt_tables_copy_call(struct gt_pass *p, const struct gt_rec *c, uint32_t site, const uint64_t *bytes,
                          const uint64_t *gpu_ns, const int *mem, size_t nrows);
+
+/* The graph launch row of a site; NULL when out of memory. */
+struct gt_graph_row *gt_graph_row_of(struct gt_pass *p, uint32_t site);
 
 /* gt_kstats.c: kernel rows from the operations (which it reuses as
  * scratch: call it when the sweep is done with them). */

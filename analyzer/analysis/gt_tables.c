@@ -75,6 +75,33 @@ static void gt_sync_add(struct gt_pass *p, int kind, uint32_t site, int64_t tid,
     th->sync_ns += ns;
 }
 
+struct gt_graph_row *gt_graph_row_of(struct gt_pass *p, uint32_t site)
+{
+    struct gt_report *r = p->r;
+    int64_t *slot = gt_map_at(&p->graph_of, site);
+    if (!slot) {
+        p->failed = 1;
+        return NULL;
+    }
+    if (!*slot) {
+        if (r->ngraphs == p->graph_cap) {
+            size_t cap = p->graph_cap ? p->graph_cap * 2 : 8;
+            struct gt_graph_row *g = realloc(r->graphs, cap * sizeof(*g));
+            if (!g) {
+                p->failed = 1;
+                return NULL;
+            }
+            r->graphs = g;
+            p->graph_cap = cap;
+        }
+        struct gt_graph_row *row = &r->graphs[r->ngraphs];
+        memset(row, 0, sizeof(*row));
+        row->site = *gt_site_by_index(p->sites, site);
+        *slot = (int64_t)++r->ngraphs;
+    }
+    return &r->graphs[*slot - 1];
+}
+
 void gt_tables_call(struct gt_pass *p, const struct gt_rec *c)
 {
     struct gt_summary *s = &p->r->summary;
@@ -124,7 +151,17 @@ void gt_tables_call(struct gt_pass *p, const struct gt_rec *c)
         s->captured_calls += c->captured != 0;
         break;
     case GT_RC_GRAPH:
-        s->graph_launches += c->result == 0;
+        if (c->result == 0) {
+            uint32_t site = gt_site_index(p->sites, c->site_key);
+            struct gt_graph_row *g = site == UINT32_MAX ? NULL : gt_graph_row_of(p, site);
+            if (!g) {
+                p->failed = 1;
+                return;
+            }
+            s->graph_launches++;
+            g->count++;
+            g->api_total_ns += dur;
+        }
         break;
     case GT_RC_SYNC:
         if (c->sync_kind != GT_RSYNC_WAIT_EVENT) {
@@ -224,6 +261,14 @@ static int gt_h2d_by_host(const void *a, const void *b)
     return strcmp(x->site.text, y->site.text);
 }
 
+static int gt_graph_by_gpu(const void *a, const void *b)
+{
+    const struct gt_graph_row *x = a, *y = b;
+    if (x->gpu_ns != y->gpu_ns)
+        return x->gpu_ns > y->gpu_ns ? -1 : 1;
+    return strcmp(x->site.text, y->site.text);
+}
+
 static int gt_sync_by_blocked(const void *a, const void *b)
 {
     const struct gt_sync_row *x = a, *y = b;
@@ -268,6 +313,8 @@ int gt_tables_rows(struct gt_pass *p)
         qsort(r->h2d, r->nh2d, sizeof(*r->h2d), gt_h2d_by_host);
     if (r->nsyncs > 1)
         qsort(r->syncs, r->nsyncs, sizeof(*r->syncs), gt_sync_by_blocked);
+    if (r->ngraphs > 1)
+        qsort(r->graphs, r->ngraphs, sizeof(*r->graphs), gt_graph_by_gpu);
 
     for (size_t i = 0; i < p->nthreads; i++) {
         const struct gt_thread_acc *th = &p->threads[i];
@@ -343,6 +390,7 @@ void gt_tables_free(struct gt_pass *p)
 {
     gt_map_free(&p->h2d_of);
     gt_map_free(&p->sync_of);
+    gt_map_free(&p->graph_of);
     gt_map_free(&p->error_of);
     gt_map_free(&p->thread_of);
     free(p->apis);

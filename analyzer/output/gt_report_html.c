@@ -540,6 +540,23 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
         fputs("</table>\n", out);
     }
 
+    if (r->ngraphs) {
+        fputs("<h2>Graph launches by call site</h2>\n<table><tr><th>site</th><th class=n>launches</th>"
+              "<th class=n>host</th><th class=n>operations</th><th class=n>kernels</th><th class=n>GPU</th></tr>\n",
+              out);
+        for (size_t i = 0; i < gt_top(r->ngraphs, o); i++) {
+            const struct gt_graph_row *g = &r->graphs[i];
+            fputs("<tr><td>", out);
+            gt_site_html(out, &g->site);
+            fprintf(out, "</td><td class=n>%llu</td><td class=n>%s</td><td class=n>%llu</td><td class=n>%llu</td>"
+                         "<td class=n>%s</td></tr>\n",
+                    (unsigned long long)g->count, gt_fmt_duration((int64_t)g->api_total_ns, d1, sizeof(d1)),
+                    (unsigned long long)g->ops, (unsigned long long)g->kernels,
+                    gt_fmt_duration((int64_t)g->gpu_ns, d2, sizeof(d2)));
+        }
+        fputs("</table>\n", out);
+    }
+
     fputs("<h2>Host-to-device copies by call site</h2>\n", out);
     nb = 0;
     for (size_t i = 0; i < r->nh2d && nb < 10; i++, nb++) {

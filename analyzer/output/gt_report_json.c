@@ -180,7 +180,18 @@ static void gt_json_tables(FILE *out, const struct gt_report_item *v, size_t n)
             gt_row(out, &first, v[t].pid);
             gt_json_launch_row(out, &v[t].r.launch_sites[i], 1);
         }
-    fputs("]},\"transfers\":{\"by_kind\":[", out);
+    fputs("]},\"graph_launches\":[", out);
+    first = 1;
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < v[t].r.ngraphs; i++) {
+            const struct gt_graph_row *g = &v[t].r.graphs[i];
+            gt_row(out, &first, v[t].pid);
+            fputs(",\"site\":", out);
+            gt_site_put_json(out, &g->site);
+            fprintf(out, ",\"count\":%llu,\"api_total_ns\":%llu,\"ops\":%llu,\"kernels\":%llu,\"gpu_ns\":%llu}",
+                    U(g->count), U(g->api_total_ns), U(g->ops), U(g->kernels), U(g->gpu_ns));
+        }
+    fputs("],\"transfers\":{\"by_kind\":[", out);
     first = 1;
     for (size_t t = 0; t < n; t++)
         for (size_t i = 0; i < v[t].r.nxfer_kind; i++) {
@@ -285,6 +296,7 @@ static void gt_json_truncated(FILE *out, const struct gt_report_item *v, size_t 
         m.kernels += x->kernels;
         m.launch_kernels += x->launch_kernels;
         m.launch_sites += x->launch_sites;
+        m.graphs += x->graphs;
         m.xfer_kind += x->xfer_kind;
         m.xfer_size += x->xfer_size;
         m.h2d += x->h2d;
@@ -295,10 +307,10 @@ static void gt_json_truncated(FILE *out, const struct gt_report_item *v, size_t 
     }
     fprintf(out,
             ",\"truncated\":{\"findings\":%zu,\"idle_gaps\":%zu,\"idle_by_site\":%zu,\"kernels\":%zu,"
-            "\"launch_overhead.kernels\":%zu,\"launch_overhead.sites\":%zu,\"transfers.by_kind\":%zu,"
+            "\"launch_overhead.kernels\":%zu,\"launch_overhead.sites\":%zu,\"graph_launches\":%zu,\"transfers.by_kind\":%zu,"
             "\"transfers.by_size\":%zu,\"h2d_hotspots\":%zu,\"syncs\":%zu,\"streams\":%zu,\"api\":%zu,"
             "\"errors\":%zu}",
-            m.findings, m.gaps, m.idle_sites, m.kernels, m.launch_kernels, m.launch_sites, m.xfer_kind,
+            m.findings, m.gaps, m.idle_sites, m.kernels, m.launch_kernels, m.launch_sites, m.graphs, m.xfer_kind,
             m.xfer_size, m.h2d, m.syncs, m.streams, m.api, m.errors);
 }
 

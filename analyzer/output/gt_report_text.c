@@ -230,6 +230,21 @@ static void gt_text_launch(FILE *out, const struct gt_report *r, int gpu)
     gt_more(out, r->more.launch_sites, "sites");
 }
 
+static void gt_text_graphs(FILE *out, const struct gt_report *r)
+{
+    if (!r->ngraphs)
+        return;
+    fprintf(out, "\nGraph launches by call site (what they ran)\n");
+    for (size_t i = 0; i < r->ngraphs; i++) {
+        const struct gt_graph_row *g = &r->graphs[i];
+        fprintf(out, "  %llu launch%s, %s in the calls; ran %llu operations (%llu kernels), GPU %s\n", U(g->count),
+                g->count == 1 ? "" : "es", DUR(g->api_total_ns, gt_b1), U(g->ops), U(g->kernels),
+                DUR(g->gpu_ns, gt_b2));
+        gt_text_site(out, "    ", &g->site);
+    }
+    gt_more(out, r->more.graphs, "sites");
+}
+
 static void gt_text_xfers(FILE *out, const struct gt_report *r, int gpu)
 {
     fprintf(out, "\nTransfers by kind and size (%s time)\n", gpu ? "GPU" : "host");
@@ -358,6 +373,7 @@ static void gt_text_one(FILE *out, const struct gt_report_item *v, const struct 
     int gpu = r->summary.gpu_times;
     gt_text_kernels(out, r, gpu);
     gt_text_launch(out, r, gpu);
+    gt_text_graphs(out, r);
     gt_text_xfers(out, r, gpu);
     gt_text_h2d(out, r);
     gt_text_syncs(out, r);
