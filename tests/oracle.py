@@ -1,0 +1,1278 @@
+#!/usr/bin/env python3
+"""An independent oracle for `gputrace report --format json`.
+
+Every figure of the report (report_version 2) is recomputed here from the
+public views of the traces (docs/schema.md) with plain SQL, and Python for
+what SQL does badly (interval unions, the sweep that finds what the host
+did during a gap, nearest-rank percentiles, call-site text), following the
+definitions of docs/report.md and nothing else: this file is written from
+the spec, never from the analyzer's code (analyzer/), so a mistake there
+cannot be mirrored here.
+
+    check(trace_paths, report_json, min_gap_ns=1_000_000) -> [mismatch, ...]
+    expected(trace_paths, min_gap_ns) -> [Process]: the recomputed figures,
+        one object per trace (summary(), listed_gaps(), kernels(), ...)
+
+or from the shell, which runs `build/gputrace report --format json --top 0`
+itself, checks its exit status (2 when a trace is given twice, or two
+copies of one run are given) and prints each mismatch (exit 1 if any):
+
+    python3 tests/oracle.py TRACE.db... [--min-gap NS]
+
+How it compares: counts, bytes and nanoseconds exactly; `*_pct` and
+`bandwidth_gbps` to the six decimals the JSON prints (|got - want| <= 1e-6
+plus 1e-9 of the value: the JSON rounds to 6 decimals, 5e-7 at most);
+`stddev_ns` to the three decimals it prints (1.1e-3, plus 1e-9 of the
+value). Rows are matched by their key (pid plus name, site, kind, ...);
+where the spec names an order (findings by cost, gaps longest first,
+kernels by total, graph launches by GPU time, H2D hotspots by host time,
+syncs and the API summary by time) the report's rows must be sorted by
+that value, rows tied on it in any order. Where the spec leaves the order
+open (launch overhead, transfers, streams, devices, errors, idle by site)
+only the set of rows is compared. Where the spec lets the report name any
+one of several tied operations (a gap's call before or after it when two
+operations end or start at the same nanosecond), any of them is accepted,
+and the sums that depend on that choice (idle by site, a finding's site)
+are held to the bounds every choice allows.
+
+Questions on the spec, and the reading this oracle takes (each also marked
+"Q:" where the code makes the choice):
+
+ Q1 launch_host_ns, launch_threads, launch_host_pct: "every launch call's
+    host time": taken as the launches (category launch, succeeded, not
+    captured), the set the Launches section defines, not every call of
+    category launch.
+ Q2 captured_calls: every call with api_calls.captured = 1 (launches,
+    copies and memsets made during stream capture, whatever their result);
+    the spec names it under Launches, but the name and "captured calls"
+    suggest all of them.
+ Q3 queue_mean_ns: the kernel's GPU start minus the call's end is taken as
+    0 when negative per launch, before the mean.
+ Q4 a kernel's first launch (for launch_bound and first_api_ns): the
+    earliest launch (as defined: succeeded, not captured) of that name by
+    call start; ties on start broken by call id.
+ Q5 launch-bound's "every operation that started before the kernel on the
+    same device and stream": operations (of any kind) on the kernel's
+    device and CUPTI stream whose GPU start is strictly earlier.
+ Q6 blocked_sync's site, "the top sync site": the explicit-sync call site
+    with the most host time, summed over its sync kinds; the top row of
+    the syncs table among explicit kinds is accepted as well.
+ Q7 pageable_h2d's site, "the top H2D site with pageable bytes": the H2D
+    site whose pageable copies took the most host time (pageable_host_ns,
+    what the finding costs), or the one with the most pageable_bytes; both
+    are accepted. (Not the first row of h2d_hotspots, ranked by all host
+    time, that has any pageable bytes: a site of pinned copies with one
+    pageable copy would win.)
+ Q8 syncs: copy calls are counted whatever their result (the spec says
+    "every result" only for syncs; "every call counts" otherwise); a copy
+    call's memory is pageable when any of its memcpys rows says so, as in
+    H2D hotspots.
+ Q9 the 1% cut of findings, with several traces: each finding is held to
+    its own process's span; totals: span_ns, counts and times are sums,
+    idle_pct and launch_bound_pct are recomputed from the sums, and
+    launch_host_pct and sync_pct are the largest of the processes'.
+    gpu_times in the totals is not checked when the processes differ.
+ Q10 a frame without a function name reads `module+0xOFF`; a Python
+    frame without a line reads `file.py:? in function`. Which modules are
+    "the big frameworks" is open (the "..." in the spec): this oracle skips
+    the list in SKIP_NATIVE below.
+ Q11 an operation no recorded call made, as the call that ended or came
+    before a gap: its site is ["(no recorded call)"] and its API null.
+ Q12 devices: the devices that ran at least one operation (a trace with
+    no operations lists none); streams by CUPTI stream id (`gpu_stream`);
+    without GPU times, which have no CUPTI stream, by the call's stream
+    handle (the views' `stream`, NULL read as 0, the legacy stream).
+ Q13 zero-length operations add nothing to busy time and split no gap.
+ Q14 h2d bandwidth_gbps: bytes / gpu_ns with GPU times (0 when gpu_ns is
+    0), bytes / host_ns without.
+ Q15 traces before version 5: operations from gpu_activity (and the
+    calls' host rows without GPU times), frame offsets one less than
+    stored; errors named from the CUDA headers (tests/make_trace.py's
+    result_names(), as version 5 traces name them) for want of an error
+    column.
+ Q16 the one gap of a trace without operations (a start-up gap no
+    operation ended) counts under "(no GPU work after)" in idle_by_site,
+    as the tear-down gap does.
+ Q17 a call made from Python: "Five frames in all" is read as: the native
+    frames (up to two) are kept, and the Python frames, innermost first,
+    fill the rest (five Python frames when no native frame qualifies,
+    four beside one native frame, three beside two), rather than "the
+    innermost three Python frames" of the general rule.
+"""
+import bisect
+import json
+import math
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from collections import defaultdict
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+GPUTRACE = os.path.join(ROOT, "build", "gputrace")
+
+# cause <- category of call, in the order ties are broken (docs/report.md)
+CAUSE_OF = [("sync", "sync"), ("memcpy", "copy"), ("memset", "memset"), ("launch", "launch"),
+            ("graph_launch", "graph_launch"), ("alloc", "alloc"), ("free", "free"), ("event", "event"),
+            ("stream", "stream"), ("other", "other_cuda")]
+CAUSES = [c for _, c in CAUSE_OF]
+ALL_CAUSES = CAUSES + ["host", "startup", "teardown"]
+NO_CALL = "(no recorded call)"
+NO_AFTER = "(no GPU work after)"
+EXPLICIT_SYNCS = ("device", "context", "stream", "event")
+BANDS = [(4 << 10, "<4KiB"), (64 << 10, "4KiB-64KiB"), (1 << 20, "64KiB-1MiB"), (16 << 20, "1MiB-16MiB"),
+         (None, ">=16MiB")]
+
+# Call sites (docs/report.md, "Call sites"). Module file names, matched on
+# the base name. Q10: the framework list is this oracle's reading of "...".
+CUDA_LIBS = re.compile(r"^lib(cuda|cudart|cupti|nvidia-|cublas|cublasLt|cudnn|nccl|cufft|curand|cusparse|cusolver|"
+                       r"nvrtc|nvJitLink|nvToolsExt|nvtx|npp|nvjpeg|cufile|cutensor|nvperf|cudadevrt)")
+TRACER = re.compile(r"^libgputrace")
+LIBC = re.compile(r"^(libc\.so|libc-|ld-linux|ld64\.so|libpthread|libdl\.so|libdl-|librt\.so|libm\.so)")
+PYTHON = re.compile(r"^(lib)?python\d")
+FRAMEWORKS = re.compile(r"^lib(torch|c10|caffe2|shm\.so|nvfuser|triton|xla|jax|tensorflow|tensorrt|nvinfer)")
+SKIP_NATIVE = [CUDA_LIBS, TRACER, LIBC, PYTHON, FRAMEWORKS]
+# below the interpreter, for a call made from Python
+SKIP_UNDER_PY = [CUDA_LIBS, TRACER, LIBC, re.compile(r"^libffi"), re.compile(r"^_ctypes")]
+
+
+def _skipped(module, patterns):
+    base = os.path.basename(module or "")
+    return any(p.search(base) for p in patterns)
+
+
+class AnyOf:
+    """An expected value the spec lets be any one of several."""
+
+    def __init__(self, options):
+        self.options = [o for o in options]
+
+    def ok(self, got):
+        return any(_same(got, o) for o in self.options)
+
+    def __repr__(self):
+        return "any of %r" % (self.options,)
+
+
+def _same(got, want):
+    if isinstance(want, AnyOf):
+        return want.ok(got)
+    if isinstance(want, tuple):
+        want = list(want)
+    if isinstance(got, tuple):
+        got = list(got)
+    if isinstance(want, bool) or isinstance(got, bool):
+        return got is want
+    return got == want
+
+
+# ---------------------------------------------------------------------------
+# Reading a trace through the views
+
+
+class Trace:
+    def __init__(self, path):
+        self.path = path
+        con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+        self.con = con
+        self.version = con.execute("PRAGMA user_version").fetchone()[0]
+        self.meta = dict(con.execute("SELECT key, value FROM meta"))
+        self.pid = int(self.meta.get("pid", 0))
+        self.host = self.meta.get("host")
+        self.complete = self.meta.get("complete") == "1"
+        self.gpu_times = self.meta.get("gpu_timing") == "cupti"
+        cols = {r[1] for r in con.execute("PRAGMA table_info(api_calls)")}
+        opt = ", ".join(c if c in cols else "NULL" for c in ("pystack_id", "captured", "error"))  # Q15
+        self.calls = {}
+        for row in con.execute("SELECT id, tid, name, category, start_ns, end_ns, result, stack_id, %s "
+                               "FROM api_calls" % opt):
+            c = Call(*row)
+            if c.error is None and c.result != 0:
+                c.error = old_error_name(c.name, c.result)  # Q15
+            self.calls[c.id] = c
+        self.ops = self._ops()
+        # a launch call's kernel name (its row of kernels, with or without GPU times)
+        if self.version >= 5:
+            q = "SELECT api_call_id, name FROM kernels WHERE via = 'launch'"
+        else:
+            q = "SELECT api_call_id, name FROM kernels"
+        self.launch_name = dict(con.execute(q))
+        self.copy_args = {r[0]: r[1:] for r in con.execute("SELECT call_id, kind, host_mem, async FROM copy_args")}
+        self.sync_kind = dict(con.execute("SELECT api_call_id, kind FROM syncs"))
+        # memcpys rows of copy calls (not graph launches' copies)
+        via = "AND via = 'memcpy'" if self.version >= 5 else ""
+        self.copy_rows = defaultdict(list)
+        for cid, nbytes, host_mem, ts, s, e in con.execute(
+                "SELECT api_call_id, bytes, host_mem, time_source, start_ns, end_ns FROM memcpys "
+                "WHERE api_call_id IS NOT NULL %s" % via):
+            self.copy_rows[cid].append((nbytes, host_mem, ts, e - s))
+        self.sites = Sites(con, self.version)
+        con.close()
+
+    def _ops(self):
+        con = self.con
+        ops = []
+        if self.version >= 5:
+            cond = ("time_source = 'gpu'" if self.gpu_times else
+                    "time_source = 'host' AND result = 0 AND captured = 0")
+            # Q12: without GPU times there is no CUPTI stream: the call's stream handle stands in
+            # (NULL, a call that names none, as 0, the legacy stream's handle)
+            st = "gpu_stream" if self.gpu_times else "COALESCE(stream, 0)"
+            q = ("SELECT 'kernel', api_call_id, via, device, {s}, start_ns, end_ns, name, NULL, NULL "
+                 "FROM kernels WHERE {c} UNION ALL "
+                 "SELECT 'memcpy', api_call_id, via, device, {s}, start_ns, end_ns, NULL, bytes, kind "
+                 "FROM memcpys WHERE {c} UNION ALL "
+                 "SELECT 'memset', api_call_id, via, device, {s}, start_ns, end_ns, NULL, bytes, 'memset' "
+                 "FROM memsets WHERE {c}").format(c=cond, s=st)
+            for row in con.execute(q):
+                ops.append(Op(*row))
+            return ops
+        # Q15: before version 5, GPU work is gpu_activity's
+        if self.gpu_times:
+            for kind, cid, dev, st, s, e, name, nbytes, ck in con.execute(
+                    "SELECT kind, api_call_id, device, stream, start_ns, end_ns, name, bytes, copy_kind "
+                    "FROM gpu_activity"):
+                via = None
+                if cid is not None and cid in self.calls:
+                    cat = self.calls[cid].category
+                    via = "graph" if cat == "graph_launch" else cat
+                ops.append(Op(kind, cid, via, dev, st, s, e, name, nbytes, "memset" if kind == "memset" else ck))
+            return ops
+        host = "time_source = 'host' AND result = 0 AND captured = 0"
+        for row in con.execute(
+                "SELECT 'kernel', api_call_id, 'launch', device, COALESCE(stream, 0), start_ns, end_ns, name, "
+                "NULL, NULL FROM kernels WHERE {h} UNION ALL "
+                "SELECT 'memcpy', api_call_id, 'memcpy', device, COALESCE(stream, 0), start_ns, end_ns, NULL, "
+                "bytes, kind FROM memcpys WHERE {h} UNION ALL "
+                "SELECT 'memset', api_call_id, 'memset', device, COALESCE(stream, 0), start_ns, end_ns, NULL, "
+                "bytes, 'memset' FROM memsets WHERE {h}".format(h=host)):
+            ops.append(Op(*row))
+        return ops
+
+
+def old_error_name(api, result):
+    """NVIDIA's name for a result of a trace from before version 5 (no
+    `error` column), from the CUDA headers as the build reads them
+    (scripts/gen_error_names.py, through tests/make_trace.py): the driver's
+    for cu* entry points, the runtime's for the others."""
+    sys.path.insert(0, HERE)
+    import make_trace
+    lib = make_trace.lib_of(api)
+    try:
+        return make_trace.result_names().get((lib, result), "error %d" % result)
+    except Exception:  # no CUDA headers here
+        return "error %d" % result
+
+
+class Call:
+    __slots__ = ("id", "tid", "name", "category", "start", "end", "result", "stack_id", "pystack_id", "captured",
+                 "error")
+
+    def __init__(self, id, tid, name, category, start, end, result, stack_id, pystack_id, captured, error):
+        self.id, self.tid, self.name, self.category = id, tid, name, category
+        self.start, self.end, self.result = start, end, result
+        self.stack_id, self.pystack_id, self.captured, self.error = stack_id, pystack_id, captured or 0, error
+
+    @property
+    def dur(self):
+        return self.end - self.start
+
+
+class Op:
+    __slots__ = ("kind", "call_id", "via", "device", "stream", "start", "end", "name", "bytes", "copy_kind")
+
+    def __init__(self, kind, call_id, via, device, stream, start, end, name, nbytes, copy_kind):
+        self.kind, self.call_id, self.via, self.device, self.stream = kind, call_id, via, device, stream
+        self.start, self.end, self.name, self.bytes, self.copy_kind = start, end, name, nbytes, copy_kind
+
+    @property
+    def dur(self):
+        return self.end - self.start
+
+
+class Sites:
+    """Call-site text (docs/report.md, "Call sites")."""
+
+    def __init__(self, con, version):
+        self.version = version
+        self.native = defaultdict(list)
+        for sid, _depth, module, offset, function in con.execute(
+                "SELECT stack_id, depth, module, offset, function FROM stack_frames ORDER BY stack_id, depth"):
+            self.native[sid].append((module, offset, function))
+        self.py = defaultdict(list)
+        if con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'py_stack_frames'").fetchone()[0]:
+            for pid, _depth, file, function, line in con.execute(
+                    "SELECT pystack_id, depth, file, function, line FROM py_stack_frames ORDER BY pystack_id, depth"):
+                self.py[pid].append((file, function, line))
+        self.cache = {}
+
+    def native_text(self, frame):
+        module, offset, function = frame
+        off = (offset or 0) - (1 if self.version < 5 else 0)  # the call instruction's (Q15 before v5)
+        where = "%s+0x%x" % (os.path.basename(module) if module else "??", off)
+        return "%s (%s)" % (function, where) if function else where  # Q10
+
+    @staticmethod
+    def py_text(frame):
+        file, function, line = frame
+        file = file or "?"
+        if "site-packages/" in file:
+            name = file.rsplit("site-packages/", 1)[1]
+        else:
+            name = os.path.basename(file)
+        return "%s:%s in %s" % (name, "?" if line is None else line, function)  # Q10
+
+    def site(self, stack_id, pystack_id):
+        key = (stack_id, pystack_id)
+        if key in self.cache:
+            return self.cache[key]
+        frames = self.native.get(stack_id, []) if stack_id is not None else []
+        py = self.py.get(pystack_id, []) if pystack_id is not None else []
+        if py:
+            interp = next((i for i, f in enumerate(frames) if _skipped(f[0], [PYTHON])), len(frames))
+            below = frames[:interp]
+            cands = [f for f in below if not _skipped(f[0], SKIP_UNDER_PY)]
+            native = []
+            if cands:
+                native.append(self.native_text(cands[0]))
+                # the frame the interpreter called, when it is another one (and not ctypes, libffi, ...)
+                if interp > 0 and below[-1] is not cands[0] and not _skipped(below[-1][0], SKIP_UNDER_PY):
+                    native.append(self.native_text(below[-1]))
+            # Q17: five frames in all, the Python frames taking what the native ones leave
+            out = [self.py_text(f) for f in py[:5 - len(native)]] + native
+        else:
+            user = [f for f in frames if not _skipped(f[0], SKIP_NATIVE)]
+            if not user:
+                user = frames  # no user frame: the innermost three stand in
+            out = [self.native_text(f) for f in user[:3]]
+        out = tuple(out)
+        self.cache[key] = out
+        return out
+
+
+# ---------------------------------------------------------------------------
+# Intervals
+
+
+def union(intervals):
+    """The union of [start, end) intervals: sorted, disjoint, non-empty (Q13)."""
+    out = []
+    for s, e in sorted((s, e) for s, e in intervals if e > s):
+        if out and s <= out[-1][1]:
+            if e > out[-1][1]:
+                out[-1][1] = e
+        else:
+            out.append([s, e])
+    return out
+
+
+def length(iv):
+    return sum(e - s for s, e in iv)
+
+
+def intersect_len(a, b):
+    i = j = total = 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if hi > lo:
+            total += hi - lo
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+class Coverage:
+    """Time calls of one category spent inside [a, b), summed over calls:
+    F(b) - F(a), F(t) = sum over calls of clamp(t - start, 0, end - start)."""
+
+    def __init__(self, calls):
+        self.starts = sorted(c.start for c in calls)
+        self.ends = sorted(c.end for c in calls)
+        self.ps = [0]
+        for v in self.starts:
+            self.ps.append(self.ps[-1] + v)
+        self.pe = [0]
+        for v in self.ends:
+            self.pe.append(self.pe[-1] + v)
+
+    def F(self, t):
+        i = bisect.bisect_right(self.starts, t)
+        j = bisect.bisect_right(self.ends, t)
+        return (i * t - self.ps[i]) - (j * t - self.pe[j])
+
+    def within(self, a, b):
+        return self.F(b) - self.F(a)
+
+
+def nearest_rank(sorted_vals, p):
+    n = len(sorted_vals)
+    if not n:
+        return 0
+    k = max(1, -(-p * n // 100))
+    return sorted_vals[k - 1]
+
+
+def pct(a, b):
+    return 100.0 * a / b if b else 0.0
+
+
+# ---------------------------------------------------------------------------
+# The figures of one process
+
+
+class Gap:
+    __slots__ = ("start", "end", "kind", "cause", "before", "after", "device")
+
+    def __init__(self, start, end, kind):
+        self.start, self.end, self.kind = start, end, kind
+        self.cause = None
+        self.before = []  # ops that ended at the gap's start
+        self.after = []   # ops that started at its end
+
+    @property
+    def dur(self):
+        return self.end - self.start
+
+
+class Process:
+    def __init__(self, path, min_gap_ns=1_000_000):
+        t = self.t = Trace(path)
+        self.path, self.pid, self.min_gap = path, t.pid, min_gap_ns
+        calls = list(t.calls.values())
+        self.calls = calls
+        ops = t.ops
+        starts = [c.start for c in calls] + [o.start for o in ops]
+        ends = [c.end for c in calls] + [o.end for o in ops]
+        self.s0 = min(starts) if starts else 0
+        self.s1 = max(ends) if ends else 0
+        self.span = self.s1 - self.s0
+        self.cov = {cat: Coverage([c for c in calls if c.category == cat]) for cat, _ in CAUSE_OF}
+        self.whole = self.timeline(ops)
+        self.devices = sorted({o.device for o in ops}, key=lambda d: (d is None, d))
+        self.dev_tl = {d: self.timeline([o for o in ops if o.device == d]) for d in self.devices}
+
+    # -- sites
+    def call_site(self, cid):
+        if cid is None:
+            return (NO_CALL,)
+        c = self.t.calls.get(cid)
+        if c is None:
+            return (NO_CALL,)  # Q11: a call the trace does not hold (a partial trace)
+        return self.t.sites.site(c.stack_id, c.pystack_id)
+
+    def api_of(self, cid):
+        c = self.t.calls.get(cid) if cid is not None else None
+        return c.name if c else None
+
+    # -- timelines
+    def timeline(self, ops):
+        busy = union((o.start, o.end) for o in ops)
+        gaps = []
+        if not busy:
+            if self.span > 0:
+                gaps.append(Gap(self.s0, self.s1, "startup"))
+        else:
+            if busy[0][0] > self.s0:
+                gaps.append(Gap(self.s0, busy[0][0], "startup"))
+            for (_, e), (s, _) in zip(busy, busy[1:]):
+                gaps.append(Gap(e, s, "internal"))
+            if self.s1 > busy[-1][1]:
+                gaps.append(Gap(busy[-1][1], self.s1, "teardown"))
+        by_start, by_end = defaultdict(list), defaultdict(list)
+        for o in ops:
+            if o.end > o.start:
+                by_start[o.start].append(o)
+                by_end[o.end].append(o)
+        for g in gaps:
+            if g.kind != "teardown":
+                g.after = by_start[g.end]
+            if g.kind != "startup":
+                g.before = by_end[g.start]
+            g.cause = self.cause(g)
+        return {"busy": busy, "busy_ns": length(busy), "gaps": gaps}
+
+    def cause(self, g):
+        if g.kind in ("startup", "teardown"):
+            return g.kind
+        best, best_cov = None, -1
+        for cat, cause in CAUSE_OF:
+            cov = self.cov[cat].within(g.start, g.end)
+            if cov > best_cov:  # ties: the earlier in the list
+                best, best_cov = cause, cov
+        return best if 2 * best_cov >= g.dur and best_cov > 0 else "host"
+
+    def by_cause(self, tl):
+        out = {c: 0 for c in ALL_CAUSES}
+        for g in tl["gaps"]:
+            out[g.cause] += g.dur
+        return out
+
+    def gap_sites(self, g, which):
+        """The sites (as a set) the report may name for a gap's call after
+        (which='after') or before it."""
+        ops = g.after if which == "after" else g.before
+        return {self.call_site(o.call_id) for o in ops}
+
+    # -- launches
+    def launches(self):
+        if hasattr(self, "_launches"):
+            return self._launches
+        t = self.t
+        kop = {}
+        for o in t.ops:
+            if o.kind == "kernel" and o.call_id is not None and o.via in ("launch", None):
+                if o.call_id in t.calls and t.calls[o.call_id].category == "launch":
+                    kop[o.call_id] = o
+        launches = sorted((c for c in self.calls if c.category == "launch" and c.result == 0 and not c.captured),
+                          key=lambda c: (c.start, c.id))
+        first = {}
+        for c in launches:  # Q4
+            first.setdefault(t.launch_name.get(c.id), c.id)
+        # per (device, stream): ops by GPU start, with the running max of their ends (Q5)
+        lanes = defaultdict(list)
+        for o in t.ops:
+            lanes[(o.device, o.stream)].append(o)
+        lane_idx = {}
+        for k, v in lanes.items():
+            v.sort(key=lambda o: o.start)
+            mx, run = [], None
+            for o in v:
+                run = o.end if run is None else max(run, o.end)
+                mx.append(run)
+            lane_idx[k] = ([o.start for o in v], mx)
+        out = []
+        for c in launches:
+            name = t.launch_name.get(c.id)
+            o = kop.get(c.id) if t.gpu_times else None
+            bound = False
+            if o is not None and first[name] != c.id and o.dur < c.dur:
+                st, mx = lane_idx[(o.device, o.stream)]
+                i = bisect.bisect_left(st, o.start)
+                bound = i == 0 or mx[i - 1] <= c.end
+            out.append({"call": c, "name": name, "op": o, "bound": bound, "first": first[name] == c.id})
+        self._launches = out
+        return out
+
+    # -- the report's sections
+    def summary(self):
+        calls = self.calls
+        L = self.launches()
+        per_thread = defaultdict(int)
+        for x in L:
+            per_thread[x["call"].tid] += x["call"].dur
+        sync_rows = self.sync_rows()
+        sync_thread = defaultdict(int)
+        for kind, c in sync_rows:
+            sync_thread[c.tid] += c.dur
+        h2d = self.h2d_rows()
+        busy = self.whole["busy_ns"]
+        idle = self.span - busy
+        bound = sum(1 for x in L if x["bound"])
+        return {
+            "span_ns": self.span,
+            "gpu_times": self.t.gpu_times,
+            "calls": len(calls),
+            "failed_calls": sum(1 for c in calls if c.result != 0),
+            "launches": len(L),
+            "captured_calls": sum(1 for c in calls if c.captured),  # Q2
+            "graph_launches": sum(1 for c in calls if c.category == "graph_launch" and c.result == 0),
+            "launch_bound": bound,
+            "launch_bound_pct": pct(bound, len(L)),
+            "launch_host_ns": sum(per_thread.values()),  # Q1
+            "launch_threads": len(per_thread),
+            "launch_host_pct": min(100.0, pct(max(per_thread.values(), default=0), self.span)),
+            "kernel_ns": sum(o.dur for o in self.t.ops if o.kind == "kernel"),
+            "busy_ns": busy,
+            "idle_ns": idle,
+            "idle_pct": pct(idle, self.span),
+            "idle_by_cause_ns": self.by_cause(self.whole),
+            "sync_ns": sum(c.dur for _, c in sync_rows),
+            "sync_pct": min(100.0, pct(max(sync_thread.values(), default=0), self.span)),
+            "h2d_bytes": sum(r["bytes"] for r in h2d.values()),
+            "pageable_h2d_bytes": sum(r["pageable_bytes"] for r in h2d.values()),
+        }
+
+    def notes_expect(self):
+        """(partial, the commonest errors if most calls failed else None)"""
+        failed = [c for c in self.calls if c.result != 0]
+        common = None
+        if 2 * len(failed) > len(self.calls):
+            n = defaultdict(int)
+            for c in failed:
+                n[c.error] += 1
+            top = max(n.values())
+            common = {e for e, k in n.items() if k == top}
+        return not self.t.complete, common
+
+    def listed_gaps(self):
+        rows = []
+        for d in self.devices:
+            for g in self.dev_tl[d]["gaps"]:
+                if g.dur < self.min_gap:
+                    continue
+                before = self.gap_sites(g, "before") if g.kind != "startup" else {None}
+                after = self.gap_sites(g, "after") if g.kind != "teardown" else {None}
+                bapi = {self.api_of(o.call_id) for o in g.before} if g.kind != "startup" else {None}
+                aapi = {self.api_of(o.call_id) for o in g.after} if g.kind != "teardown" else {None}
+                rows.append({"pid": self.pid, "device": d, "start_ns": g.start, "offset_ns": g.start - self.s0,
+                             "dur_ns": g.dur, "cause": g.cause,
+                             "before": _one_or_any(before), "before_api": _one_or_any(bapi),
+                             "after": _one_or_any(after), "after_api": _one_or_any(aapi)})
+        return rows
+
+    def idle_by_site(self):
+        """{site: [min_ns, max_ns, min_gaps, max_gaps]} over the whole-GPU
+        gaps: exact (min = max) unless a gap may be named for more than one
+        site (tied operations at its end)."""
+        out = defaultdict(lambda: [0, 0, 0, 0])
+        for g in self.whole["gaps"]:
+            # Q16: a gap no operation ended (tear-down, or the whole span of a
+            # trace without operations) counts under "(no GPU work after)"
+            sites = {(NO_AFTER,)} if not g.after else self.gap_sites(g, "after")
+            for s in sites:
+                r = out[s]
+                r[1] += g.dur
+                r[3] += 1
+                if len(sites) == 1:
+                    r[0] += g.dur
+                    r[2] += 1
+        return out
+
+    def kernels(self):
+        groups = defaultdict(list)
+        for o in self.t.ops:
+            if o.kind == "kernel":
+                groups[o.name].append(o)
+        all_ns = sum(o.dur for v in groups.values() for o in v)
+        rows = []
+        for name, v in groups.items():
+            d = sorted(o.dur for o in v)
+            n, tot = len(d), sum(d)
+            var = (n * sum(x * x for x in d) - tot * tot) / (n * n)  # exact numerator
+            rows.append({"pid": self.pid, "name": name, "count": n,
+                         "graph_count": sum(1 for o in v if o.via == "graph"), "total_ns": tot,
+                         "mean_ns": tot // n, "median_ns": nearest_rank(d, 50), "min_ns": d[0], "max_ns": d[-1],
+                         "stddev_ns": math.sqrt(max(var, 0.0)), "share_pct": pct(tot, all_ns)})
+        return rows
+
+    def _overhead(self, items):
+        api = sorted(x["call"].dur for x in items)
+        gpu = [x for x in items if x["op"] is not None]
+        n = len(items)
+        g = len(gpu)
+        return {"count": n, "api_total_ns": sum(api), "api_mean_ns": sum(api) // n,
+                "api_p50_ns": nearest_rank(api, 50), "api_p99_ns": nearest_rank(api, 99), "api_max_ns": api[-1],
+                "queue_mean_ns": (sum(max(0, x["op"].start - x["call"].end) for x in gpu) // g) if g else 0,  # Q3
+                "gpu_total_ns": sum(x["op"].dur for x in gpu),
+                "gpu_mean_ns": (sum(x["op"].dur for x in gpu) // g) if g else 0,
+                "launch_bound": sum(1 for x in items if x["bound"])}
+
+    def launch_overhead(self):
+        by_k, by_s = defaultdict(list), defaultdict(list)
+        for x in self.launches():
+            by_k[x["name"]].append(x)
+            by_s[self.call_site(x["call"].id)].append(x)
+        ks = []
+        for name, v in by_k.items():
+            r = {"pid": self.pid, "kernel": name}
+            r.update(self._overhead(v))
+            r["first_api_ns"] = next(x["call"].dur for x in v if x["first"])
+            ks.append(r)
+        ss = []
+        for site, v in by_s.items():
+            r = {"pid": self.pid, "site": list(site)}
+            r.update(self._overhead(v))
+            ss.append(r)
+        return ks, ss
+
+    def graph_launches(self):
+        ops_of = defaultdict(list)
+        for o in self.t.ops:
+            if o.via == "graph":
+                ops_of[o.call_id].append(o)
+        rows = {}
+        for c in self.calls:
+            if c.category != "graph_launch" or c.result != 0:
+                continue
+            site = self.call_site(c.id)
+            r = rows.setdefault(site, {"pid": self.pid, "site": list(site), "count": 0, "api_total_ns": 0,
+                                       "ops": 0, "kernels": 0, "gpu_ns": 0})
+            r["count"] += 1
+            r["api_total_ns"] += c.dur
+            for o in ops_of.get(c.id, []):
+                r["ops"] += 1
+                r["kernels"] += o.kind == "kernel"
+                r["gpu_ns"] += o.dur
+        return list(rows.values())
+
+    def transfers(self):
+        kinds, sizes = {}, {}
+        for o in self.t.ops:
+            if o.kind not in ("memcpy", "memset"):
+                continue
+            kind = o.copy_kind
+            band = next(b for lim, b in BANDS if lim is None or (o.bytes or 0) < lim)
+            for key, table, extra in (((kind,), kinds, {}), ((kind, band), sizes, {"band": band})):
+                r = table.setdefault(key, dict({"pid": self.pid, "kind": kind, "count": 0, "bytes": 0,
+                                                "total_ns": 0}, **extra))
+                r["count"] += 1
+                r["bytes"] += o.bytes or 0
+                r["total_ns"] += o.dur
+        for r in list(kinds.values()) + list(sizes.values()):
+            r["bandwidth_gbps"] = r["bytes"] / r["total_ns"] if r["total_ns"] else 0.0
+        return list(kinds.values()), list(sizes.values())
+
+    def h2d_rows(self):
+        if hasattr(self, "_h2d"):
+            return self._h2d
+        t = self.t
+        rows = {}
+        for c in self.calls:
+            a = t.copy_args.get(c.id)
+            if c.category != "memcpy" or a is None or a[0] != "HtoD" or c.result != 0 or c.captured:
+                continue
+            site = self.call_site(c.id)
+            r = rows.setdefault(site, {"pid": self.pid, "site": list(site), "bytes": 0, "count": 0, "host_ns": 0,
+                                       "gpu_ns": 0, "pageable_bytes": 0, "pinned_bytes": 0, "pageable_calls": 0,
+                                       "pageable_host_ns": 0, "blocking": 0, "async": 0, "async_pageable": 0})
+            r["count"] += 1
+            r["host_ns"] += c.dur
+            pageable = False
+            for nbytes, host_mem, ts, dur in t.copy_rows.get(c.id, []):
+                r["bytes"] += nbytes or 0
+                if ts == "gpu":
+                    r["gpu_ns"] += dur
+                if host_mem == "pageable":
+                    r["pageable_bytes"] += nbytes or 0
+                    pageable = True
+                elif host_mem == "pinned":
+                    r["pinned_bytes"] += nbytes or 0
+            is_async = bool(a[2])
+            if pageable:
+                r["pageable_calls"] += 1
+                r["pageable_host_ns"] += c.dur
+            r["async"] += is_async
+            r["blocking"] += (not is_async) or pageable
+            r["async_pageable"] += is_async and pageable
+        for r in rows.values():
+            den = r["gpu_ns"] if t.gpu_times else r["host_ns"]  # Q14
+            r["bandwidth_gbps"] = r["bytes"] / den if den else 0.0
+            r["small_copy_storm"] = r["count"] >= 100 and r["bytes"] < 65536 * r["count"]
+        self._h2d = rows
+        return rows
+
+    def sync_rows(self):
+        """[(kind, call)] of the calls that block the host (Q8)."""
+        t = self.t
+        out = []
+        for c in self.calls:
+            if c.category == "sync":
+                k = t.sync_kind.get(c.id)
+                if k in EXPLICIT_SYNCS:
+                    out.append((k, c))
+            elif c.category == "memcpy" and not c.captured and c.id in t.copy_args:
+                kind, host_mem, is_async = t.copy_args[c.id]
+                rows = t.copy_rows.get(c.id, [])
+                pageable = any(r[1] == "pageable" for r in rows) if rows else host_mem == "pageable"
+                if not is_async and kind == "DtoH":
+                    out.append(("memcpy_dtoh", c))
+                elif is_async and pageable:
+                    out.append(("memcpy_pageable", c))
+        return out
+
+    def syncs(self):
+        rows = {}
+        for kind, c in self.sync_rows():
+            site = self.call_site(c.id)
+            r = rows.setdefault((kind, site), {"pid": self.pid, "kind": kind, "count": 0, "dur_ns": 0,
+                                               "site": list(site)})
+            r["count"] += 1
+            r["dur_ns"] += c.dur
+        return list(rows.values())
+
+    def streams(self):
+        groups = defaultdict(list)
+        for o in self.t.ops:
+            groups[(o.device, o.stream)].append(o)
+        rows = []
+        for (d, s), v in groups.items():
+            busy = length(union((o.start, o.end) for o in v))
+            rows.append({"pid": self.pid, "device": d, "stream": s, "ops": len(v), "busy_ns": busy,
+                         "busy_pct": pct(busy, self.span)})
+        return rows
+
+    def device_rows(self):
+        rows = []
+        for d in self.devices:
+            tl = self.dev_tl[d]
+            ops = [o for o in self.t.ops if o.device == d]
+            comp = union((o.start, o.end) for o in ops if o.kind == "kernel")
+            copy = union((o.start, o.end) for o in ops if o.kind == "memcpy")
+            ov = intersect_len(comp, copy)
+            idle = self.span - tl["busy_ns"]
+            rows.append({"pid": self.pid, "device": d, "busy_ns": tl["busy_ns"], "idle_ns": idle,
+                         "idle_pct": pct(idle, self.span), "idle_by_cause_ns": self.by_cause(tl),
+                         "compute_ns": length(comp), "copy_ns": length(copy), "overlap_ns": ov,
+                         "overlap_pct": pct(ov, length(copy))})
+        return rows
+
+    def api(self):
+        g = defaultdict(list)
+        for c in self.calls:
+            g[c.name].append(c)
+        return [{"pid": self.pid, "name": n, "count": len(v), "total_ns": sum(c.dur for c in v),
+                 "mean_ns": sum(c.dur for c in v) // len(v), "max_ns": max(c.dur for c in v),
+                 "errors": sum(1 for c in v if c.result != 0)} for n, v in g.items()]
+
+    def errors(self):
+        g = defaultdict(int)
+        for c in self.calls:
+            if c.result != 0:
+                g[(c.name, c.error)] += 1
+        return [{"pid": self.pid, "name": n, "error": e, "count": k} for (n, e), k in g.items()]
+
+    def findings(self):
+        """[{pid, kind, cost_ns, cost_pct, site (maybe AnyOf)}] before the 1% cut and ranking."""
+        out = []
+        causes = self.by_cause(self.whole)
+        for cause in ["host"] + CAUSES:
+            cost = causes[cause]
+            if not cost:
+                continue
+            lo, hi = defaultdict(int), defaultdict(int)
+            for g in self.whole["gaps"]:
+                if g.cause != cause:
+                    continue
+                sites = self.gap_sites(g, "after")
+                for s in sites:
+                    hi[s] += g.dur
+                    if len(sites) == 1:
+                        lo[s] += g.dur
+            best = max(lo.values(), default=0)
+            # any site whose most possible idle reaches the least the leader surely has
+            cands = [list(s) for s in hi if hi[s] >= best]
+            out.append(self._finding("idle_" + cause, cost, cands))
+        srows = self.syncs()
+        explicit = [r for r in srows if r["kind"] in EXPLICIT_SYNCS]
+        if explicit:
+            by_site = defaultdict(int)
+            for r in explicit:
+                by_site[tuple(r["site"])] += r["dur_ns"]
+            top = max(by_site.values())
+            cands = [list(s) for s, v in by_site.items() if v == top]
+            toprow = max(r["dur_ns"] for r in explicit)
+            cands += [r["site"] for r in explicit if r["dur_ns"] == toprow]  # Q6
+            out.append(self._finding("blocked_sync", sum(r["dur_ns"] for r in explicit), cands))
+        dtoh = [r for r in srows if r["kind"] == "memcpy_dtoh"]
+        if dtoh:
+            top = max(r["dur_ns"] for r in dtoh)
+            out.append(self._finding("blocked_dtoh", sum(r["dur_ns"] for r in dtoh),
+                                     [r["site"] for r in dtoh if r["dur_ns"] == top]))
+        h2d = list(self.h2d_rows().values())
+        pg = [r for r in h2d if r["pageable_bytes"] > 0]
+        if pg:  # Q7
+            top_ns = max(r["pageable_host_ns"] for r in pg)
+            top_bytes = max(r["pageable_bytes"] for r in pg)
+            out.append(self._finding("pageable_h2d", sum(r["pageable_host_ns"] for r in h2d),
+                                     [r["site"] for r in pg if r["pageable_host_ns"] == top_ns] +
+                                     [r["site"] for r in pg if r["pageable_bytes"] == top_bytes]))
+        storms = [r for r in h2d if r["small_copy_storm"]]
+        if storms:
+            top = max(r["host_ns"] for r in storms)
+            out.append(self._finding("small_copies", sum(r["host_ns"] for r in storms),
+                                     [r["site"] for r in storms if r["host_ns"] == top]))
+        return out
+
+    def _finding(self, kind, cost, sites):
+        uniq = []
+        for s in sites:
+            if list(s) not in uniq:
+                uniq.append(list(s))
+        return {"pid": self.pid, "kind": kind, "cost_ns": cost, "cost_pct": pct(cost, self.span),
+                "site": _one_or_any(uniq)}
+
+    def kept_findings(self):
+        """The findings the report must list (the 1% cut: cost * 100 >= span),
+        and those at exactly the border (either way is accepted)."""
+        keep, border = [], []
+        for f in self.findings():
+            if f["cost_ns"] <= 0:
+                continue
+            if f["cost_ns"] * 100 > self.span:
+                keep.append(f)
+            elif f["cost_ns"] * 100 == self.span:
+                border.append(f)
+        return keep, border
+
+
+def _one_or_any(options):
+    opts = [list(o) if isinstance(o, tuple) else o for o in options]
+    if len(opts) == 1:
+        return opts[0]
+    return AnyOf(opts)
+
+
+# ---------------------------------------------------------------------------
+# Comparison
+
+
+class Checker:
+    def __init__(self):
+        self.errs = []
+
+    def err(self, msg):
+        self.errs.append(msg)
+
+    def value(self, where, got, want, field=None):
+        if isinstance(want, AnyOf):
+            if not want.ok(got):
+                self.err("%s: got %r, want %r" % (where, got, want))
+            return
+        if isinstance(want, float) or (field and (field.endswith("_pct") or field == "bandwidth_gbps")):
+            tol = (1.1e-3 if field == "stddev_ns" else 1e-6) + 1e-9 * abs(want)
+            if not isinstance(got, (int, float)) or isinstance(got, bool) or abs(got - want) > tol:
+                self.err("%s: got %r, want %.9f" % (where, got, want))
+            return
+        if isinstance(want, bool):
+            if got is not want:
+                self.err("%s: got %r, want %r" % (where, got, want))
+            return
+        if isinstance(want, int):
+            if not isinstance(got, int) or isinstance(got, bool) or got != want:
+                self.err("%s: got %r, want %r" % (where, got, want))
+            return
+        if isinstance(want, dict):
+            if not isinstance(got, dict):
+                self.err("%s: got %r, want an object" % (where, got))
+                return
+            if set(got) != set(want):
+                self.err("%s: keys %s, want %s" % (where, sorted(got), sorted(want)))
+            for k in want:
+                if k in got:
+                    self.value("%s.%s" % (where, k), got[k], want[k], k)
+            return
+        if not _same(got, want):
+            self.err("%s: got %r, want %r" % (where, got, want))
+
+    def row(self, where, got, want):
+        for k, v in want.items():
+            if k not in got:
+                self.err("%s: no field %r" % (where, k))
+            else:
+                self.value("%s.%s" % (where, k), got[k], v, k)
+        extra = set(got) - set(want)
+        if extra:
+            self.err("%s: unexpected fields %s" % (where, sorted(extra)))
+
+    def table(self, name, got, want, key, order=None):
+        """Rows matched by key(row); order: the field the spec sorts by
+        (descending), checked on the report's own sequence."""
+        if not isinstance(got, list):
+            self.err("%s: not a list: %r" % (name, got))
+            return
+        gk = defaultdict(list)
+        for r in got:
+            try:
+                gk[key(r)].append(r)
+            except (KeyError, TypeError) as e:
+                self.err("%s: row without its key (%s): %r" % (name, e, r))
+        wk = defaultdict(list)
+        for r in want:
+            wk[key(r)].append(r)
+        for k in sorted(set(gk) | set(wk), key=repr):
+            g, w = gk.get(k, []), wk.get(k, [])
+            if len(g) != len(w):
+                self.err("%s: key %r: %d rows in the report, %d expected%s" %
+                         (name, k, len(g), len(w), (": %r" % (w[0] if w else g[0]))[:600]))
+                continue
+            for a, b in zip(g, w):
+                self.row("%s[%r]" % (name, k), a, b)
+        if order:
+            vals = [r.get(order) for r in got]
+            pids = [r.get("pid") for r in got]
+            for pid in set(pids):  # Q9: the order is checked within each process
+                seq = [v for v, p in zip(vals, pids) if p == pid]
+                for i in range(1, len(seq)):
+                    if isinstance(seq[i], (int, float)) and isinstance(seq[i - 1], (int, float)) \
+                            and seq[i] > seq[i - 1]:
+                        self.err("%s: not sorted by %s (most first): %r after %r" % (name, order, seq[i],
+                                                                                    seq[i - 1]))
+                        break
+
+
+def _site_key(r):
+    return tuple(r["site"]) if r.get("site") is not None else None
+
+
+def _totals(summaries):
+    if len(summaries) == 1:
+        return summaries[0]
+    t = {}
+    for k, v in summaries[0].items():
+        if k == "idle_by_cause_ns":
+            t[k] = {c: sum(s[k][c] for s in summaries) for c in v}
+        elif k in ("launch_host_pct", "sync_pct"):
+            t[k] = max(s[k] for s in summaries)
+        elif k == "gpu_times":
+            vals = {s[k] for s in summaries}
+            t[k] = vals.pop() if len(vals) == 1 else AnyOf([True, False])
+        elif k.endswith("_pct"):
+            continue
+        else:
+            t[k] = sum(s[k] for s in summaries)
+    t["launch_bound_pct"] = pct(t["launch_bound"], t["launches"])
+    t["idle_pct"] = pct(t["idle_ns"], t["span_ns"])
+    return {k: t[k] for k in summaries[0]}
+
+
+def same_run_key(path):
+    con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    try:
+        m = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('host', 'pid', 'start_time_unix_ns')"))
+    finally:
+        con.close()
+    return (m.get("host"), m.get("pid"), m.get("start_time_unix_ns"))
+
+
+def unique_traces(paths):
+    """The traces the report must read, in order, and whether it must
+    refuse (exit 2): the same file twice, or two copies of one run."""
+    seen, out, dup = set(), [], False
+    for p in paths:
+        keys = {("path", os.path.realpath(p)), ("run",) + same_run_key(p)}
+        if keys & seen:
+            dup = True
+            continue
+        seen |= keys
+        out.append(p)
+    return out, dup
+
+
+def expected(trace_paths, min_gap_ns=1_000_000):
+    paths, _ = unique_traces(trace_paths)
+    return [Process(p, min_gap_ns) for p in paths]
+
+
+def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):
+    """Mismatches between report (the parsed JSON of `gputrace report
+    --format json --top 0 TRACES`) and the figures recomputed from the
+    traces' views. An empty list: every figure agrees. procs: what
+    expected(trace_paths, min_gap_ns) returned, to check several reports
+    of the same traces without reading them again."""
+    c = Checker()
+    procs = procs if procs is not None else expected(trace_paths, min_gap_ns)
+    if not isinstance(report, dict):
+        return ["the report is not a JSON object"]
+    c.value("report_version", report.get("report_version"), 2)
+
+    # traces[] and their first-line notes
+    traces = report.get("traces", [])
+    by_pid = {t.get("pid"): t for t in traces if isinstance(t, dict)}
+    if len(traces) != len(procs):
+        c.err("traces: %d entries, want %d" % (len(traces), len(procs)))
+    for p in procs:
+        t = by_pid.get(p.pid)
+        if t is None:
+            c.err("traces: no entry for pid %d (%s)" % (p.pid, p.path))
+            continue
+        w = "traces[pid %d]" % p.pid
+        if not (isinstance(t.get("trace"), str) and os.path.basename(t["trace"]) == os.path.basename(p.path)):
+            c.err("%s.trace: %r, want %r" % (w, t.get("trace"), p.path))
+        c.value(w + ".host", t.get("host"), p.t.host)
+        g = next((x for x in report.get("processes", []) if isinstance(x, dict) and x.get("pid") == p.pid), None)
+        if g is not None and g.get("trace") != t.get("trace"):
+            c.err("processes[pid %d].trace: %r, traces[] says %r" % (p.pid, g.get("trace"), t.get("trace")))
+        c.value(w + ".schema_version", t.get("schema_version"), p.t.version)
+        partial, common = p.notes_expect()
+        c.value(w + ".partial", t.get("partial"), partial)
+        notes = " | ".join(t.get("notes", []))
+        if partial and "partial" not in notes:
+            c.err("%s.notes: %r does not say the trace is partial" % (w, notes))
+        if not partial and "partial" in notes:
+            c.err("%s.notes: %r says partial, the trace is complete" % (w, notes))
+        if common is not None:
+            if not any(e in notes for e in common) or "fail" not in notes:
+                c.err("%s.notes: %r should say most calls failed, commonest error %s" % (w, notes, sorted(common)))
+        elif "most" in notes and "fail" in notes:
+            c.err("%s.notes: %r says most calls failed; %d of %d did" %
+                  (w, notes, sum(1 for x in p.calls if x.result), len(p.calls)))
+
+    # summaries: per process, then totals
+    sums = [p.summary() for p in procs]
+    got_procs = {x.get("pid"): x for x in report.get("processes", []) if isinstance(x, dict)}
+    if len(report.get("processes", [])) != len(procs):
+        c.err("processes: %d entries, want %d" % (len(report.get("processes", [])), len(procs)))
+    for p, s in zip(procs, sums):
+        g = got_procs.get(p.pid)
+        if g is None:
+            c.err("processes: no entry for pid %d" % p.pid)
+            continue
+        c.value("processes[pid %d].summary" % p.pid, g.get("summary"), s)
+    c.value("summary", report.get("summary"), _totals(sums))
+
+    # findings and advice
+    keep, border = [], []
+    for p in procs:
+        k, b = p.kept_findings()
+        keep += k
+        border += b
+    got_f = [f for f in report.get("findings", []) if isinstance(f, dict)]
+    border_keys = {(f["pid"], f["kind"]) for f in border}
+    for f in got_f:
+        for fld in ("title", "advice"):
+            if not isinstance(f.get(fld), str) or not f.get(fld):
+                c.err("findings[%r].%s: missing" % (f.get("kind"), fld))
+    c.table("findings", [{k: v for k, v in f.items() if k not in ("title", "advice")} for f in got_f
+                         if (f.get("pid"), f.get("kind")) not in border_keys], keep,
+            key=lambda r: (r["pid"], r["kind"]))
+    costs = [f.get("cost_ns") for f in got_f]
+    if any(isinstance(costs[i], int) and isinstance(costs[i - 1], int) and costs[i] > costs[i - 1]
+           for i in range(1, len(costs))):
+        c.err("findings: not ranked by cost: %r" % costs)
+    c.value("advice", report.get("advice"), [f.get("advice") for f in got_f])
+    for p in procs:
+        bound = sum(1 for x in p.launches() if x["bound"])
+        for f in got_f:
+            if f.get("pid") == p.pid and f.get("kind") == "idle_launch" and isinstance(f.get("title"), str):
+                if not re.search(r"\b%d\b" % bound, f["title"]):
+                    c.err("findings[idle_launch].title: %r does not say %d launches were launch-bound" %
+                          (f["title"], bound))
+
+    # gaps
+    want_gaps = [r for p in procs for r in p.listed_gaps()]
+    c.table("idle_gaps", report.get("idle_gaps", []), want_gaps,
+            key=lambda r: (r["pid"], r["device"], r["start_ns"]), order="dur_ns")
+
+    # idle by site (bounds when tied operations leave the naming open)
+    got_ibs = report.get("idle_by_site", [])
+    for p in procs:
+        bounds = p.idle_by_site()
+        mine = [r for r in got_ibs if r.get("pid") == p.pid]
+        seen = set()
+        for r in mine:
+            s = _site_key(r)
+            if s in seen:
+                c.err("idle_by_site: site %r twice (pid %d)" % (s, p.pid))
+            seen.add(s)
+            if s not in bounds:
+                c.err("idle_by_site: site %r (%r ns) names no gap's call (pid %d)" % (s, r.get("idle_ns"), p.pid))
+                continue
+            lo, hi, glo, ghi = bounds[s]
+            if not (isinstance(r.get("idle_ns"), int) and lo <= r["idle_ns"] <= hi):
+                c.err("idle_by_site[%r].idle_ns: got %r, want %s" % (s, r.get("idle_ns"),
+                                                                      lo if lo == hi else "%d..%d" % (lo, hi)))
+            if not (isinstance(r.get("gaps"), int) and glo <= r["gaps"] <= ghi):
+                c.err("idle_by_site[%r].gaps: got %r, want %s" % (s, r.get("gaps"),
+                                                                   glo if glo == ghi else "%d..%d" % (glo, ghi)))
+        for s, (lo, hi, glo, ghi) in bounds.items():
+            if glo > 0 and s not in seen:
+                c.err("idle_by_site: no row for %r (%d ns over %d gaps, pid %d)" % (s, lo, glo, p.pid))
+        total = sum(r.get("idle_ns", 0) for r in mine)
+        want_idle = p.span - p.whole["busy_ns"]
+        if total != want_idle:
+            c.err("idle_by_site: rows add up to %d, idle is %d (pid %d)" % (total, want_idle, p.pid))
+
+    # kernels, launch overhead, graph launches
+    c.table("kernels", report.get("kernels", []), [r for p in procs for r in p.kernels()],
+            key=lambda r: (r["pid"], r["name"]), order="total_ns")
+    lo = report.get("launch_overhead", {}) or {}
+    ks, ss = [], []
+    for p in procs:
+        k, s = p.launch_overhead()
+        ks += k
+        ss += s
+    c.table("launch_overhead.kernels", lo.get("kernels", []), ks, key=lambda r: (r["pid"], r["kernel"]))
+    c.table("launch_overhead.sites", lo.get("sites", []), ss, key=lambda r: (r["pid"], _site_key(r)))
+    c.table("graph_launches", report.get("graph_launches", []), [r for p in procs for r in p.graph_launches()],
+            key=lambda r: (r["pid"], _site_key(r)), order="gpu_ns")
+
+    # transfers
+    tr = report.get("transfers", {}) or {}
+    bk, bs = [], []
+    for p in procs:
+        k, s = p.transfers()
+        bk += k
+        bs += s
+    c.table("transfers.by_kind", tr.get("by_kind", []), bk, key=lambda r: (r["pid"], r["kind"]))
+    c.table("transfers.by_size", tr.get("by_size", []), bs, key=lambda r: (r["pid"], r["kind"], r["band"]))
+
+    # H2D hotspots, syncs
+    c.table("h2d_hotspots", report.get("h2d_hotspots", []), [r for p in procs for r in p.h2d_rows().values()],
+            key=lambda r: (r["pid"], _site_key(r)), order="host_ns")
+    c.table("syncs", report.get("syncs", []), [r for p in procs for r in p.syncs()],
+            key=lambda r: (r["pid"], r["kind"], _site_key(r)), order="dur_ns")
+
+    # streams, devices
+    c.table("streams", report.get("streams", []), [r for p in procs for r in p.streams()],
+            key=lambda r: (r["pid"], r["device"], r["stream"]))
+    c.table("devices", report.get("devices", []), [r for p in procs for r in p.device_rows()],
+            key=lambda r: (r["pid"], r["device"]))
+
+    # API and errors
+    c.table("api", report.get("api", []), [r for p in procs for r in p.api()], key=lambda r: (r["pid"], r["name"]),
+            order="total_ns")
+    c.table("errors", report.get("errors", []), [r for p in procs for r in p.errors()],
+            key=lambda r: (r["pid"], r["name"], r["error"]))
+
+    # --top 0: nothing left out
+    trunc = report.get("truncated")
+    if not isinstance(trunc, dict):
+        c.err("truncated: missing")
+    else:
+        for k, v in trunc.items():
+            if v != 0:
+                c.err("truncated.%s: %r with --top 0" % (k, v))
+    return c.errs
+
+
+# ---------------------------------------------------------------------------
+# Running the report
+
+
+def run_report(paths, min_gap_ns=1_000_000, gputrace=GPUTRACE):
+    """(exit status, parsed JSON or None, stderr)"""
+    r = subprocess.run([gputrace, "report", "--format", "json", "--top", "0", "--min-gap", "%dns" % min_gap_ns]
+                       + list(paths), capture_output=True, text=True, timeout=300)
+    try:
+        doc = json.loads(r.stdout) if r.stdout.strip() else None
+    except ValueError:
+        doc = None
+    return r.returncode, doc, r.stderr
+
+
+def verify(paths, min_gap_ns=1_000_000, gputrace=GPUTRACE):
+    """Runs the report on paths and checks it: exit status (2 when a trace
+    is given twice or two copies of one run are given, else 0) and, when it
+    printed a report, every figure. Returns the mismatches."""
+    _, dup = unique_traces(paths)
+    rc, doc, err = run_report(paths, min_gap_ns, gputrace)
+    errs = []
+    if rc != (2 if dup else 0):
+        errs.append("exit status %d, want %d (stderr: %s)" % (rc, 2 if dup else 0, err.strip()[:500]))
+    if doc is None:
+        if not dup:
+            errs.append("no JSON report (stderr: %s)" % err.strip()[:500])
+        return errs
+    return errs + check(paths, doc, min_gap_ns)
+
+
+def main(argv):
+    import argparse
+    ap = argparse.ArgumentParser(description="Check gputrace report --format json against the traces' views.")
+    ap.add_argument("traces", nargs="+")
+    ap.add_argument("--min-gap", type=int, default=1_000_000, help="listed gaps' minimum, in ns (default 1 ms)")
+    ap.add_argument("--gputrace", default=GPUTRACE)
+    a = ap.parse_args(argv)
+    errs = verify(a.traces, a.min_gap, a.gputrace)
+    for e in errs:
+        print(e)
+    print("%d mismatches" % len(errs), file=sys.stderr)
+    return 1 if errs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
