@@ -1,7 +1,8 @@
 /* launch_loop: the C workload of bench/run.py. N kernel launches on the
  * legacy stream, made DEPTH native frames down, each timed with
  * CLOCK_MONOTONIC; writes the N durations (ns) to OUT, one per line, and
- * prints the process's peak resident memory (kB) on stdout. With THREADS
+ * prints the process's peak resident memory (kB) and the CPU time (ns) the
+ * main thread spent in its timed launches on stdout. With THREADS
  * above 1, that many threads each make N launches at once, each on its
  * own stream, and OUT holds all their durations.
  * argv: N DEPTH OUT [THREADS] */
@@ -57,6 +58,13 @@ static void *worker(void *arg)
     return NULL;
 }
 
+static unsigned long thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (unsigned long)ts.tv_sec * 1000000000ul + (unsigned long)ts.tv_nsec;
+}
+
 static long peak_rss_kb(void)
 {
     FILE *f = fopen("/proc/self/status", "r");
@@ -81,10 +89,13 @@ int main(int argc, char **argv)
     unsigned *times = calloc((size_t)n * (size_t)threads, sizeof(*times));
     if (!times)
         return 1;
+    unsigned long cpu = 0;
     if (threads == 1) {
         unsigned warm[2000];
         nest(depth, 2000 < n ? 2000 : n, warm, NULL); /* warm up: first-seen stacks and names */
+        cpu = thread_cpu_ns();
         nest(depth, n, times, NULL);
+        cpu = thread_cpu_ns() - cpu;
         cudaDeviceSynchronize();
     } else {
         n_per_thread = n;
@@ -101,6 +112,6 @@ int main(int argc, char **argv)
         fprintf(out, "%u\n", times[i]);
     if (out)
         fclose(out);
-    printf("%ld\n", peak_rss_kb());
+    printf("%ld %lu\n", peak_rss_kb(), cpu);
     return 0;
 }

@@ -34,6 +34,13 @@ threads: T threads launching at once, each timing its own calls
 tracer's cost per call grows with the threads (a shared lock would make
 it).
 
+total-cost: the tracer's whole cost in CPU per recorded call (user + system
+time of every thread, traced minus untraced, from the kernel), over
+--cost-events launches (default 500,000) of 1 us simulated launch cost,
+split into the launching thread, the writer thread, the finish (indexes,
+folding the WAL) and the rest; then with GPU timing on (CUPTI's share) and
+the trace's bytes per call, indexes included.
+
 analyzer: `gputrace report` on a synthetic trace of --analyzer-events
 events (default 10,000,000; bench/big_trace.py): time and peak resident
 memory.
@@ -150,7 +157,7 @@ def run_c(n, depth, extra, workdir, keep=False, launch_ns=0, threads=1):
     if not keep:
         for db in dbs:
             os.unlink(db)
-    return times, int(r.stdout.strip()), dbs
+    return times, int(r.stdout.split()[0]), dbs
 
 
 def c_call_cost(args):
@@ -232,6 +239,82 @@ def threads(args):
     RESULTS["threads"] = added
 
 
+def run_cpu(n, depth, extra, workdir, launch_ns):
+    """launch_loop once, its whole CPU taken from the kernel (wait4): user
+    and system time of every thread, the tracer's included. Returns
+    (user_ns, sys_ns, loop_cpu_ns, meta or None, trace bytes)."""
+    env = gtlib.base_env({"FAKECUDA_KERNEL_NS": "0", "FAKECUDA_LAUNCH_NS": str(launch_ns),
+                          "GPUTRACE_OUTPUT": os.path.join(workdir, "cost-%p.db")})
+    if extra is not None:
+        env.update(extra)
+        env["LD_PRELOAD"] = gtlib.SHIM
+    p = subprocess.Popen([gtlib.prog("launch_loop"), str(n), str(depth), os.devnull], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = p.stdout.read(), p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        sys.exit("bench: launch_loop failed: %s" % err.decode(errors="replace"))
+    loop_cpu = int(out.split()[1])
+    meta, size = None, 0
+    for fn in os.listdir(workdir):
+        if fn.endswith(".db"):
+            db = os.path.join(workdir, fn)
+            meta = dict(gtlib.query(db, "SELECT key, value FROM meta"))
+            size = os.path.getsize(db)
+            os.unlink(db)
+    return int(ru.ru_utime * 1e9), int(ru.ru_stime * 1e9), loop_cpu, meta, size
+
+
+def total_cost(args):
+    """What the tracer costs the whole process in CPU, per recorded call:
+    traced minus untraced user + system time of every thread, from the
+    kernel, over --cost-events launches of 1 us simulated launch cost, 40
+    frames deep, default stacks, GPU timing off; rounds interleaved,
+    medians. The split comes from the program (its launching thread's CPU
+    in the loop) and from the tracer's own accounts in meta (the writer
+    thread's CPU; the finish: indexes and folding the WAL); the rest is
+    start-up and exit. Then once with GPU timing on, for CUPTI's share and
+    the trace's size with GPU records."""
+    n, rounds = args.cost_events, max(1, args.cost_rounds)
+    rows = {k: [] for k in ("total", "sys", "thread", "writer", "writer_sys", "finish", "index", "fold", "size",
+                            "gpu_total", "gpu_size")}
+    dropped = 0
+    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
+        for _ in range(rounds):
+            bu, bs, bl, _, _ = run_cpu(n, 40, None, d, 1000)
+            tu, ts, tl, meta, size = run_cpu(n, 40, {"GPUTRACE_GPU_TIMING": "off"}, d, 1000)
+            gu, gs, _, gmeta, gsize = run_cpu(n, 40, {}, d, 1000)
+            calls = int(meta["events_written"])
+            dropped += int(meta["dropped_events"]) + int(gmeta["dropped_events"])
+            rows["total"].append(((tu + ts) - (bu + bs)) / n)
+            rows["sys"].append((ts - bs) / n)
+            rows["thread"].append((tl - bl) / n)
+            rows["writer"].append(int(meta["tracer_writer_cpu_ns"]) / n)
+            rows["writer_sys"].append(int(meta["tracer_writer_sys_ns"]) / n)
+            rows["finish"].append(int(meta["tracer_finish_cpu_ns"]) / n)
+            rows["index"].append(int(meta["tracer_index_ns"]) / n)
+            rows["fold"].append(int(meta["tracer_fold_ns"]) / n)
+            rows["size"].append(size / max(1, calls))
+            rows["gpu_total"].append(((gu + gs) - (bu + bs)) / n)
+            rows["gpu_size"].append(gsize / max(1, int(gmeta["events_written"])))
+    m = {k: statistics.median(v) for k, v in rows.items()}
+    print("total-cost: %d launches x %d rounds, 1 us simulated launch cost, 40 frames deep, default stacks; "
+          "whole-process CPU (user + system, every thread) traced minus untraced" % (n, rounds))
+    print("  GPU timing off            %6.0f ns CPU per call (%.0f ns of it system time)" % (m["total"], m["sys"]))
+    print("    launching thread        %6.0f ns" % m["thread"])
+    print("    writer thread           %6.0f ns (%.0f ns system: sleeping and waking)" % (m["writer"], m["writer_sys"]))
+    print("    finish                  %6.0f ns (indexes %.0f ns, folding the WAL %.0f ns, wall)"
+          % (m["finish"], m["index"], m["fold"]))
+    print("    start-up, exit, rest    %6.0f ns" % (m["total"] - m["thread"] - m["writer"] - m["finish"]))
+    print("  GPU timing on             %6.0f ns CPU per call: CUPTI and the GPU records add %.0f ns"
+          % (m["gpu_total"], m["gpu_total"] - m["total"]))
+    print("  trace size                %.1f B per call, GPU timing off; %.1f B with GPU timing on (indexes included)"
+          % (m["size"], m["gpu_size"]))
+    print("  events dropped            %d" % dropped)
+    RESULTS["total_cost"] = (m["total"], m["gpu_total"], m["gpu_size"], dropped)
+
+
 def summary():
     """Each figure beside its target (docs/performance.md)."""
     rows = []
@@ -264,6 +347,12 @@ def summary():
         r = RESULTS["threads"]
         row("per call, 1/2/4 threads at once", "/".join("%+.0f" % x for x in r) + " ns p50",
             "no growth with threads", max(r) <= r[0] * 1.25 + 20)
+    if "total_cost" in RESULTS:
+        total, gpu_total, gpu_size, dropped = RESULTS["total_cost"]
+        row("total CPU per call (whole process)", "%.0f ns, %d dropped" % (total, dropped), "1 us",
+            total <= 1000 and dropped == 0)
+        row("  with GPU timing on", "%.0f ns" % gpu_total, "reported", True)
+        row("trace size with GPU timing, indexed", "%.1f B/call" % gpu_size, "40 B", gpu_size <= 40)
     if "analyzer" in RESULTS:
         n, secs, rss = RESULTS["analyzer"]
         row("report on %dM events" % (n // 1000000), "%.1f s, %.0f MiB" % (secs, rss), "10 s, 512 MiB",
@@ -348,14 +437,17 @@ def main():
     ap.add_argument("--gpu-pace-ns", type=int, default=1000)
     ap.add_argument("--long-events", type=int, default=5000000)
     ap.add_argument("--analyzer-events", type=int, default=10000000)
-    ap.add_argument("--only", choices=("python-call-cost", "c-call-cost", "writer", "threads", "analyzer"))
+    ap.add_argument("--cost-events", type=int, default=500000)
+    ap.add_argument("--cost-rounds", type=int, default=3)
+    ap.add_argument("--only", choices=("python-call-cost", "c-call-cost", "writer", "total-cost", "threads",
+                                       "analyzer"))
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
     if not os.path.exists(gtlib.SHIM):
         sys.exit("bench: build first (make)")
     print("machine: %s, %d CPUs" % (os.uname().machine, os.cpu_count()))
     sections = [("python-call-cost", python_call_cost), ("c-call-cost", c_call_cost), ("writer", writer),
-                ("threads", threads), ("analyzer", analyzer)]
+                ("total-cost", total_cost), ("threads", threads), ("analyzer", analyzer)]
     for name, fn in sections:
         if args.only in (None, name):
             fn(args)

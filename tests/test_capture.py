@@ -455,7 +455,7 @@ def test_sigint_and_sigterm_finish_the_trace():
         assert_eq(query(db, "SELECT value FROM meta WHERE key = 'complete'")[0][0], "1")
         assert_eq(query(db, "SELECT value FROM meta WHERE key = 'terminated_by_signal'")[0][0], str(int(sig)))
         assert query(db, "SELECT count(*) FROM kernels")[0][0] >= seen
-        assert query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'events_start'")[0][0] == 1
+        assert query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'frames_ip'")[0][0] == 1
         out = subprocess.run([os.path.join(os.path.dirname(SHIM), "gputrace"), "report", db], capture_output=True,
                              text=True)
         assert_eq(out.returncode, 0, out.stderr)

@@ -510,7 +510,7 @@ static int gt_analyze_passes(struct gt_pass *p)
     memset(&tl, 0, sizeof(tl));
     /* the calls again, in start order: from the log made while reading
      * them, unless it ran out of memory or would need seconds of calls
-     * held to put them in order; then through SQLite's index */
+     * held to put them in order; then sorted by SQLite */
     int rc = !p->spans.failed && p->spans.lateness <= 1000000000ull
                  ? gt_spanlog_replay(&p->spans, gt_sweep_call, sw)
                  : gt_scan_call_spans(p->scan, gt_sweep_call, sw);

@@ -96,6 +96,13 @@ struct gt_writer {
     int thread_started;
     atomic_int stop;
     atomic_int finishing;  /* taken by whichever of exit and a fatal signal finishes first */
+    /* What the tracer's own work cost, for meta (docs/schema.md): the writer
+     * thread's CPU, read as it ends; the finish's, on the thread that runs it. */
+    uint64_t writer_user_ns, writer_sys_ns;
+    /* Whether any row holds a correlation id or a Python stack: the partial
+     * indexes on them are not built over a table without any (each costs a
+     * scan of every row at exit). */
+    uint64_t rows_with_corr, rows_with_pystack;
 };
 
 /* Ids for names first seen in CUPTI records, clear of the shim's own. */

@@ -132,6 +132,8 @@ void gt_event_row(struct gt_writer *w, const struct gt_event *e, struct gt_row *
     v[EC_STACK] = e->stack_id;
     v[EC_PYSTACK] = e->pystack_id;
     v[EC_CORR] = (int64_t)e->corr;
+    w->rows_with_corr += e->corr != 0;
+    w->rows_with_pystack += e->pystack_id != 0;
     uint32_t null_mask = (e->has_stream ? 0 : 1u << EC_STREAM) | (e->stack_id ? 0 : 1u << EC_STACK) |
                          (e->pystack_id ? 0 : 1u << EC_PYSTACK) | (e->corr ? 0 : 1u << EC_CORR) |
                          (7u << EC_G_START);
