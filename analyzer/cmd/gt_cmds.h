@@ -26,5 +26,7 @@ int gt_cmd_audit(int argc, char **argv);
 int gt_cmd_export(int argc, char **argv);
 void gt_cmd_export_usage(FILE *out);
 void gt_cmd_audit_usage(FILE *out);
+int gt_cmd_trigger(int argc, char **argv);
+void gt_cmd_trigger_usage(FILE *out);
 
 #endif

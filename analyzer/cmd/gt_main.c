@@ -13,6 +13,7 @@ static const struct gt_cmd gt_cmds[] = {
      gt_cmd_audit_usage},
     {"export", "write traces as a timeline for ui.perfetto.dev (Chrome trace JSON)", gt_cmd_export,
      gt_cmd_export_usage},
+    {"trigger", "open a recording window in running standby processes", gt_cmd_trigger, gt_cmd_trigger_usage},
 };
 #define GT_NCMDS (sizeof(gt_cmds) / sizeof(gt_cmds[0]))
 
@@ -26,8 +27,10 @@ static void gt_usage(FILE *out)
         fprintf(out, "  %-8s %s\n", gt_cmds[i].name, gt_cmds[i].summary);
     fprintf(out, "  %-8s %s\n", "help", "show the help of a command");
     fprintf(out, "\nenvironment (read by traced processes; see 'gputrace help record'):\n"
-                 "  GPUTRACE_OUTPUT         trace path pattern: %%p %%n %%h %%r (default\n"
+                 "  GPUTRACE_OUTPUT         trace path pattern: %%p %%n %%h %%r %%w (default\n"
                  "                          gputrace-%%n-%%p.db)\n"
+                 "  GPUTRACE_MODE           record (default) or standby: record nothing until\n"
+                 "                          'gputrace trigger' opens a window\n"
                  "  GPUTRACE_STACK_DEPTH    frames per call, 0 turns stacks off (default 32)\n"
                  "  GPUTRACE_PYTHON         1 (default) or 0: Python stacks of Python's calls\n"
                  "  GPUTRACE_BUFFER_EVENTS  largest per-thread event ring (default 65536)\n"

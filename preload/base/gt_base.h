@@ -11,7 +11,9 @@
 #define GT_EXPORT __attribute__((visibility("default")))
 #define GT_TLS __thread __attribute__((tls_model("initial-exec")))
 
-enum gt_state { GT_STATE_IDLE, GT_STATE_ACTIVE, GT_STATE_DISABLED, GT_STATE_FINISHED };
+/* STANDBY (GPUTRACE_MODE=standby, no window open) sorts after DISABLED:
+ * a hook passes through on the same one branch. */
+enum gt_state { GT_STATE_IDLE, GT_STATE_ACTIVE, GT_STATE_DISABLED, GT_STATE_FINISHED, GT_STATE_STANDBY };
 
 /* Set while this thread is inside the tracer (a hook, or the tracer's own
  * threads): calls made then go straight to CUDA and are not recorded. */

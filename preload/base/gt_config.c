@@ -42,6 +42,7 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
     c->buffer_events = GT_DEFAULT_BUFFER_EVENTS;
     c->gpu_timing = 1;
     c->python = 1;
+    c->standby = 0;
 
     const char *v = get("GPUTRACE_OUTPUT");
     if (v) {
@@ -89,6 +90,16 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
         else
             gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 1 or 0; using %s", "GPUTRACE_PYTHON",
                            v, "1");
+    }
+    v = get("GPUTRACE_MODE");
+    if (v) {
+        if (strcmp(v, "record") == 0)
+            c->standby = 0;
+        else if (strcmp(v, "standby") == 0)
+            c->standby = 1;
+        else
+            gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 'record' or 'standby'; using %s",
+                           "GPUTRACE_MODE", v, "record");
     }
     return nwarn;
 }
@@ -139,9 +150,10 @@ int gt_expand_output(const char *pattern, const struct gt_path_vars *v, char *ou
             case 'n': piece = gt_path_safe(v->program, "unknown", num, sizeof(num)); break;
             case 'h': piece = gt_path_safe(v->host, "localhost", num, sizeof(num)); break;
             case 'r': piece = gt_path_safe(v->rank, "0", num, sizeof(num)); break;
+            case 'w': snprintf(num, sizeof(num), "%ld", v->window > 0 ? v->window : 1); piece = num; break;
             case '%': piece = "%"; break;
             default:
-                snprintf(err, err_len, "unknown sequence '%%%c' in output path (use %%p %%n %%h %%r or %%%%)",
+                snprintf(err, err_len, "unknown sequence '%%%c' in output path (use %%p %%n %%h %%r %%w or %%%%)",
                          p[1] ? p[1] : ' ');
                 return -1;
             }
@@ -153,6 +165,24 @@ int gt_expand_output(const char *pattern, const struct gt_path_vars *v, char *ou
         }
     }
     return 0;
+}
+
+int gt_output_per_window(const char *pattern, char *out, size_t out_len)
+{
+    for (const char *p = pattern; *p; p++) {
+        if (p[0] == '%' && p[1] == '%') {
+            p++;
+            continue;
+        }
+        if (p[0] == '%' && p[1] == 'w')
+            return snprintf(out, out_len, "%s", pattern) < (int)out_len ? 0 : -1;
+    }
+    const char *slash = strrchr(pattern, '/');
+    const char *dot = strrchr(slash ? slash + 1 : pattern, '.');
+    if (!dot || dot == (slash ? slash + 1 : pattern))
+        dot = pattern + strlen(pattern);
+    int n = snprintf(out, out_len, "%.*s-w%%w%s", (int)(dot - pattern), pattern, dot);
+    return n >= 0 && n < (int)out_len ? 0 : -1;
 }
 
 const char *gt_rank_from_env(gt_getenv_fn get)

@@ -18,6 +18,7 @@ struct gt_config {
     uint32_t buffer_events;    /* per thread ring, a power of two */
     int gpu_timing;            /* 1: CUPTI (GPUTRACE_GPU_TIMING=cupti), 0: off */
     int python;                /* 1: Python stacks where Python runs (GPUTRACE_PYTHON=1), 0: off */
+    int standby;               /* GPUTRACE_MODE: 0 record (from the first call), 1 standby (windows on demand) */
 };
 
 /* Reads settings through `get` (getenv in the shim). Each bad value falls
@@ -31,12 +32,18 @@ struct gt_path_vars {
     const char *program;  /* %n */
     const char *host;     /* %h */
     const char *rank;     /* %r */
+    long window;          /* %w: the standby window's number, from 1; 1 in record mode */
 };
 
 /* Expands %p %n %h %r and %% in `pattern`. Returns 0, or -1 with a reason
  * in `err` (unknown %-sequence, result too long, empty). */
 int gt_expand_output(const char *pattern, const struct gt_path_vars *v, char *out, size_t out_len,
                      char *err, size_t err_len);
+
+/* The pattern a standby process writes its windows to: `pattern` itself
+ * when it holds %w, else with -w%w before its extension (t.db: t-w%w.db),
+ * so no window overwrites another. Returns -1 if it does not fit. */
+int gt_output_per_window(const char *pattern, char *out, size_t out_len);
 
 /* The rank from the usual launcher variables (torchrun, MPI, Slurm); "0"
  * when none is set. */

@@ -220,6 +220,33 @@ static const char *gt_cupti_err(CUptiResult r)
     return "error";
 }
 
+static int gt_cupti_registered; /* callbacks and clock given to CUPTI: once a process */
+
+static const CUpti_ActivityKind gt_cupti_kinds[] = {
+    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_OVERHEAD,
+};
+#define GT_CUPTI_NKINDS (sizeof(gt_cupti_kinds) / sizeof(gt_cupti_kinds[0]))
+
+static int gt_cupti_enable_kinds(char *why, size_t why_len)
+{
+    for (size_t i = 0; i < GT_CUPTI_NKINDS; i++) {
+        CUptiResult r = gt_cu.enable(gt_cupti_kinds[i]);
+        /* Overhead records are a bonus; the rest are the point. */
+        if (r != CUPTI_SUCCESS && gt_cupti_kinds[i] != CUPTI_ACTIVITY_KIND_OVERHEAD) {
+            for (size_t j = 0; j < i; j++)
+                gt_cu.disable(gt_cupti_kinds[j]);
+            snprintf(why, why_len, "CUPTI refused activity kind %d: %s", (int)gt_cupti_kinds[i], gt_cupti_err(r));
+            return 0;
+        }
+    }
+    if (gt_cu.flush_period)
+        gt_cu.flush_period(100); /* records reach the writer while their calls still wait (gt_writer_pend.c) */
+    atomic_store(&gt_cupti_on, 1);
+    return 1;
+}
+
 int gt_cupti_start(const char *mode, char *why, size_t why_len)
 {
     why[0] = 0;
@@ -231,6 +258,8 @@ int gt_cupti_start(const char *mode, char *why, size_t why_len)
         snprintf(why, why_len, "CUPTI stays with the parent process after fork()");
         return 0;
     }
+    if (gt_cupti_registered) /* a standby window after the first: CUPTI is loaded and ours */
+        return gt_cupti_enable_kinds(why, why_len);
     void *h = gt_open_cupti(why, why_len);
     if (!h)
         return 0;
@@ -256,25 +285,8 @@ int gt_cupti_start(const char *mode, char *why, size_t why_len)
         snprintf(why, why_len, "CUPTI refused buffer callbacks: %s", gt_cupti_err(r));
         return 0;
     }
-    static const CUpti_ActivityKind kinds[] = {
-        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-        CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-        CUPTI_ACTIVITY_KIND_OVERHEAD,
-    };
-    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-        r = gt_cu.enable(kinds[i]);
-        /* Overhead records are a bonus; the rest are the point. */
-        if (r != CUPTI_SUCCESS && kinds[i] != CUPTI_ACTIVITY_KIND_OVERHEAD) {
-            for (size_t j = 0; j < i; j++)
-                gt_cu.disable(kinds[j]);
-            snprintf(why, why_len, "CUPTI refused activity kind %d: %s", (int)kinds[i], gt_cupti_err(r));
-            return 0;
-        }
-    }
-    if (gt_cu.flush_period)
-        gt_cu.flush_period(100); /* records reach the writer while their calls still wait (gt_writer_pend.c) */
-    atomic_store(&gt_cupti_on, 1);
-    return 1;
+    gt_cupti_registered = 1;
+    return gt_cupti_enable_kinds(why, why_len);
 }
 
 int gt_cupti_active(void)
@@ -311,6 +323,25 @@ void gt_cupti_stop(void)
     atomic_store(&gt_cupti_on, 0);
 }
 
+void gt_cupti_pause(void)
+{
+    if (!gt_cupti_active())
+        return;
+    for (size_t i = 0; i < GT_CUPTI_NKINDS; i++)
+        gt_cu.disable(gt_cupti_kinds[i]);
+    gt_cupti_stop();
+}
+
+void gt_cupti_release_buffers(void)
+{
+    pthread_mutex_lock(&gt_cupti_lock);
+    while (gt_cupti_nspare) {
+        free(gt_cupti_spare[--gt_cupti_nspare]);
+        gt_cupti_nbuffers--;
+    }
+    pthread_mutex_unlock(&gt_cupti_lock);
+}
+
 void gt_cupti_drain(gt_cupti_record_fn fn, void *arg)
 {
     pthread_mutex_lock(&gt_cupti_lock);
@@ -341,7 +372,7 @@ const char *gt_cupti_library(void)
 void gt_cupti_after_fork_child(void)
 {
     /* CUPTI's state and thread stay with the parent. */
-    if (atomic_load(&gt_cupti_on))
+    if (atomic_load(&gt_cupti_on) || gt_cupti_registered)
         gt_cupti_forked = 1;
     atomic_store(&gt_cupti_on, 0);
     gt_cupti_head = gt_cupti_tail = NULL;

@@ -24,6 +24,11 @@ void gt_cupti_pop(void);
 void gt_cupti_flush(int forced);
 /* Flushes everything and stops; buffers stay queued for the writer. */
 void gt_cupti_stop(void);
+/* A standby window's end: CUPTI stops instrumenting (its activity kinds
+ * disabled), then as gt_cupti_stop. gt_cupti_start enables them again. */
+void gt_cupti_pause(void);
+/* Frees the buffers kept for reuse, once the writer has drained them. */
+void gt_cupti_release_buffers(void);
 
 /* Writer side: each completed record, then the buffer is freed. */
 typedef void (*gt_cupti_record_fn)(const void *record, void *arg);

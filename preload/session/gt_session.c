@@ -18,6 +18,7 @@
 #include "hot/gt_python.h"
 #include "hot/gt_ranges.h"
 #include "hot/gt_ring.h"
+#include "session/gt_control.h"
 #include "session/gt_signals.h"
 #include "hot/gt_stacks.h"
 #include "session/gt_session.h"
@@ -83,55 +84,123 @@ static void gt_list_trace(const char *path)
     close(fd);
 }
 
-static void gt_session_start_locked(void)
+/* The settings, read at the first CUDA call; a standby process opens each
+ * window with them. */
+static struct gt_config gt_session_cfg;
+static char gt_session_host[256];
+static long gt_session_window; /* windows opened so far */
+
+/* Opens the trace at `pattern` (expanded) and starts recording. Returns
+ * 0, or -1 with the state left as it was and the reason in err. */
+static int gt_session_open_trace(const char *pattern, long window, char *path, size_t path_len, char *err,
+                                 size_t err_len)
 {
-    struct gt_config cfg;
-    char warnings[2048];
-    int nwarn = gt_config_load(&cfg, gt_getenv, warnings, sizeof(warnings));
-    for (int i = 0, off = 0; i < nwarn; i++) {
-        gt_warn("%s", warnings + off);
-        off += (int)strlen(warnings + off) + 1;
-    }
-    char host[256] = "";
-    if (gethostname(host, sizeof(host)) != 0)
-        host[0] = 0;
-    host[sizeof(host) - 1] = 0;
-    struct gt_path_vars vars = {(long)getpid(), program_invocation_short_name, host, gt_rank_from_env(gt_getenv)};
-    char path[1024], err[1024];
-    if (gt_expand_output(cfg.output, &vars, path, sizeof(path), err, sizeof(err)) < 0) {
+    const struct gt_config *cfg = &gt_session_cfg;
+    struct gt_path_vars vars = {(long)getpid(), program_invocation_short_name, gt_session_host,
+                                gt_rank_from_env(gt_getenv), window};
+    if (gt_expand_output(pattern, &vars, path, path_len, err, err_len) < 0) {
         gt_warn("GPUTRACE_OUTPUT: %s; using %s", err, GT_DEFAULT_OUTPUT);
-        gt_expand_output(GT_DEFAULT_OUTPUT, &vars, path, sizeof(path), err, sizeof(err));
+        gt_expand_output(GT_DEFAULT_OUTPUT, &vars, path, path_len, err, err_len);
     }
-    gt_path_apart(path, sizeof(path));
-    gt_stacks_init(cfg.stack_depth);
-    char pywhy[256] = "";
-    if (cfg.python && !gt_python_init(cfg.stack_depth, pywhy, sizeof(pywhy)) && pywhy[0] && cfg.stack_depth > 0)
-        gt_warn("Python call sites not recorded: %s; native stacks only", pywhy);
-    gt_ring_configure(cfg.buffer_events, 24ull << 20, gt_writer_wake);
-    if (gt_writer_open(path, &cfg, err, sizeof(err)) < 0) {
-        gt_warn("%s; not tracing this process", err);
-        atomic_store(&gt_state, GT_STATE_DISABLED);
-        return;
-    }
+    gt_path_apart(path, path_len);
+    if (gt_writer_open(path, cfg, err, err_len) < 0)
+        return -1;
+    uint64_t since = gt_now_ns();
+    if (cfg->standby)
+        gt_writer_set_window(window, since);
     gt_list_trace(path);
     char why[512];
-    if (gt_cupti_start(cfg.gpu_timing ? "cupti" : "off", why, sizeof(why))) {
+    if (gt_cupti_start(cfg->gpu_timing ? "cupti" : "off", why, sizeof(why))) {
         gt_writer_set_gpu_timing("cupti", gt_cupti_library());
     } else {
         gt_writer_set_gpu_timing("none", why);
         /* Asked for and missing is worth a line; turned off is not. */
-        if (cfg.gpu_timing)
+        if (cfg->gpu_timing)
             gt_warn("GPU times not recorded: %s; tracing host side only", why);
     }
     if (gt_writer_start() < 0) {
-        gt_warn("cannot start the writer thread; not tracing this process");
+        gt_cupti_pause();
         gt_writer_stop(0);
-        atomic_store(&gt_state, GT_STATE_DISABLED);
-        return;
+        snprintf(err, err_len, "cannot start the writer thread");
+        return -1;
     }
     gt_session_pid = getpid();
     atomic_store(&gt_state, GT_STATE_ACTIVE);
+    /* After the switch: a call that starts from here on is recorded. */
+    if (cfg->standby)
+        gt_writer_window_bounds(gt_now_ns(), 0);
     gt_signals_install();
+    return 0;
+}
+
+static void gt_session_start_locked(void)
+{
+    struct gt_config *cfg = &gt_session_cfg;
+    char warnings[2048];
+    int nwarn = gt_config_load(cfg, gt_getenv, warnings, sizeof(warnings));
+    for (int i = 0, off = 0; i < nwarn; i++) {
+        gt_warn("%s", warnings + off);
+        off += (int)strlen(warnings + off) + 1;
+    }
+    if (gethostname(gt_session_host, sizeof(gt_session_host)) != 0)
+        gt_session_host[0] = 0;
+    gt_session_host[sizeof(gt_session_host) - 1] = 0;
+    gt_stacks_init(cfg->stack_depth);
+    char pywhy[256] = "";
+    if (cfg->python && !gt_python_init(cfg->stack_depth, pywhy, sizeof(pywhy)) && pywhy[0] && cfg->stack_depth > 0)
+        gt_warn("Python call sites not recorded: %s; native stacks only", pywhy);
+    gt_ring_configure(cfg->buffer_events, 24ull << 20, gt_writer_wake);
+    char path[1024], err[1024];
+    if (cfg->standby) {
+        gt_session_window = 0;
+        if (gt_control_start(err, sizeof(err)) < 0) {
+            gt_warn("standby: %s; not tracing this process", err);
+            atomic_store(&gt_state, GT_STATE_DISABLED);
+            return;
+        }
+        atomic_store(&gt_state, GT_STATE_STANDBY);
+        return;
+    }
+    if (gt_session_open_trace(cfg->output, 1, path, sizeof(path), err, sizeof(err)) < 0) {
+        gt_warn("%s; not tracing this process", err);
+        atomic_store(&gt_state, GT_STATE_DISABLED);
+    }
+}
+
+int gt_session_window_open(char *path, size_t path_len, char *err, size_t err_len)
+{
+    pthread_mutex_lock(&gt_session_lock);
+    int rc = -1;
+    if (atomic_load(&gt_state) != GT_STATE_STANDBY) {
+        snprintf(err, err_len, atomic_load(&gt_state) == GT_STATE_ACTIVE ? "a window is already open"
+                                                                         : "the process is not in standby");
+    } else {
+        char pattern[1100];
+        if (gt_output_per_window(gt_session_cfg.output, pattern, sizeof(pattern)) < 0)
+            snprintf(pattern, sizeof(pattern), "%s", GT_DEFAULT_OUTPUT "-w%w");
+        rc = gt_session_open_trace(pattern, gt_session_window + 1, path, path_len, err, err_len);
+        if (rc == 0)
+            rc = (int)++gt_session_window;
+    }
+    pthread_mutex_unlock(&gt_session_lock);
+    return rc;
+}
+
+void gt_session_window_close(void)
+{
+    pthread_mutex_lock(&gt_session_lock);
+    if (atomic_load(&gt_state) == GT_STATE_ACTIVE) {
+        /* Calls from here on pass through; one already past its check
+         * may still reach its ring, and is left out of the next window. */
+        /* Before the switch: a call that ended by then is in the trace. */
+        gt_writer_window_bounds(0, gt_now_ns());
+        atomic_store(&gt_state, GT_STATE_STANDBY);
+        gt_writer_settle(1000);
+        gt_cupti_pause();
+        gt_writer_stop(1);
+        gt_cupti_release_buffers();
+    }
+    pthread_mutex_unlock(&gt_session_lock);
 }
 
 static void gt_session_start(void)
@@ -155,6 +224,7 @@ static void gt_atexit(void)
         gt_writer_stop(1);
     }
     pthread_mutex_unlock(&gt_session_lock);
+    gt_control_stop();
     gt_tls_busy = was_busy;
 }
 
@@ -203,6 +273,8 @@ int gt_finish_at_exit(void)
 
 int gt_finish_before_exec(void)
 {
+    /* The new image opens its own channel; the socket is this image's. */
+    gt_control_stop();
     return gt_finish_at_exit();
 }
 
@@ -224,8 +296,12 @@ void gt_session_after_fork_child(void)
     gt_cupti_after_fork_child();
     gt_ring_after_fork_child();
     atomic_store(&gt_exit_finishing, 0);
-    /* A child that uses CUDA gets its own trace, named by its own pid. */
-    if (atomic_load(&gt_state) == GT_STATE_ACTIVE)
+    /* A child that uses CUDA gets its own trace, named by its own pid; a
+     * standby child its own channel, at its first CUDA call (the parent's
+     * control thread did not come across the fork). */
+    gt_control_after_fork_child();
+    int st = atomic_load(&gt_state);
+    if (st == GT_STATE_ACTIVE || st == GT_STATE_STANDBY)
         atomic_store(&gt_state, GT_STATE_IDLE);
 }
 

@@ -19,4 +19,12 @@ void gt_exec_returned(int finished);
  * that calls CUDA starts its own. */
 void gt_session_after_fork_child(void);
 
+/* Standby (GPUTRACE_MODE=standby), from the control thread: opens the next
+ * window's trace and records into it. Returns the window's number (1, 2,
+ * ...) with its file in `path`, or -1 with the reason in err. */
+int gt_session_window_open(char *path, size_t path_len, char *err, size_t err_len);
+/* Ends the open window: its trace is finished and closed, CUPTI stops
+ * instrumenting and its buffers are freed; calls pass through again. */
+void gt_session_window_close(void);
+
 #endif

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "base/gt_base.h"
 #include "session/gt_signals.h"
 #include "writer/gt_writer.h"
 
@@ -21,7 +22,8 @@ static atomic_int gt_signal_seen;
 static void gt_on_signal(int sig)
 {
     int saved = errno;
-    if (!atomic_exchange(&gt_signal_seen, 1)) {
+    /* No trace open (a standby process between windows): nothing to wait for. */
+    if (atomic_load(&gt_state) == GT_STATE_ACTIVE && !atomic_exchange(&gt_signal_seen, 1)) {
         gt_writer_finish_on_signal(sig);
         gt_writer_wait_finished(GT_SIGNAL_WAIT_S);
     }

@@ -179,6 +179,15 @@ static int gt_event_gpu_kind(const struct gt_event *e, int cat)
 static void gt_write_event(const struct gt_event *e, void *arg)
 {
     struct gt_writer *w = arg;
+    if (w->windowed) {
+        uint64_t until = atomic_load_explicit(&w->until_ns, memory_order_relaxed);
+        if (e->start_ns < atomic_load_explicit(&w->since_ns, memory_order_relaxed) ||
+            (until && e->start_ns >= until)) {
+            if (e->corr)
+                w->left_corr[w->left_next++ % 64] = e->corr;
+            return;
+        }
+    }
     if (gt_begin_txn(w) < 0)
         return;
     gt_emit_thread(w, e->tid);
@@ -333,6 +342,11 @@ static void gt_writer_finish(struct gt_writer *w, int complete, int sig, int fre
         gt_meta(w, "complete", complete ? "1" : "0");
         if (sig > 0)
             gt_meta_u64(w, "terminated_by_signal", (uint64_t)sig);
+        if (w->windowed) {
+            gt_meta_u64(w, "window_start_ns", atomic_load(&w->since_ns));
+            uint64_t until = atomic_load(&w->until_ns);
+            gt_meta_u64(w, "window_end_ns", until ? until : gt_now_ns());
+        }
         /* The data first, on its own: indexes that do not fit (a full disk)
          * must not take the last events with them. */
         gt_commit(w);
@@ -725,6 +739,55 @@ static void gt_create_indexes(struct gt_writer *w)
         gt_exec(w->db, "ROLLBACK");
     }
     free(schema);
+}
+
+void gt_writer_set_window(long window, uint64_t since_ns)
+{
+    struct gt_writer *w = gt_w;
+    if (!w)
+        return;
+    w->windowed = 1;
+    atomic_store(&w->since_ns, since_ns);
+    gt_meta(w, "mode", "standby");
+    gt_meta_u64(w, "window", (uint64_t)window);
+    gt_meta_u64(w, "window_start_ns", since_ns);
+}
+
+void gt_writer_settle(int max_ms)
+{
+    struct gt_writer *w = gt_w;
+    if (!w || !w->thread_started)
+        return;
+    /* Two rounds at least: the rings' last calls reach the waiting room
+     * in the first. */
+    for (int ms = 0, rounds = 0; ms < max_ms; ms += 10, rounds++) {
+        if (rounds >= 2 && atomic_load(&w->waiting) == 0)
+            return;
+        gt_cupti_flush(1);
+        gt_writer_wake();
+        usleep(10000);
+    }
+}
+
+int gt_writer_left_out(const struct gt_writer *w, uint64_t ext)
+{
+    if (!w->windowed || !ext)
+        return 0;
+    for (unsigned i = 0; i < 64; i++)
+        if (w->left_corr[i] == ext)
+            return 1;
+    return 0;
+}
+
+void gt_writer_window_bounds(uint64_t since_ns, uint64_t until_ns)
+{
+    struct gt_writer *w = gt_w;
+    if (!w || !w->windowed)
+        return;
+    if (since_ns)
+        atomic_store(&w->since_ns, since_ns);
+    if (until_ns)
+        atomic_store(&w->until_ns, until_ns);
 }
 
 void gt_writer_set_gpu_timing(const char *mode, const char *detail)

@@ -12,6 +12,17 @@ int gt_writer_open(const char *path, const struct gt_config *cfg, char *err, siz
 /* Records whether GPU times are captured: mode 'cupti' (detail: the library)
  * or 'none' (detail: why not). Before gt_writer_start. */
 void gt_writer_set_gpu_timing(const char *mode, const char *detail);
+/* A standby window's trace: its number, and when it opened (calls that
+ * started earlier are left out). Before gt_writer_start. */
+void gt_writer_set_window(long window, uint64_t since_ns);
+/* The window's exact bounds, from the session (0: unchanged): from when
+ * calls were first recorded, to when they stopped being. In meta at the
+ * finish; calls that started outside them are left out. */
+void gt_writer_window_bounds(uint64_t since_ns, uint64_t until_ns);
+/* Before a window's end: gives the GPU records of the window's last calls
+ * up to max_ms to arrive (CUPTI flushed, the writer woken), so they are
+ * not cut off when CUPTI stops. */
+void gt_writer_settle(int max_ms);
 /* 1 when the file at `path` is a trace this very process wrote before an
  * exec replaced its program (same pid, same start time). */
 int gt_writer_is_earlier_image(const char *path);

@@ -141,6 +141,27 @@ void gt_write_gpu_record(const void *record, void *arg)
     if (gt_begin_txn(w) < 0)
         return;
     struct gt_row *r;
+    if (w->windowed && (rec->kind == CUPTI_ACTIVITY_KIND_KERNEL || rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+                        rec->kind == CUPTI_ACTIVITY_KIND_MEMCPY || rec->kind == CUPTI_ACTIVITY_KIND_MEMSET)) {
+        uint32_t c = rec->kind == CUPTI_ACTIVITY_KIND_MEMCPY ? ((const CUpti_ActivityMemcpy6 *)record)->correlationId
+                   : rec->kind == CUPTI_ACTIVITY_KIND_MEMSET ? ((const CUpti_ActivityMemset4 *)record)->correlationId
+                                                             : ((const CUpti_ActivityKernel10 *)record)->correlationId;
+        uint64_t ext = gt_corr_lookup(w, c);
+        if (gt_writer_left_out(w, ext))
+            return; /* the call that made it was outside the window */
+        /* Work no recorded call made (CUPTI runs a little past the window's
+         * edges): kept only where the GPU ran it during the window. */
+        const CUpti_ActivityKernel10 *k = record;
+        uint64_t start = rec->kind == CUPTI_ACTIVITY_KIND_MEMCPY ? ((const CUpti_ActivityMemcpy6 *)record)->start
+                       : rec->kind == CUPTI_ACTIVITY_KIND_MEMSET ? ((const CUpti_ActivityMemset4 *)record)->start
+                                                                 : k->start;
+        uint64_t end = rec->kind == CUPTI_ACTIVITY_KIND_MEMCPY ? ((const CUpti_ActivityMemcpy6 *)record)->end
+                     : rec->kind == CUPTI_ACTIVITY_KIND_MEMSET ? ((const CUpti_ActivityMemset4 *)record)->end
+                                                               : k->end;
+        uint64_t until = atomic_load(&w->until_ns);
+        if (!ext && (end < atomic_load(&w->since_ns) || (until && start >= until)))
+            return;
+    }
     switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {

@@ -103,7 +103,21 @@ struct gt_writer {
      * indexes on them are not built over a table without any (each costs a
      * scan of every row at exit). */
     uint64_t rows_with_corr, rows_with_pystack;
+    /* A standby window's opening: calls that started before it (left in a
+     * thread's ring from an earlier window) are not this window's. */
+    _Atomic uint64_t since_ns;
+    _Atomic uint64_t until_ns; /* the window's close (0: open); later calls are not its */
+    int windowed;
+    /* Correlation ids of calls left out at the window's edges: their GPU
+     * records are left out too (a few a thread, so a small ring). */
+    uint64_t left_corr[64];
+    unsigned left_next;
+    _Atomic uint32_t waiting; /* rows in the waiting room still without their GPU record */
 };
+
+/* 1 if the GPU record with our correlation id `ext` belongs to a call left
+ * out of the window. */
+int gt_writer_left_out(const struct gt_writer *w, uint64_t ext);
 
 /* Ids for names first seen in CUPTI records, clear of the shim's own. */
 #define GT_GPU_NAME_BASE (1 << 24)

@@ -148,6 +148,7 @@ static void gt_pend_release(struct gt_writer *w, struct gt_held *h)
     if (m >= 0)
         gt_pend_unmap(w->pend, (size_t)m);
     h->gpu_kind = 0;
+    atomic_fetch_sub_explicit(&w->waiting, 1, memory_order_relaxed);
     struct gt_row row;
     gt_held_row(h, &row);
     gt_event_store(w, &row);
@@ -193,6 +194,7 @@ int gt_pend_hold(struct gt_writer *w, const struct gt_event *e, int gpu_kind)
     h->gpu_kind = (uint8_t)(gpu_kind + 1);
     h->arrival_ms = gt_ms();
     gt_pend_map_put(p, e->corr, idx);
+    atomic_fetch_add_explicit(&w->waiting, 1, memory_order_relaxed);
     return 1;
 }
 
@@ -232,6 +234,7 @@ int gt_pend_fold(struct gt_writer *w, uint64_t ext, int gpu_kind, uint32_t devic
         return 0;
     gt_pend_unmap(p, (size_t)m);
     h->gpu_kind = 0;
+    atomic_fetch_sub_explicit(&w->waiting, 1, memory_order_relaxed);
     struct gt_row row;
     gt_held_row(h, &row);
     gt_event_row_gpu(&row, start, end, device, stream, has_mem, src_kind, dst_kind);

@@ -78,7 +78,7 @@ int main(void)
     CHECK(n == 1 && c.gpu_timing == 1);
     CHECK(count_lines(w, n, "GPUTRACE_GPU_TIMING='nsys'") == 1);
 
-    struct gt_path_vars v = {1234, "train", "node7", "3"};
+    struct gt_path_vars v = {1234, "train", "node7", "3", 0};
     CHECK(gt_expand_output("gputrace-%n-%p.db", &v, out, sizeof(out), err, sizeof(err)) == 0);
     CHECK_STR(out, "gputrace-train-1234.db");
     CHECK(gt_expand_output("/t/%h/r%r-%p-%%.db", &v, out, sizeof(out), err, sizeof(err)) == 0);
@@ -89,9 +89,38 @@ int main(void)
     char small[8];
     CHECK(gt_expand_output("abcdefghijk", &v, small, sizeof(small), err, sizeof(err)) == -1);
     /* Environment values never add directories. */
-    struct gt_path_vars evil = {1, "a/b", "..", "../../etc"};
+    struct gt_path_vars evil = {1, "a/b", "..", "../../etc", 0};
     CHECK(gt_expand_output("%n_%h_%r", &evil, out, sizeof(out), err, sizeof(err)) == 0);
     CHECK(strchr(out, '/') == NULL);
+
+    /* %w: the standby window's number (1 outside standby). */
+    CHECK(gt_expand_output("t-%w.db", &v, out, sizeof(out), err, sizeof(err)) == 0);
+    CHECK_STR(out, "t-1.db");
+    struct gt_path_vars w7 = {1, "p", "h", "0", 7};
+    CHECK(gt_expand_output("t-%p-w%w.db", &w7, out, sizeof(out), err, sizeof(err)) == 0);
+    CHECK_STR(out, "t-1-w7.db");
+    /* A standby pattern without %w gains -w%w before its extension. */
+    CHECK(gt_output_per_window("gputrace-%n-%p.db", out, sizeof(out)) == 0);
+    CHECK_STR(out, "gputrace-%n-%p-w%w.db");
+    CHECK(gt_output_per_window("/a.b/trace", out, sizeof(out)) == 0);
+    CHECK_STR(out, "/a.b/trace-w%w");
+    CHECK(gt_output_per_window("x/.hidden", out, sizeof(out)) == 0);
+    CHECK_STR(out, "x/.hidden-w%w");
+    CHECK(gt_output_per_window("t-%w-%p.db", out, sizeof(out)) == 0);
+    CHECK_STR(out, "t-%w-%p.db");
+    CHECK(gt_output_per_window("100%%w.db", out, sizeof(out)) == 0);
+    CHECK_STR(out, "100%%w-w%w.db");
+    CHECK(gt_output_per_window("abcdefghijk.db", small, sizeof(small)) == -1);
+    /* GPUTRACE_MODE */
+    env_n = 0;
+    CHECK(gt_config_load(&c, fake_getenv, w, sizeof(w)) == 0 && c.standby == 0);
+    set_env("GPUTRACE_MODE", "standby");
+    CHECK(gt_config_load(&c, fake_getenv, w, sizeof(w)) == 0 && c.standby == 1);
+    env_n = 0;
+    set_env("GPUTRACE_MODE", "stanby");
+    n = gt_config_load(&c, fake_getenv, w, sizeof(w));
+    CHECK(n == 1 && c.standby == 0);
+    CHECK(count_lines(w, n, "GPUTRACE_MODE='stanby'") == 1);
 
     env_n = 0;
     CHECK_STR(gt_rank_from_env(fake_getenv), "0");

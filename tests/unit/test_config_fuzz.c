@@ -100,7 +100,7 @@ int main(int argc, char **argv)
         random_value(prog, sizeof(prog));
         random_value(host, sizeof(host));
         random_value(rank, sizeof(rank));
-        struct gt_path_vars v = {(long)(rnd() % 4000000), prog, host, rank};
+        struct gt_path_vars v = {(long)(rnd() % 4000000), prog, host, rank, (long)(rnd() % 100)};
         size_t caps[] = {1, 2, 16, 64, 1024};
         size_t cap = caps[rnd() % 5];
         char out[1024], err[128];

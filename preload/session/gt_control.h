@@ -1,0 +1,21 @@
+/* gt_control.h: the control channel of a standby process (GPUTRACE_MODE=
+ * standby): a Unix socket in a directory private to the user, served by a
+ * thread of the tracer's own that sleeps in accept() until `gputrace
+ * trigger` asks for a recording window. Nothing reaches the program's
+ * threads: no signal, no polling. */
+#ifndef GT_CONTROL_H
+#define GT_CONTROL_H
+
+#include <stddef.h>
+
+/* Creates the socket (DIR/PID.sock, DIR as docs/standby.md says) and its
+ * thread. Returns 0, or -1 with the reason in err (a directory another
+ * user could enter, a path too long, no thread). */
+int gt_control_start(char *err, size_t err_len);
+/* Removes this process's socket (exit, exec); the thread ends with the
+ * process or the image. */
+void gt_control_stop(void);
+/* In a fork child: the socket and the thread are the parent's. */
+void gt_control_after_fork_child(void);
+
+#endif

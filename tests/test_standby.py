@@ -1,0 +1,189 @@
+"""Standby mode (GPUTRACE_MODE=standby) and `gputrace trigger`: a process
+records nothing until a window is opened in it, and each window's trace
+holds exactly the calls made inside it. Ground truth comes from the
+program's own log of each launch's start and end (tests/progs/
+standby_loop.c), on the same clock as the trace."""
+import os
+import stat
+import subprocess
+import time
+
+from gtlib import BUILD, SHIM, assert_eq, base_env, prog, query, tmpdir
+
+GPUTRACE = os.path.join(BUILD, "gputrace")
+
+
+def _start(seconds, d, extra=None, fork=False):
+    env = base_env({"GPUTRACE_MODE": "standby", "GPUTRACE_CONTROL_DIR": os.path.join(d, "ctl"),
+                    "GPUTRACE_OUTPUT": os.path.join(d, "t-%p.db"), "LD_PRELOAD": SHIM})
+    env.update(extra or {})
+    argv = [prog("standby_loop"), str(seconds), os.path.join(d, "log")] + (["1"] if fork else [])
+    p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert_eq(p.stdout.readline(), "ready\n")
+    return p
+
+
+def _trigger(d, *args):
+    env = dict(os.environ, GPUTRACE_CONTROL_DIR=os.path.join(d, "ctl"))
+    return subprocess.run([GPUTRACE, "trigger"] + list(args), env=env, capture_output=True, text=True,
+                          timeout=60)
+
+
+def _log(path):
+    with open(path) as f:
+        return [tuple(int(x) for x in line.split()) for line in f]
+
+
+def _meta(db):
+    return dict(query(db, "SELECT key, value FROM meta"))
+
+
+def _check_window(db, log):
+    """Every launch the program made wholly inside the window is in its
+    trace, once; none made wholly outside it is."""
+    m = _meta(db)
+    ws, we = int(m["window_start_ns"]), int(m["window_end_ns"])
+    assert ws < we, m
+    starts = [r[0] for r in query(db, "SELECT start_ns FROM api_calls WHERE name = 'cudaLaunchKernel' "
+                                      "ORDER BY start_ns")]
+    inside = [(i, t0, t1) for i, t0, t1 in log if t0 >= ws and t1 <= we]
+    outside = [(i, t0, t1) for i, t0, t1 in log if t1 < ws or t0 > we]
+    matched = {}
+    for s in starts:
+        hit = [i for i, t0, t1 in log if t0 <= s <= t1]
+        assert_eq(len(hit), 1, "the traced launch at %d is one of the program's" % s)
+        assert hit[0] not in matched, "launch %d recorded twice" % hit[0]
+        matched[hit[0]] = s
+    missing = [i for i, _, _ in inside if i not in matched]
+    assert not missing, "launches made inside the window but not in its trace: %r" % missing[:10]
+    extra = [i for i, _, _ in outside if i in matched]
+    assert not extra, "launches made outside the window but in its trace: %r" % extra[:10]
+    assert len(inside) >= 20, "the window saw too few launches to mean anything: %d" % len(inside)
+    return m, len(matched)
+
+
+def test_standby_records_nothing_until_triggered():
+    d = tmpdir()
+    p = _start(0.6, d)
+    socks = os.listdir(os.path.join(d, "ctl"))
+    assert_eq(socks, ["%d.sock" % p.pid], "one control socket, named by the pid")
+    mode = os.stat(os.path.join(d, "ctl")).st_mode
+    assert_eq(stat.S_IMODE(mode), 0o700, "the control directory is the user's alone")
+    out, err = p.communicate(timeout=60)
+    assert_eq(p.returncode, 0, err)
+    assert_eq(err, "", "standby says nothing")
+    assert_eq([f for f in os.listdir(d) if f.endswith(".db")], [], "no trace without a window")
+    assert_eq(os.listdir(os.path.join(d, "ctl")), [], "the socket is removed at exit")
+
+
+def test_windows_hold_exactly_their_calls():
+    d = tmpdir()
+    p = _start(3.0, d)
+    r = _trigger(d, "--duration", "600ms", str(p.pid))
+    assert_eq(r.returncode, 0, r.stderr)
+    w1 = os.path.join(d, "t-%d-w1.db" % p.pid)
+    assert "%d: window 1 open, recording to %s" % (p.pid, w1) in r.stdout, r.stdout
+    assert "%d: window 1 closed; trace %s" % (p.pid, w1) in r.stdout, r.stdout
+    time.sleep(0.3)
+    r = _trigger(d, "--duration", "400ms", "--all")
+    assert_eq(r.returncode, 0, r.stderr)
+    w2 = os.path.join(d, "t-%d-w2.db" % p.pid)
+    out, err = p.communicate(timeout=60)
+    assert_eq(p.returncode, 0, "the program's sleeps were never cut short: %s" % err)
+    log = _log(os.path.join(d, "log"))
+    m1, n1 = _check_window(w1, log)
+    m2, n2 = _check_window(w2, log)
+    assert_eq((m1["mode"], m1["window"], m1["complete"]), ("standby", "1", "1"))
+    assert_eq((m2["mode"], m2["window"], m2["complete"]), ("standby", "2", "1"))
+    assert int(m1["window_end_ns"]) < int(m2["window_start_ns"])
+    # the window's length is the one asked for (the program's own clock)
+    for m, want in ((m1, 600e6), (m2, 400e6)):
+        got = int(m["window_end_ns"]) - int(m["window_start_ns"])
+        assert want <= got < want + 200e6, (want, got)
+    # GPU times in both windows: CUPTI stopped after the first and started
+    # again. Work no recorded call made (a launch just before the window,
+    # run in it) is kept only where the GPU ran it inside the window.
+    for db, n in ((w1, n1), (w2, n2)):
+        m = _meta(db)
+        assert_eq(m["gpu_timing"], "cupti")
+        assert_eq(query(db, "SELECT count(*), sum(time_source = 'gpu') FROM kernels "
+                            "WHERE api_call_id IS NOT NULL")[0], (n, n))
+        stray = query(db, "SELECT start_ns, end_ns FROM kernels WHERE api_call_id IS NULL")
+        assert len(stray) <= 2, stray
+        for start, end in stray:
+            assert end >= int(m["window_start_ns"]) and start < int(m["window_end_ns"]), (start, end, m)
+
+
+def test_window_at_a_wall_clock_instant_and_busy():
+    d = tmpdir()
+    p = _start(2.5, d)
+    t_at = time.time() + 0.5
+    first = subprocess.Popen([GPUTRACE, "trigger", "--duration", "500ms", "--at", "%.3f" % t_at, str(p.pid)],
+                             env=dict(os.environ, GPUTRACE_CONTROL_DIR=os.path.join(d, "ctl")),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.75)  # the window is open now
+    busy = _trigger(d, "--duration", "100ms", str(p.pid))
+    assert_eq(busy.returncode, 1)
+    assert "window 1 is still open" in busy.stderr, busy.stderr
+    listed = _trigger(d, "--list")
+    assert_eq(listed.stdout, "%d window 1\n" % p.pid)
+    out, err = first.communicate(timeout=60)
+    assert_eq(first.returncode, 0, err)
+    assert "%d: waiting for the instant asked" % p.pid in out, out
+    p.communicate(timeout=60)
+    assert_eq(p.returncode, 0)
+    db = os.path.join(d, "t-%d-w1.db" % p.pid)
+    m = _meta(db)
+    opened_wall = int(m["start_time_unix_ns"]) + int(m["window_start_ns"]) - int(m["start_ns"])
+    assert t_at * 1e9 <= opened_wall < t_at * 1e9 + 200e6, (t_at, opened_wall / 1e9)
+    _check_window(db, _log(os.path.join(d, "log")))
+    assert_eq(sorted(f for f in os.listdir(d) if f.endswith(".db")), ["t-%d-w1.db" % p.pid],
+              "the busy request opened nothing")
+
+
+def test_trigger_errors():
+    d = tmpdir()
+    r = _trigger(d, "--duration", "1s", "999999")
+    assert_eq(r.returncode, 1)
+    assert "999999: no standby process listening under" in r.stderr, r.stderr
+    for args, what in ((["--duration", "0", "1"], "--duration '0'"), (["--at", "soon", "1"], "--at 'soon'"),
+                       ([], "name the processes"), (["12x"], "'12x' is not a process id")):
+        r = _trigger(d, *args)
+        assert_eq(r.returncode, 2, args)
+        assert what in r.stderr, r.stderr
+    r = _trigger(d, "--all")
+    assert_eq(r.returncode, 1)
+    assert "no standby process of this user" in r.stderr, r.stderr
+
+
+def test_control_directory_others_can_enter_is_refused():
+    d = tmpdir()
+    ctl = os.path.join(d, "ctl")
+    os.mkdir(ctl, 0o755)
+    os.chmod(ctl, 0o755)
+    env = base_env({"GPUTRACE_MODE": "standby", "GPUTRACE_CONTROL_DIR": ctl,
+                    "GPUTRACE_OUTPUT": os.path.join(d, "t-%p.db"), "LD_PRELOAD": SHIM})
+    r = subprocess.run([prog("standby_loop"), "0.2", os.path.join(d, "log")], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert_eq(r.returncode, 0)
+    assert_eq(r.stdout, "ready\n")
+    lines = r.stderr.splitlines()
+    assert_eq(len(lines), 1, r.stderr)
+    assert "is not a directory of this user's alone" in lines[0] and "not tracing this process" in lines[0], lines
+    assert_eq(os.listdir(ctl), [])
+
+
+def test_fork_in_standby_each_process_its_own_channel():
+    d = tmpdir()
+    p = _start(2.0, d, fork=True)
+    line = p.stdout.readline()
+    assert line.startswith("child ") and line.endswith(" ready\n"), line
+    child = int(line.split()[1])
+    assert_eq(sorted(os.listdir(os.path.join(d, "ctl"))), sorted(["%d.sock" % p.pid, "%d.sock" % child]))
+    r = _trigger(d, "--duration", "400ms", str(child))
+    assert_eq(r.returncode, 0, r.stderr)
+    out, err = p.communicate(timeout=60)
+    assert_eq(p.returncode, 0, err)
+    assert_eq(sorted(f for f in os.listdir(d) if f.endswith(".db")), ["t-%d-w1.db" % child],
+              "only the child recorded")
+    _check_window(os.path.join(d, "t-%d-w1.db" % child), _log(os.path.join(d, "log.child")))
