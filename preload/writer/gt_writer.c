@@ -179,6 +179,10 @@ static void gt_write_event(const struct gt_event *e, void *arg)
     struct gt_writer *w = arg;
     if (gt_begin_txn(w) < 0)
         return;
+    if (e->api == GT_API_NVTX) {
+        gt_write_nvtx(w, e);
+        return;
+    }
     gt_emit_thread(w, e->tid);
     gt_emit_stack(w, e->stack_id);
     gt_emit_pystack(w, e->pystack_id);
@@ -216,6 +220,7 @@ static void gt_write_counters(struct gt_writer *w)
     gt_meta_u64(w, "dropped_stacks", gt_stacks_dropped());
     gt_meta_u64(w, "dropped_python_stacks", gt_python_dropped());
     gt_meta_u64(w, "events_written", w->events_written);
+    gt_writer_nvtx_counters(w, gt_meta_u64);
     gt_meta_u64(w, "end_ns", gt_now_ns());
 }
 
@@ -256,6 +261,7 @@ static uint64_t gt_drain(struct gt_writer *w)
 {
     pthread_mutex_lock(&gt_work_lock);
     uint64_t n = gt_ring_drain_all(gt_write_event, w);
+    gt_writer_nvtx_after_drain(w, 0);
     gt_cupti_drain(gt_write_gpu_record_paced, w);
     gt_pend_expire(w, 0);
     if (w->in_txn && gt_now_ns() - w->last_commit_ns >= GT_COMMIT_NS)
@@ -284,6 +290,8 @@ static void gt_create_indexes(struct gt_writer *w);
 static void gt_writer_finish(struct gt_writer *w, int complete, int sig, int free_after)
 {
     gt_ring_drain_all(gt_write_event, w);
+    if (gt_begin_txn(w) == 0)
+        gt_writer_nvtx_after_drain(w, 1);
     gt_cupti_drain(gt_write_gpu_record, w);
     gt_pend_expire(w, 1);
     gt_write_result_names(w); /* if the writer thread never got to it */
@@ -460,7 +468,7 @@ static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *c
     char buf[8192];
     gt_meta(w, "tracer", "gputrace");
     gt_meta(w, "tracer_version", GT_VERSION);
-    gt_meta(w, "schema_version", "5");
+    gt_meta(w, "schema_version", "6");
     gt_meta_u64(w, "pid", (uint64_t)getpid());
     gt_meta_u64(w, "ppid", (uint64_t)getppid());
     gt_meta_u64(w, "process_start_ticks", gt_process_start_ticks());
@@ -486,6 +494,7 @@ static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *c
 
 static void gt_writer_close_db(struct gt_writer *w)
 {
+    gt_writer_nvtx_free(w);
     for (int i = 0; i < ST_COUNT; i++) {
         sqlite3_finalize(w->st[i]);
         w->st[i] = NULL;
