@@ -87,3 +87,10 @@ $(TPROG)/launch_loop: bench/launch_loop.c tests/fakecuda/fakecuda.h $(FAKECUDA_L
 	$(CC) $(CFLAGS_BASE) -O2 -g $(CUDA_INC) -Itests/fakecuda -o $@ $< $(TEST_LIBS)
 tests-build: $(TPROG)/launch_loop
 -include tests/truth.mk
+
+# NVTX (tests/test_nvtx.py): the library Python drives through ctypes and
+# the bench's push/pop loop; nvtx_basic and the nvcc-built nvtx_cuda.
+$(TPROG)/libnvtx_lib.so: tests/progs/nvtx_lib.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O2 -fPIC -shared -fvisibility=hidden $(CUDA_INC) -o $@ $< -ldl
+tests-build: $(TPROG)/libnvtx_lib.so $(TPROG)/nvtx_cuda

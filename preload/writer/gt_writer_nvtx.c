@@ -57,7 +57,7 @@ struct gt_nvtx_waiting {
 struct gt_nvtx_w {
     sqlite3_stmt *st[NS_COUNT];
     int64_t next_row;
-    uint8_t str_done[GT_NVTX_STR_IDS / 8 + 1];
+    uint8_t str_done[GT_NVTX_STR_IDS / 8 + 1]; /* ids 1 to GT_NVTX_STR_IDS */
     struct gt_nvtx_stack *stacks;
     size_t stacks_cap, stacks_count;
     uint64_t open_kept;
@@ -138,7 +138,7 @@ static void gt_bind_id(sqlite3_stmt *s, int col, uint64_t v)
  * sequence becomes U+FFFD, so every reader can decode the value. */
 static void gt_nvtx_emit_string(struct gt_writer *w, struct gt_nvtx_w *n, uint32_t id)
 {
-    if (!id || id >= GT_NVTX_STR_IDS || gt_bit_test_set(n->str_done, id))
+    if (!id || id > GT_NVTX_STR_IDS || gt_bit_test_set(n->str_done, id))
         return;
     const char *b;
     int len = gt_nvtx_string(id, &b);

@@ -25,6 +25,8 @@
  *     one pop too many (NVTX returns a negative level)
  *     push "left-open", never popped: open at exit
  *   argv[1] = "deep" N: N nested pushes of "level", then N pops.
+ *   argv[1] = "names" N: N ranges named "n0" to "nN-1", one after another
+ *     (pausing every 1000 so the writer keeps up).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -72,10 +74,26 @@ static int deep(int n)
     return 0;
 }
 
+static int names(int n)
+{
+    char name[32];
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof(name), "n%d", i);
+        nvtxRangePushA(name);
+        nvtxRangePop();
+        if (i % 1000 == 999)
+            usleep(20000);
+    }
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "deep") == 0)
         return deep(atoi(argv[2]));
+    if (argc == 3 && strcmp(argv[1], "names") == 0)
+        return names(atoi(argv[2]));
     const void *k = fakecuda_runtime_kernel("inner_kernel", 0);
     nvtxNameOsThreadA((uint32_t)syscall(SYS_gettid), "main-thread");
 
@@ -141,7 +159,7 @@ int main(int argc, char **argv)
     nvtxRangePop();
     nvtxRangePushA("quote' \"; DROP TABLE nvtx_ranges; --");
     nvtxRangePop();
-    nvtxRangePushA("ctrl\n\t\x01end");
+    nvtxRangePushA("ctrl\n\t\x01" "end");
     nvtxRangePop();
     nvtxRangePushA(NULL);
     nvtxRangePop();
