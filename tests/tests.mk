@@ -94,3 +94,7 @@ $(TPROG)/libnvtx_lib.so: tests/progs/nvtx_lib.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -O2 -fPIC -shared -fvisibility=hidden $(CUDA_INC) -o $@ $< -ldl
 tests-build: $(TPROG)/libnvtx_lib.so $(TPROG)/nvtx_cuda
+$(TPROG)/nvtx_loop: bench/nvtx_loop.c $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O2 -g $(CUDA_INC) -o $@ $< $(TEST_LIBS)
+tests-build: $(TPROG)/nvtx_loop
