@@ -38,7 +38,8 @@ nvtx: an nvtxRangePushA/nvtxRangePop pair from C (bench/nvtx_loop.c, NVIDIA's
 NVTX v3 headers), 40 native frames deep, timed around the pair: untraced
 (NVTX finds no injection library and makes the calls no-ops), traced with
 stacks off, and with 32-frame stacks (a range carries the stack of its
-push). --nvtx-pairs pairs per run (default 100,000).
+push). --nvtx-pairs pairs per run (default 20,000: as many as the rings
+hold, so none is dropped however far behind the writer is).
 
 analyzer: `gputrace report` on a synthetic trace of --analyzer-events
 events (default 10,000,000; bench/big_trace.py): time and peak resident
@@ -409,7 +410,7 @@ def main():
     ap.add_argument("--gpu-pace-ns", type=int, default=1000)
     ap.add_argument("--long-events", type=int, default=5000000)
     ap.add_argument("--analyzer-events", type=int, default=10000000)
-    ap.add_argument("--nvtx-pairs", type=int, default=100000)
+    ap.add_argument("--nvtx-pairs", type=int, default=20000)
     ap.add_argument("--only", choices=("python-call-cost", "c-call-cost", "writer", "threads", "nvtx", "analyzer"))
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()

@@ -419,10 +419,11 @@ CREATE TABLE nvtx_strings (
     value TEXT NOT NULL
 );
 
--- One row per range, written when it starts (end_ns NULL until it ends;
--- still NULL: open when the process ended). kind 0: push/pop (one
+-- One row per range, written when it ends, or when the trace is finished
+-- for a range still open then (end_ns NULL). kind 0: push/pop (one
 -- thread; depth and parent_id from that thread's stack in its domain),
--- 1: start/end (may end on another thread; no depth or parent).
+-- 1: start/end (may end on another thread; no depth or parent). ids
+-- count up in the order the ranges were opened on each thread.
 CREATE TABLE nvtx_ranges (
     id           INTEGER PRIMARY KEY,
     kind         INTEGER NOT NULL,

@@ -231,6 +231,7 @@ static void gt_commit(struct gt_writer *w)
     if (!w->failed) {
         gt_batch_flush(w, &w->events);
         gt_batch_flush(w, &w->gpu);
+        gt_writer_nvtx_flush(w);
     }
     if (!w->failed)
         gt_write_counters(w);

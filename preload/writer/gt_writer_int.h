@@ -161,11 +161,13 @@ void gt_write_gpu_record(const void *record, void *arg);
 void gt_writer_gpu_free(struct gt_writer *w);
 
 /* NVTX events (api GT_API_NVTX) into their tables (gt_writer_nvtx.c);
- * after each drain of all rings (last: at the end), the ends that came in
- * before their start try again; the counters go to meta; freed with the
- * database connection. */
+ * after each drain of all rings, the ends that came in before their start
+ * try again (last: at the end, when the ranges still open are written);
+ * the counters go to meta; freed with the database connection. */
 void gt_write_nvtx(struct gt_writer *w, const struct gt_event *e);
 void gt_writer_nvtx_after_drain(struct gt_writer *w, int last);
+/* Writes the ranges waiting in the batch (before a commit). */
+void gt_writer_nvtx_flush(struct gt_writer *w);
 void gt_writer_nvtx_counters(struct gt_writer *w, void (*meta)(struct gt_writer *, const char *, uint64_t));
 void gt_writer_nvtx_free(struct gt_writer *w);
 

@@ -1,14 +1,18 @@
 /* gt_writer_nvtx.c: NVTX events (hot/gt_nvtx.c) into nvtx_ranges,
  * nvtx_marks, nvtx_names and nvtx_strings. Writer thread only.
  *
- * A range's row is written when it starts, so a process that dies keeps
- * its open ranges, and its end is filled in when it ends. Push/pop ranges
- * nest per thread and domain: the writer sees each thread's events in
- * order and keeps that thread's stack of open rows, which gives depth and
- * parent. A start/end range may end on another thread, whose ring can be
- * drained before the starting thread's: an end whose start is not in yet
- * waits for the next drain before it is counted as unmatched. Everything
- * kept in memory is bounded; what does not fit is counted in meta. */
+ * An open range waits in memory and its row is written once it ends,
+ * GT_BATCH_ROWS rows to an INSERT (one statement per row would cost the
+ * writer more than the ring offers); ranges still open are written, with
+ * no end, when the trace is finished (at exit, a signal, exec). Push/pop
+ * ranges nest per thread and domain: the writer sees each thread's events
+ * in order and keeps that thread's stack of open ranges, which gives depth
+ * and parent. A start/end range may end on another thread, whose ring can
+ * be drained before the starting thread's: an end whose start is not in
+ * yet waits for the next drains before it is counted as unmatched.
+ * Everything kept in memory is bounded; what does not fit is counted in
+ * meta. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,36 +20,51 @@
 #include "hot/gt_nvtx.h"
 #include "writer/gt_writer_int.h"
 
-/* Open push ranges kept, over all stacks; deeper ones are counted. */
-#define GT_NVTX_OPEN_MAX (1u << 20)
-/* Open start/end ranges kept, and ends waiting for their start. */
-#define GT_NVTX_STARTED_MAX (1u << 20)
+/* Open ranges kept (push ranges over all stacks, and started ranges);
+ * pushes deeper than that are counted. */
+#define GT_NVTX_OPEN_MAX (1u << 18)
 #define GT_NVTX_WAITING_MAX 4096u
 #define GT_NVTX_STR_IDS (1u << 17)
+#define GT_NVTX_COLS 15
 
-enum { NS_RANGE, NS_END, NS_MARK, NS_NAME, NS_STRING, NS_COUNT };
+enum { NS_RANGE, NS_RANGES, NS_MARK, NS_NAME, NS_STRING, NS_COUNT };
+
+#define GT_NVTX_RANGE_INSERT                                                                                  \
+    "INSERT INTO nvtx_ranges(id,kind,tid,end_tid,domain_id,category,name_id,start_ns,end_ns,depth,parent_id," \
+    "payload,payload_type,stack_id,pystack_id) VALUES"
+#define GT_NVTX_RANGE_VALUES "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 
 static const char *const gt_nvtx_sql[NS_COUNT] = {
-    [NS_RANGE] = "INSERT INTO nvtx_ranges(id,kind,tid,domain_id,category,name_id,start_ns,depth,parent_id,payload,"
-                 "payload_type,stack_id,pystack_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [NS_END] = "UPDATE nvtx_ranges SET end_ns = ?, end_tid = ? WHERE id = ?",
+    [NS_RANGE] = GT_NVTX_RANGE_INSERT GT_NVTX_RANGE_VALUES,
+    [NS_RANGES] = NULL, /* GT_BATCH_ROWS rows of NS_RANGE's, built at first use */
     [NS_MARK] = "INSERT INTO nvtx_marks(tid,domain_id,category,name_id,ns,payload,payload_type,stack_id,pystack_id) "
                 "VALUES(?,?,?,?,?,?,?,?,?)",
     [NS_NAME] = "INSERT INTO nvtx_names VALUES(?,?,?,?,?)",
     [NS_STRING] = "INSERT INTO nvtx_strings VALUES(?,?)",
 };
 
+/* A range, open or ended, until its row is written. */
+struct gt_nvtx_range {
+    int64_t row, parent;   /* parent 0: none */
+    int32_t depth;         /* -1: a start/end range */
+    uint32_t tid, end_tid; /* end_tid 0: still open */
+    uint32_t domain, category, name, stack_id, pystack_id;
+    uint64_t start_ns, end_ns;
+    uint64_t payload;
+    uint8_t payload_type;
+};
+
 /* One thread's open push ranges in one domain. */
 struct gt_nvtx_stack {
-    uint64_t key;      /* tid << 32 | domain; 0: empty slot */
-    int64_t *rows;
+    uint64_t key;      /* 1 << 63 | tid << 32 | domain; 0: empty slot */
+    struct gt_nvtx_range *open;
     uint32_t n, cap;
     uint64_t beyond;   /* pushes past what is kept: popped before the kept ones */
 };
 
 struct gt_nvtx_started {
     uint64_t id;       /* the nvtxRangeId_t; 0: empty */
-    int64_t row;
+    struct gt_nvtx_range r;
 };
 
 struct gt_nvtx_waiting {
@@ -65,7 +84,9 @@ struct gt_nvtx_w {
     size_t started_cap, started_count;
     struct gt_nvtx_waiting waiting[GT_NVTX_WAITING_MAX];
     uint32_t nwaiting;
-    uint64_t unbalanced_pops, unmatched_ends, too_deep, too_many_started;
+    struct gt_nvtx_range batch[GT_BATCH_ROWS];
+    int nbatch;
+    uint64_t unbalanced_pops, unmatched_ends, not_kept;
 };
 
 static uint64_t gt_mix(uint64_t x)
@@ -81,9 +102,13 @@ static struct gt_nvtx_w *gt_nvtx_state(struct gt_writer *w)
     struct gt_nvtx_w *n = calloc(1, sizeof(*n));
     if (!n)
         return NULL;
+    char many[sizeof(GT_NVTX_RANGE_INSERT) + GT_BATCH_ROWS * sizeof(GT_NVTX_RANGE_VALUES)];
+    char *p = many + sprintf(many, "%s", GT_NVTX_RANGE_INSERT);
+    for (int i = 0; i < GT_BATCH_ROWS; i++)
+        p += sprintf(p, "%s%s", i ? "," : "", GT_NVTX_RANGE_VALUES);
     for (int i = 0; i < NS_COUNT; i++) {
-        if (sqlite3_prepare_v3(w->db, gt_nvtx_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &n->st[i], NULL) !=
-            SQLITE_OK) {
+        const char *sql = i == NS_RANGES ? many : gt_nvtx_sql[i];
+        if (sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &n->st[i], NULL) != SQLITE_OK) {
             for (int j = 0; j < i; j++)
                 sqlite3_finalize(n->st[j]);
             free(n);
@@ -102,7 +127,7 @@ void gt_writer_nvtx_free(struct gt_writer *w)
     for (int i = 0; i < NS_COUNT; i++)
         sqlite3_finalize(n->st[i]);
     for (size_t i = 0; i < n->stacks_cap; i++)
-        free(n->stacks[i].rows);
+        free(n->stacks[i].open);
     free(n->stacks);
     free(n->started);
     free(n);
@@ -174,10 +199,10 @@ static void gt_nvtx_emit_string(struct gt_writer *w, struct gt_nvtx_w *n, uint32
     gt_nvtx_step(w, n, NS_STRING);
 }
 
-static void gt_bind_payload(sqlite3_stmt *s, int col, const struct gt_event *e)
+/* The payload into columns col (its value) and col + 1 (its type). */
+static void gt_bind_payload(sqlite3_stmt *s, int col, uint8_t type, uint64_t v)
 {
-    uint64_t v = e->u.nvtx.payload;
-    switch (e->u.nvtx.payload_type) {
+    switch (type) {
     case 1: /* uint64: past INT64_MAX it reads as its two's complement */
     case 2:
         sqlite3_bind_int64(s, col, (int64_t)v);
@@ -206,7 +231,7 @@ static void gt_bind_payload(sqlite3_stmt *s, int col, const struct gt_event *e)
         sqlite3_bind_null(s, col);
         return;
     }
-    sqlite3_bind_int64(s, col + 1, e->u.nvtx.payload_type);
+    sqlite3_bind_int64(s, col + 1, type);
 }
 
 static struct gt_nvtx_stack *gt_nvtx_stack_of(struct gt_nvtx_w *n, uint32_t tid, uint32_t domain, int add)
@@ -247,63 +272,102 @@ look:
     }
 }
 
-static void gt_nvtx_insert_range(struct gt_writer *w, struct gt_nvtx_w *n, const struct gt_event *e, int64_t row,
-                                 int kind, int64_t depth, int64_t parent)
+/* ---- rows, GT_BATCH_ROWS to a statement ---- */
+
+static void gt_nvtx_bind_range(sqlite3_stmt *s, int c, const struct gt_nvtx_range *r)
 {
-    sqlite3_stmt *s = n->st[NS_RANGE];
-    sqlite3_bind_int64(s, 1, row);
-    sqlite3_bind_int64(s, 2, kind);
-    sqlite3_bind_int64(s, 3, e->tid);
-    gt_bind_id(s, 4, e->u.nvtx.domain);
-    sqlite3_bind_int64(s, 5, e->u.nvtx.category);
-    gt_bind_id(s, 6, e->u.nvtx.name);
-    sqlite3_bind_int64(s, 7, (int64_t)e->start_ns);
-    if (depth >= 0)
-        sqlite3_bind_int64(s, 8, depth);
+    sqlite3_bind_int64(s, c, r->row);
+    sqlite3_bind_int64(s, c + 1, r->depth < 0 ? 1 : 0);
+    sqlite3_bind_int64(s, c + 2, r->tid);
+    gt_bind_id(s, c + 3, r->end_tid);
+    gt_bind_id(s, c + 4, r->domain);
+    sqlite3_bind_int64(s, c + 5, r->category);
+    gt_bind_id(s, c + 6, r->name);
+    sqlite3_bind_int64(s, c + 7, (int64_t)r->start_ns);
+    if (r->end_tid)
+        sqlite3_bind_int64(s, c + 8, (int64_t)r->end_ns);
     else
-        sqlite3_bind_null(s, 8);
-    gt_bind_id(s, 9, (uint64_t)(parent > 0 ? parent : 0));
-    gt_bind_payload(s, 10, e);
-    gt_bind_id(s, 12, e->stack_id);
-    gt_bind_id(s, 13, e->pystack_id);
-    gt_nvtx_step(w, n, NS_RANGE);
+        sqlite3_bind_null(s, c + 8);
+    if (r->depth >= 0)
+        sqlite3_bind_int64(s, c + 9, r->depth);
+    else
+        sqlite3_bind_null(s, c + 9);
+    gt_bind_id(s, c + 10, (uint64_t)r->parent);
+    gt_bind_payload(s, c + 11, r->payload_type, r->payload);
+    gt_bind_id(s, c + 13, r->stack_id);
+    gt_bind_id(s, c + 14, r->pystack_id);
 }
 
-static void gt_nvtx_end_row(struct gt_writer *w, struct gt_nvtx_w *n, int64_t row, uint64_t ns, uint32_t tid)
+static void gt_nvtx_flush(struct gt_writer *w, struct gt_nvtx_w *n)
 {
-    sqlite3_stmt *s = n->st[NS_END];
-    sqlite3_bind_int64(s, 1, (int64_t)ns);
-    sqlite3_bind_int64(s, 2, tid);
-    sqlite3_bind_int64(s, 3, row);
-    gt_nvtx_step(w, n, NS_END);
+    if (n->nbatch == GT_BATCH_ROWS) {
+        for (int i = 0; i < GT_BATCH_ROWS; i++)
+            gt_nvtx_bind_range(n->st[NS_RANGES], 1 + i * GT_NVTX_COLS, &n->batch[i]);
+        gt_nvtx_step(w, n, NS_RANGES);
+    } else {
+        for (int i = 0; i < n->nbatch && !w->failed; i++) {
+            gt_nvtx_bind_range(n->st[NS_RANGE], 1, &n->batch[i]);
+            gt_nvtx_step(w, n, NS_RANGE);
+        }
+    }
+    n->nbatch = 0;
 }
 
-static void gt_nvtx_push(struct gt_writer *w, struct gt_nvtx_w *n, const struct gt_event *e)
+static void gt_nvtx_store(struct gt_writer *w, struct gt_nvtx_w *n, const struct gt_nvtx_range *r)
+{
+    n->batch[n->nbatch++] = *r;
+    if (n->nbatch == GT_BATCH_ROWS)
+        gt_nvtx_flush(w, n);
+}
+
+static void gt_nvtx_range_from(struct gt_nvtx_range *r, const struct gt_event *e, int64_t row)
+{
+    r->row = row;
+    r->parent = 0;
+    r->depth = -1;
+    r->tid = e->tid;
+    r->end_tid = 0;
+    r->domain = e->u.nvtx.domain;
+    r->category = e->u.nvtx.category;
+    r->name = e->u.nvtx.name;
+    r->stack_id = e->stack_id;
+    r->pystack_id = e->pystack_id;
+    r->start_ns = e->start_ns;
+    r->end_ns = 0;
+    r->payload = e->u.nvtx.payload;
+    r->payload_type = e->u.nvtx.payload_type;
+}
+
+/* ---- push/pop ---- */
+
+static void gt_nvtx_push(struct gt_nvtx_w *n, const struct gt_event *e)
 {
     struct gt_nvtx_stack *st = gt_nvtx_stack_of(n, e->tid, e->u.nvtx.domain, 1);
     if (!st) {
-        n->too_deep++;
+        n->not_kept++;
         return;
     }
     if (st->beyond || n->open_kept >= GT_NVTX_OPEN_MAX) {
         st->beyond++;
-        n->too_deep++;
+        n->not_kept++;
         return;
     }
     if (st->n == st->cap) {
         uint32_t cap = st->cap ? st->cap * 2 : 16;
-        int64_t *r = realloc(st->rows, cap * sizeof(*r));
-        if (!r) {
+        struct gt_nvtx_range *o = realloc(st->open, cap * sizeof(*o));
+        if (!o) {
             st->beyond++;
-            n->too_deep++;
+            n->not_kept++;
             return;
         }
-        st->rows = r;
+        st->open = o;
         st->cap = cap;
     }
-    int64_t row = ++n->next_row;
-    gt_nvtx_insert_range(w, n, e, row, 0, st->n, st->n ? st->rows[st->n - 1] : 0);
-    st->rows[st->n++] = row;
+    struct gt_nvtx_range *r = &st->open[st->n];
+    gt_nvtx_range_from(r, e, ++n->next_row);
+    r->depth = (int32_t)st->n;
+    r->parent = st->n ? st->open[st->n - 1].row : 0;
+    st->n++;
     n->open_kept++;
 }
 
@@ -318,13 +382,15 @@ static void gt_nvtx_pop(struct gt_writer *w, struct gt_nvtx_w *n, const struct g
         n->unbalanced_pops++;
         return;
     }
-    int64_t row = st->rows[--st->n];
+    struct gt_nvtx_range *r = &st->open[--st->n];
     n->open_kept--;
-    gt_nvtx_end_row(w, n, row, e->start_ns, e->tid);
+    r->end_ns = e->start_ns;
+    r->end_tid = e->tid;
+    gt_nvtx_store(w, n, r);
 }
 
-/* ---- start/end: range id -> row, open addressing, deletion by shifting
- * back the entries after the removed one ---- */
+/* ---- start/end: range id -> open range, open addressing, deletion by
+ * shifting back the entries after the removed one ---- */
 
 static int gt_started_grow(struct gt_nvtx_w *n)
 {
@@ -346,24 +412,26 @@ static int gt_started_grow(struct gt_nvtx_w *n)
     return 0;
 }
 
-static void gt_started_put(struct gt_nvtx_w *n, uint64_t id, int64_t row)
+/* 0, or -1 when it cannot be kept. */
+static int gt_started_put(struct gt_nvtx_w *n, uint64_t id, const struct gt_nvtx_range *r)
 {
-    if (n->started_count >= GT_NVTX_STARTED_MAX ||
-        (n->started_count * 2 >= n->started_cap && gt_started_grow(n) < 0)) {
-        n->too_many_started++;
-        return;
-    }
+    if (!id || n->open_kept >= GT_NVTX_OPEN_MAX ||
+        (n->started_count * 2 >= n->started_cap && gt_started_grow(n) < 0))
+        return -1;
     size_t j = gt_mix(id) & (n->started_cap - 1);
     while (n->started[j].id && n->started[j].id != id)
         j = (j + 1) & (n->started_cap - 1);
-    if (!n->started[j].id)
-        n->started_count++;
+    if (n->started[j].id)
+        return -1; /* ids are never reused */
+    n->started_count++;
+    n->open_kept++;
     n->started[j].id = id;
-    n->started[j].row = row;
+    n->started[j].r = *r;
+    return 0;
 }
 
-/* The row of a started range, taken out of the map; 0: not there. */
-static int64_t gt_started_take(struct gt_nvtx_w *n, uint64_t id)
+/* Takes a started range out of the map into *out; 0: not there. */
+static int gt_started_take(struct gt_nvtx_w *n, uint64_t id, struct gt_nvtx_range *out)
 {
     if (!n->started_cap || !id)
         return 0;
@@ -372,9 +440,10 @@ static int64_t gt_started_take(struct gt_nvtx_w *n, uint64_t id)
         j = (j + 1) & mask;
     if (!n->started[j].id)
         return 0;
-    int64_t row = n->started[j].row;
+    *out = n->started[j].r;
     n->started[j].id = 0;
     n->started_count--;
+    n->open_kept--;
     for (size_t k = (j + 1) & mask; n->started[k].id; k = (k + 1) & mask) {
         size_t home = gt_mix(n->started[k].id) & mask;
         /* Moves back when its home is not cyclically within (j, k]. */
@@ -384,23 +453,36 @@ static int64_t gt_started_take(struct gt_nvtx_w *n, uint64_t id)
             j = k;
         }
     }
-    return row;
+    return 1;
 }
 
 static void gt_nvtx_start(struct gt_writer *w, struct gt_nvtx_w *n, const struct gt_event *e)
 {
-    int64_t row = ++n->next_row;
-    gt_nvtx_insert_range(w, n, e, row, 1, -1, 0);
-    gt_started_put(n, e->u.nvtx.id, row);
+    struct gt_nvtx_range r;
+    gt_nvtx_range_from(&r, e, ++n->next_row);
+    if (gt_started_put(n, e->u.nvtx.id, &r) < 0) {
+        /* Written open at once: its end will be counted unmatched. */
+        n->not_kept++;
+        gt_nvtx_store(w, n, &r);
+    }
+}
+
+/* 1 when the range was open and is now stored with its end. */
+static int gt_nvtx_close_started(struct gt_writer *w, struct gt_nvtx_w *n, uint64_t id, uint64_t ns, uint32_t tid)
+{
+    struct gt_nvtx_range r;
+    if (!gt_started_take(n, id, &r))
+        return 0;
+    r.end_ns = ns;
+    r.end_tid = tid;
+    gt_nvtx_store(w, n, &r);
+    return 1;
 }
 
 static void gt_nvtx_end(struct gt_writer *w, struct gt_nvtx_w *n, const struct gt_event *e)
 {
-    int64_t row = gt_started_take(n, e->u.nvtx.id);
-    if (row) {
-        gt_nvtx_end_row(w, n, row, e->start_ns, e->tid);
+    if (gt_nvtx_close_started(w, n, e->u.nvtx.id, e->start_ns, e->tid))
         return;
-    }
     if (n->nwaiting == GT_NVTX_WAITING_MAX) {
         n->unmatched_ends++;
         return;
@@ -412,23 +494,48 @@ static void gt_nvtx_end(struct gt_writer *w, struct gt_nvtx_w *n, const struct g
     x->age = 0;
 }
 
+/* The trace is being finished: every range still open is written open. */
+static void gt_nvtx_store_open(struct gt_writer *w, struct gt_nvtx_w *n)
+{
+    for (size_t i = 0; i < n->stacks_cap; i++) {
+        struct gt_nvtx_stack *st = &n->stacks[i];
+        for (uint32_t k = 0; st->key && k < st->n; k++)
+            gt_nvtx_store(w, n, &st->open[k]);
+        st->n = 0;
+    }
+    for (size_t i = 0; i < n->started_cap; i++) {
+        if (n->started[i].id)
+            gt_nvtx_store(w, n, &n->started[i].r);
+        n->started[i].id = 0;
+    }
+    n->started_count = 0;
+    n->open_kept = 0;
+}
+
 void gt_writer_nvtx_after_drain(struct gt_writer *w, int last)
 {
     struct gt_nvtx_w *n = w->nvtx;
-    if (!n || !n->nwaiting)
+    if (!n)
         return;
     uint32_t keep = 0;
     for (uint32_t i = 0; i < n->nwaiting; i++) {
         struct gt_nvtx_waiting *x = &n->waiting[i];
-        int64_t row = gt_started_take(n, x->id);
-        if (row)
-            gt_nvtx_end_row(w, n, row, x->ns, x->tid);
-        else if (last || ++x->age > 2)
+        if (gt_nvtx_close_started(w, n, x->id, x->ns, x->tid))
+            continue;
+        if (last || ++x->age > 2)
             n->unmatched_ends++;
         else
             n->waiting[keep++] = *x;
     }
     n->nwaiting = keep;
+    if (last)
+        gt_nvtx_store_open(w, n);
+}
+
+void gt_writer_nvtx_flush(struct gt_writer *w)
+{
+    if (w->nvtx && w->nvtx->nbatch && !w->failed)
+        gt_nvtx_flush(w, w->nvtx);
 }
 
 static void gt_nvtx_mark(struct gt_writer *w, struct gt_nvtx_w *n, const struct gt_event *e)
@@ -439,7 +546,7 @@ static void gt_nvtx_mark(struct gt_writer *w, struct gt_nvtx_w *n, const struct 
     sqlite3_bind_int64(s, 3, e->u.nvtx.category);
     gt_bind_id(s, 4, e->u.nvtx.name);
     sqlite3_bind_int64(s, 5, (int64_t)e->start_ns);
-    gt_bind_payload(s, 6, e);
+    gt_bind_payload(s, 6, e->u.nvtx.payload_type, e->u.nvtx.payload);
     gt_bind_id(s, 8, e->stack_id);
     gt_bind_id(s, 9, e->pystack_id);
     gt_nvtx_step(w, n, NS_MARK);
@@ -471,7 +578,7 @@ void gt_write_nvtx(struct gt_writer *w, const struct gt_event *e)
     gt_nvtx_emit_string(w, n, e->u.nvtx.domain);
     switch (e->u.nvtx.kind) {
     case GT_NVTX_PUSH:
-        gt_nvtx_push(w, n, e);
+        gt_nvtx_push(n, e);
         break;
     case GT_NVTX_POP:
         gt_nvtx_pop(w, n, e);
@@ -503,7 +610,7 @@ void gt_writer_nvtx_counters(struct gt_writer *w, void (*meta)(struct gt_writer 
         return;
     meta(w, "nvtx_unbalanced_pops", n->unbalanced_pops);
     meta(w, "nvtx_unmatched_ends", n->unmatched_ends);
-    meta(w, "nvtx_ranges_not_kept", n->too_deep + n->too_many_started);
+    meta(w, "nvtx_ranges_not_kept", n->not_kept);
     meta(w, "nvtx_truncated_strings", gt_nvtx_truncated());
     meta(w, "nvtx_dropped_strings", gt_nvtx_strings_dropped());
 }
