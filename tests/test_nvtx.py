@@ -132,6 +132,22 @@ def test_nvtx_deep_nesting_recorded_whole():
     assert_eq(meta(run, "nvtx_unbalanced_pops"), "0")
 
 
+def test_nvtx_open_range_kept_when_sigterm_ends_the_process():
+    import signal
+    d = tmpdir()
+    env = gtlib.base_env({"LD_PRELOAD": _shim(), "NVTX_INJECTION64_PATH": _shim(),
+                          "GPUTRACE_OUTPUT": os.path.join(d, "t-%p.db")})
+    p = subprocess.Popen([prog("nvtx_basic"), "hold"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, preexec_fn=gtlib.default_signals)
+    assert_eq(p.stdout.readline(), "ready\n")
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=30)
+    assert_eq(p.returncode, -signal.SIGTERM)
+    (db,) = [os.path.join(d, f) for f in os.listdir(d) if f.endswith(".db")]
+    assert_eq(query(db, "SELECT name, depth, end_ns, end_tid FROM ranges"), [("held", 0, None, None)])
+    assert_eq(query(db, "SELECT value FROM meta WHERE key = 'terminated_by_signal'"), [(str(signal.SIGTERM),)])
+
+
 def test_nvtx_distinct_names_past_the_string_table():
     """131072 distinct strings fit; the ranges past them are kept without
     a name and counted, and memory stays bounded."""

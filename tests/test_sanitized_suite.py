@@ -22,7 +22,7 @@ LEAVE_OUT = [
     "threads_that_end",
     # fork with threads, sanitizer-handled crashes, own preloads, no programs
     "fork", "short_lived", "abort_and_segv", "sanitized", "allocators", "exports", "full_disk", "file_size",
-    "fuzz", "line_tables", "layouts", "report_sites", "version_1", "nvtx_record",
+    "fuzz", "line_tables", "layouts", "report_sites", "version_1", "nvtx_record", "nvtx_open_range",
 ]
 
 

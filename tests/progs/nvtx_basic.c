@@ -25,6 +25,8 @@
  *     one pop too many (NVTX returns a negative level)
  *     push "left-open", never popped: open at exit
  *   argv[1] = "deep" N: N nested pushes of "level", then N pops.
+ *   argv[1] = "hold": push "held", print "ready", then sleep (the test
+ *     sends SIGTERM: the range is in the trace, open).
  *   argv[1] = "names" N: N ranges named "n0" to "nN-1", one after another
  *     (pausing every 1000 so the writer keeps up).
  */
@@ -92,6 +94,14 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "deep") == 0)
         return deep(atoi(argv[2]));
+    if (argc == 2 && strcmp(argv[1], "hold") == 0) {
+        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        nvtxRangePushA("held");
+        printf("ready\n");
+        fflush(stdout);
+        sleep(30);
+        return 0;
+    }
     if (argc == 3 && strcmp(argv[1], "names") == 0)
         return names(atoi(argv[2]));
     const void *k = fakecuda_runtime_kernel("inner_kernel", 0);
