@@ -253,3 +253,53 @@ def test_nvtx_not_recorded_without_the_injection_path():
     assert_eq(run.proc.returncode, 0, run.proc.stderr)
     assert_eq(run.q1("SELECT count(*) FROM ranges"), 0)
     assert_eq(run.q1("SELECT count(*) FROM kernels"), 9)
+
+
+def test_nvtx_report_by_phase_planted_and_against_the_oracle():
+    """docs/report.md, Phases, on tests/progs/nvtx_phases.c: the answers
+    the program plants, then every figure against tests/oracle.py."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import oracle
+    steps, stall_us, kernel_ns = 3, 2000, 200000
+    run = run_nvtx([prog("nvtx_phases"), str(steps), str(stall_us)], env={"FAKECUDA_KERNEL_NS": str(kernel_ns)})
+    rc, doc, err = oracle.run_report([run.trace])
+    assert_eq(rc, 0, err)
+    ph = doc["phases"]
+    assert_eq([p["name"] for p in ph], ["init", "data", "compute"])
+    init, data, compute = ph
+    # the simulated GPU: a copy takes ceil(bytes / bandwidth) + 1000 ns
+    # (pageable 10 B/ns, pinned 25 B/ns; tests/fakecuda/README.md)
+    copies = 2 * steps * (-(-(1 << 20) // 10) + 1000) + (-(-4096 // 25) + 1000)
+    want = {
+        "init": dict(ranges=1, gpu_busy_ns=0, launches=0, h2d_bytes=0, syncs=0),
+        "data": dict(ranges=steps + 1, gpu_busy_ns=copies, launches=0, h2d_bytes=2 * steps * (1 << 20) + 4096,
+                     syncs=1),
+        "compute": dict(ranges=steps, gpu_busy_ns=5 * steps * kernel_ns, launches=5 * steps, h2d_bytes=0,
+                        syncs=steps),
+    }
+    for p in ph:
+        assert_eq({k: p[k] for k in want[p["name"]]}, want[p["name"]], p["name"])
+        assert_eq(p["gpu_idle_ns"], p["wall_ns"] - p["gpu_busy_ns"], p["name"])
+    assert data["wall_ns"] >= steps * stall_us * 1000, data
+    assert init["launch_host_ns"] == 0 and compute["launch_host_ns"] > 0 and compute["sync_ns"] > 0
+    errs = oracle.check([run.trace], doc)
+    assert not errs, "the report disagrees with the oracle:\n  " + "\n  ".join(errs[:20])
+    # the text and HTML reports carry the section
+    text = subprocess.run([GPUTRACE, "report", run.trace], capture_output=True, text=True).stdout
+    assert "By phase" in text and all(("  %s " % n) in text for n in ("init", "data", "compute")), text
+    html = os.path.join(tmpdir(), "r.html")
+    subprocess.run([GPUTRACE, "report", "--format", "html", "-o", html, run.trace], check=True)
+    with open(html) as f:
+        page = f.read()
+    assert "By phase" in page and "<code>compute</code>" in page
+
+
+def test_nvtx_report_without_ranges_has_no_phases():
+    run = run_traced([prog("rt_basic")])
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import oracle
+    rc, doc, err = oracle.run_report([run.trace])
+    assert_eq(rc, 0, err)
+    assert_eq(doc["phases"], [])
+    text = subprocess.run([GPUTRACE, "report", run.trace], capture_output=True, text=True).stdout
+    assert "By phase" not in text
