@@ -35,12 +35,21 @@ threads: T threads launching at once, each timing its own calls
 tracer's cost per call grows with the threads (a shared lock would make
 it).
 
+<<<<<<< HEAD
 total-cost: the tracer's whole cost in CPU per recorded call (user + system
 time of every thread, traced minus untraced, from the kernel), over
 --cost-events launches (default 500,000) of 1 us simulated launch cost,
 split into the launching thread, the writer thread, the finish (indexes,
 folding the WAL) and the rest; then with GPU timing on (CUPTI's share) and
 the trace's bytes per call, indexes included.
+=======
+nvtx: an nvtxRangePushA/nvtxRangePop pair from C (bench/nvtx_loop.c, NVIDIA's
+NVTX v3 headers), 40 native frames deep, timed around the pair: untraced
+(NVTX finds no injection library and makes the calls no-ops), traced with
+stacks off, and with 32-frame stacks (a range carries the stack of its
+push). --nvtx-pairs pairs per run (default 20,000: as many as the rings
+hold, so none is dropped however far behind the writer is).
+>>>>>>> nvtx
 
 analyzer: `gputrace report` on a synthetic trace of --analyzer-events
 events (default 10,000,000; bench/big_trace.py): time and peak resident
@@ -241,6 +250,7 @@ def threads(args):
     RESULTS["threads"] = added
 
 
+<<<<<<< HEAD
 def run_cpu(n, depth, extra, workdir, launch_ns):
     """launch_loop once, its whole CPU taken from the kernel (wait4): user
     and system time of every thread, the tracer's included. Returns
@@ -315,6 +325,56 @@ def total_cost(args):
           % (m["size"], m["gpu_size"]))
     print("  events dropped            %d" % dropped)
     RESULTS["total_cost"] = (m["total"], m["gpu_total"], m["gpu_size"], dropped)
+=======
+NVTX_SETTINGS = [
+    ("untraced", None),
+    ("stacks off", {"GPUTRACE_STACK_DEPTH": "0"}),
+    ("32-frame stacks", {}),
+]
+
+
+def nvtx(args):
+    results = {name: [] for name, _ in NVTX_SETTINGS}
+    drops = {name: 0 for name, _ in NVTX_SETTINGS}
+    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
+        out = os.path.join(d, "times.txt")
+        for _ in range(args.rounds):
+            for name, extra in NVTX_SETTINGS:
+                env = gtlib.base_env({"FAKECUDA_KERNEL_NS": "0", "GPUTRACE_GPU_TIMING": "off",
+                                      "GPUTRACE_BUFFER_EVENTS": "1048576",
+                                      "GPUTRACE_OUTPUT": os.path.join(d, "n-%p.db")})
+                env.pop("NVTX_INJECTION64_PATH", None)
+                if extra is not None:
+                    env.update(extra)
+                    env["LD_PRELOAD"] = gtlib.SHIM
+                    env["NVTX_INJECTION64_PATH"] = gtlib.SHIM
+                r = subprocess.run([gtlib.prog("nvtx_loop"), str(args.nvtx_pairs), "40", out], env=env,
+                                   capture_output=True, text=True)
+                if r.returncode != 0:
+                    sys.exit("bench: nvtx_loop failed: %s" % r.stderr)
+                with open(out) as f:
+                    results[name] += [int(x) for x in f.read().split()]
+                for fn in os.listdir(d):
+                    if fn.endswith(".db"):
+                        db = os.path.join(d, fn)
+                        m = dict(gtlib.query(db, "SELECT key, value FROM meta"))
+                        drops[name] += int(m["dropped_events"])
+                        n = gtlib.query(db, "SELECT count(*) FROM ranges WHERE name = 'bench-range'")[0][0]
+                        if int(m["dropped_events"]) == 0 and n != 2000 + args.nvtx_pairs:
+                            sys.exit("bench: nvtx_loop: %d ranges recorded, %d made" % (n, 2000 + args.nvtx_pairs))
+                        os.unlink(db)
+    base50, base99 = statistics.median(results["untraced"]), percentile(results["untraced"], 0.99)
+    print("nvtx: %d push/pop pairs x %d rounds from C, 40 native frames deep, timed around each pair"
+          % (args.nvtx_pairs, args.rounds))
+    print("  %-24s %10s %10s %12s %12s %8s" % ("setting", "p50 ns", "p99 ns", "added p50", "added p99", "dropped"))
+    for name, _ in NVTX_SETTINGS:
+        xs = results[name]
+        p50, p99 = statistics.median(xs), percentile(xs, 0.99)
+        print("  %-24s %10.0f %10.0f %12s %12s %8d" % (name, p50, p99, "-" if name == "untraced" else
+                                                       "%+.0f" % (p50 - base50), "-" if name == "untraced" else
+                                                       "%+.0f" % (p99 - base99), drops[name]))
+        RESULTS["nvtx " + name] = (p50 - base50, p99 - base99)
+>>>>>>> nvtx
 
 
 def summary():
@@ -348,6 +408,11 @@ def summary():
         row("added peak resident memory", "%+.1f MiB" % RESULTS["rss"], "64 MiB", RESULTS["rss"] < 64)
         row("  the same, GPU timing on", "%+.1f MiB" % RESULTS["rss_gpu"], "64 MiB", RESULTS["rss_gpu"] < 64)
         row("  GPU timing on, a 5x longer run", "%+.1f MiB" % RESULTS["rss_long"], "64 MiB", RESULTS["rss_long"] < 64)
+    if "nvtx stacks off" in RESULTS:
+        v = RESULTS["nvtx stacks off"]
+        row("NVTX push/pop pair, stacks off", "%+.0f ns p50, %+.0f ns p99" % v, "150 ns", v[0] <= 150)
+        v = RESULTS["nvtx 32-frame stacks"]
+        row("NVTX push/pop pair, 32-frame stacks", "%+.0f ns p50, %+.0f ns p99" % v, "reported", True)
     if "threads" in RESULTS:
         r = RESULTS["threads"]
         row("per call, 1/2/4 threads at once", "/".join("%+.0f" % x for x in r) + " ns p50",
@@ -442,17 +507,26 @@ def main():
     ap.add_argument("--gpu-pace-ns", type=int, default=1000)
     ap.add_argument("--long-events", type=int, default=5000000)
     ap.add_argument("--analyzer-events", type=int, default=10000000)
+<<<<<<< HEAD
     ap.add_argument("--cost-events", type=int, default=500000)
     ap.add_argument("--cost-rounds", type=int, default=3)
     ap.add_argument("--only", choices=("python-call-cost", "c-call-cost", "writer", "total-cost", "threads",
                                        "analyzer"))
+=======
+    ap.add_argument("--nvtx-pairs", type=int, default=20000)
+    ap.add_argument("--only", choices=("python-call-cost", "c-call-cost", "writer", "threads", "nvtx", "analyzer"))
+>>>>>>> nvtx
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
     if not os.path.exists(gtlib.SHIM):
         sys.exit("bench: build first (make)")
     print("machine: %s, %d CPUs" % (os.uname().machine, os.cpu_count()))
     sections = [("python-call-cost", python_call_cost), ("c-call-cost", c_call_cost), ("writer", writer),
+<<<<<<< HEAD
                 ("total-cost", total_cost), ("threads", threads), ("analyzer", analyzer)]
+=======
+                ("threads", threads), ("nvtx", nvtx), ("analyzer", analyzer)]
+>>>>>>> nvtx
     for name, fn in sections:
         if args.only in (None, name):
             fn(args)

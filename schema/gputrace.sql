@@ -1,10 +1,10 @@
--- gputrace trace schema, version 5 (PRAGMA user_version = 5).
+-- gputrace trace schema, version 6 (PRAGMA user_version = 6).
 --
 -- Storage tables hold integers and ids; names, stacks and frames are stored
 -- once. The views at the end are the public, stable surface: query those.
 -- docs/schema.md documents every table and view with example queries.
 
-PRAGMA user_version = 5;
+PRAGMA user_version = 6;
 
 -- Key/value facts about the traced process and the recording.
 CREATE TABLE meta (
@@ -406,6 +406,100 @@ CREATE VIEW py_stack_frames AS
 SELECT s.pystack_id, s.depth, c.file, c.function, f.line, c.first_line, f.lasti
 FROM py_stacks s JOIN py_frames f ON f.id = s.frame_id JOIN py_code c ON c.id = f.code_id;
 
+-- ---------------------------------------------------------------------------
+-- @nvtx (version 6): NVTX ranges, marks and names, recorded through NVTX's
+-- injection interface. Older traces have none of these tables or views.
+
+-- NVTX's strings (messages, domain and category names, object names):
+-- UTF-8 (wide strings converted), at most 256 bytes (longer ones cut,
+-- counted in meta nvtx_truncated_strings), bytes that are not UTF-8 made
+-- U+FFFD.
+CREATE TABLE nvtx_strings (
+    id    INTEGER PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+-- One row per range, written when it ends, or when the trace is finished
+-- for a range still open then (end_ns NULL). kind 0: push/pop (one
+-- thread; depth and parent_id from that thread's stack in its domain),
+-- 1: start/end (may end on another thread; no depth or parent). ids
+-- count up in the order the ranges were opened on each thread.
+CREATE TABLE nvtx_ranges (
+    id           INTEGER PRIMARY KEY,
+    kind         INTEGER NOT NULL,
+    tid          INTEGER NOT NULL,   -- the thread that pushed or started it
+    end_tid      INTEGER,            -- the thread that popped or ended it
+    domain_id    INTEGER,            -- nvtx_strings id of the domain's name; NULL: the default domain
+    category     INTEGER NOT NULL,   -- 0: none
+    name_id      INTEGER,            -- nvtx_strings id of the message; NULL: none
+    start_ns     INTEGER NOT NULL,
+    end_ns       INTEGER,
+    depth        INTEGER,            -- push/pop: 0 outermost
+    parent_id    INTEGER,            -- push/pop: the enclosing range of the same thread and domain
+    payload,                         -- INTEGER or REAL, per payload_type; NULL: none
+    payload_type INTEGER,            -- NVTX's: 1 uint64, 2 int64, 3 double, 4 uint32, 5 int32, 6 float
+    stack_id     INTEGER,            -- where it was pushed or started (stacks)
+    pystack_id   INTEGER
+);
+
+CREATE TABLE nvtx_marks (
+    id           INTEGER PRIMARY KEY,
+    tid          INTEGER NOT NULL,
+    domain_id    INTEGER,
+    category     INTEGER NOT NULL,
+    name_id      INTEGER,
+    ns           INTEGER NOT NULL,
+    payload,
+    payload_type INTEGER,
+    stack_id     INTEGER,
+    pystack_id   INTEGER
+);
+
+-- Names given to things: kind 0 an OS thread (object = its tid), 1 a
+-- cudaStream_t, 2 a CUstream (object = the handle value, as calls.stream),
+-- 3 a category (object = the category number, in domain_id's domain).
+CREATE TABLE nvtx_names (
+    kind      INTEGER NOT NULL,
+    domain_id INTEGER,
+    object    INTEGER NOT NULL,
+    name_id   INTEGER,
+    ns        INTEGER NOT NULL
+);
+
+CREATE VIEW ranges AS
+SELECT r.id, CASE r.kind WHEN 0 THEN 'push' ELSE 'start' END AS kind, r.tid, r.end_tid,
+       d.value AS domain, r.category,
+       (SELECT s.value FROM nvtx_names n JOIN nvtx_strings s ON s.id = n.name_id
+        WHERE n.kind = 3 AND n.object = r.category AND n.domain_id IS r.domain_id
+        ORDER BY n.rowid DESC LIMIT 1) AS category_name,
+       m.value AS name, r.start_ns, r.end_ns, r.depth, r.parent_id, r.payload,
+       CASE r.payload_type WHEN 1 THEN 'uint64' WHEN 2 THEN 'int64' WHEN 3 THEN 'double' WHEN 4 THEN 'uint32'
+                           WHEN 5 THEN 'int32' WHEN 6 THEN 'float' END AS payload_type,
+       r.stack_id, r.pystack_id
+FROM nvtx_ranges r LEFT JOIN nvtx_strings d ON d.id = r.domain_id LEFT JOIN nvtx_strings m ON m.id = r.name_id;
+
+CREATE VIEW marks AS
+SELECT k.id, k.tid, d.value AS domain, k.category,
+       (SELECT s.value FROM nvtx_names n JOIN nvtx_strings s ON s.id = n.name_id
+        WHERE n.kind = 3 AND n.object = k.category AND n.domain_id IS k.domain_id
+        ORDER BY n.rowid DESC LIMIT 1) AS category_name,
+       m.value AS name, k.ns, k.payload,
+       CASE k.payload_type WHEN 1 THEN 'uint64' WHEN 2 THEN 'int64' WHEN 3 THEN 'double' WHEN 4 THEN 'uint32'
+                           WHEN 5 THEN 'int32' WHEN 6 THEN 'float' END AS payload_type,
+       k.stack_id, k.pystack_id
+FROM nvtx_marks k LEFT JOIN nvtx_strings d ON d.id = k.domain_id LEFT JOIN nvtx_strings m ON m.id = k.name_id;
+
+-- The last name NVTX gave each thread and each stream.
+CREATE VIEW thread_names AS
+SELECT n.object AS tid, s.value AS name FROM nvtx_names n JOIN nvtx_strings s ON s.id = n.name_id
+WHERE n.kind = 0 AND n.rowid = (SELECT max(o.rowid) FROM nvtx_names o WHERE o.kind = 0 AND o.object = n.object);
+
+CREATE VIEW stream_names AS
+SELECT n.object AS stream, s.value AS name FROM nvtx_names n JOIN nvtx_strings s ON s.id = n.name_id
+WHERE n.kind IN (1, 2)
+  AND n.rowid = (SELECT max(o.rowid) FROM nvtx_names o WHERE o.kind IN (1, 2) AND o.object = n.object);
+-- @nvtx end
+
 -- @indexes
 -- Built once, when the recording process ends: maintaining them row by row
 -- would cost the writer most of its throughput. A trace whose process died
@@ -422,3 +516,4 @@ CREATE INDEX gpu_ops_corr ON gpu_ops(corr) WHERE corr IS NOT NULL;
 -- kernels, memcpys, memsets: each kind's records, and a call's of one kind.
 CREATE INDEX gpu_ops_kind ON gpu_ops(kind, corr);
 CREATE INDEX gpu_ops_start ON gpu_ops(start_ns);
+CREATE INDEX nvtx_ranges_start ON nvtx_ranges(start_ns);

@@ -93,6 +93,9 @@ Questions on the spec, and the reading this oracle takes (each also marked
  Q16 the one gap of a trace without operations (a start-up gap no
     operation ended) counts under "(no GPU work after)" in idle_by_site,
     as the tear-down gap does.
+ Q18 phases (docs/report.md, Phases): the spec's "a phase may reach
+    outside the span" is read as: wall_ns is the union of the ranges
+    whatever the span; gpu_idle_pct is compared as the other *_pct are.
  Q17 a call made from Python: "Five frames in all" is read as: the native
     frames (up to two) are kept, and the Python frames, innermost first,
     fill the rest (five Python frames when no native frame qualifies,
@@ -835,6 +838,53 @@ class Process:
                 g[(c.name, c.error)] += 1
         return [{"pid": self.pid, "name": n, "error": e, "count": k} for (n, e), k in g.items()]
 
+    def phases(self):
+        """docs/report.md, Phases: per name of top-level NVTX ranges, in
+        order of their first range's start (ties by name)."""
+        if self.t.version < 6:
+            return []
+        con = sqlite3.connect("file:%s?mode=ro" % self.path, uri=True)
+        try:
+            tops = con.execute("SELECT tid, COALESCE(name, '(unnamed)'), start_ns, end_ns FROM ranges "
+                               "WHERE kind = 'push' AND depth = 0 AND end_ns IS NOT NULL").fetchall()
+        finally:
+            con.close()
+        busy = union((o.start, o.end) for o in self.t.ops)
+        by_tid = defaultdict(list)
+        for c in sorted(self.calls, key=lambda c: c.start):
+            by_tid[c.tid].append(c)
+        starts = {tid: [c.start for c in cs] for tid, cs in by_tid.items()}
+        rows = {}
+        for tid, name, s0, s1 in tops:
+            r = rows.setdefault(name, {"pid": self.pid, "name": name, "ranges": 0, "iv": [], "first": s0,
+                                       "launches": 0, "launch_host_ns": 0, "h2d_bytes": 0, "syncs": 0,
+                                       "sync_ns": 0})
+            r["ranges"] += 1
+            r["iv"].append((s0, s1))
+            r["first"] = min(r["first"], s0)
+            cs = by_tid.get(tid, [])
+            lo = bisect.bisect_left(starts.get(tid, []), s0)
+            hi = bisect.bisect_left(starts.get(tid, []), s1)
+            for c in cs[lo:hi]:
+                if c.category == "launch" and c.result == 0 and not c.captured:
+                    r["launches"] += 1
+                    r["launch_host_ns"] += c.dur
+                elif (c.category == "memcpy" and c.result == 0 and not c.captured
+                      and self.t.copy_args.get(c.id, (None,))[0] == "HtoD"):
+                    r["h2d_bytes"] += sum(x[0] for x in self.t.copy_rows.get(c.id, []))
+                elif c.category == "sync" and self.t.sync_kind.get(c.id) != "stream_wait_event":
+                    r["syncs"] += 1
+                    r["sync_ns"] += c.dur
+        out = []
+        for r in sorted(rows.values(), key=lambda r: (r["first"], r["name"])):
+            iv = union(r.pop("iv"))
+            r.pop("first")
+            wall = length(iv)
+            b = intersect_len(iv, busy)
+            r.update(wall_ns=wall, gpu_busy_ns=b, gpu_idle_ns=wall - b, gpu_idle_pct=pct(wall - b, wall))
+            out.append(r)
+        return out
+
     def findings(self):
         """[{pid, kind, cost_ns, cost_pct, site (maybe AnyOf)}] before the 1% cut and ranking."""
         out = []
@@ -1217,6 +1267,16 @@ def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):
             order="total_ns")
     c.table("errors", report.get("errors", []), [r for p in procs for r in p.errors()],
             key=lambda r: (r["pid"], r["name"], r["error"]))
+
+    # phases, in first-start order per process
+    want_ph = [r for p in procs for r in p.phases()]
+    got_ph = [r for r in report.get("phases", []) if isinstance(r, dict)]
+    c.table("phases", got_ph, want_ph, key=lambda r: (r["pid"], r["name"]))
+    for p in procs:
+        order = [r["name"] for r in want_ph if r["pid"] == p.pid]
+        got_order = [r.get("name") for r in got_ph if r.get("pid") == p.pid]
+        if sorted(order) == sorted(got_order) and order != got_order:
+            c.err("phases: order %r, want %r (pid %d)" % (got_order, order, p.pid))
 
     # --top 0: nothing left out
     trunc = report.get("truncated")

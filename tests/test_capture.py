@@ -14,7 +14,7 @@ MB = 1 << 20
 
 def _kernels(run):
     return run.q("SELECT name, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem, stream "
-                 "FROM kernels ORDER BY api_call_id")
+                 "FROM kernels ORDER BY api_start_ns")
 
 
 def _check_rt_basic(run, ptsz):
@@ -39,12 +39,12 @@ def _check_rt_basic(run, ptsz):
     assert_eq(run.q1("SELECT count(DISTINCT name) FROM api_calls WHERE category = 'launch'"), 1)
     assert_eq(run.q1("SELECT DISTINCT name FROM api_calls WHERE category = 'launch'"), "cudaLaunchKernel" + suffix)
 
-    copies = run.q("SELECT kind, bytes, host_mem, async, stream FROM memcpys ORDER BY api_call_id")
+    copies = run.q("SELECT kind, bytes, host_mem, async, stream FROM memcpys ORDER BY api_start_ns")
     sync_stream = 2 if ptsz else 0
     assert_eq(copies, [("HtoD", MB, "pageable", 0, sync_stream), ("HtoD", MB, "pinned", 1, s),
                        ("DtoH", MB, "pageable", 0, sync_stream), ("DtoD", 4096, "none", 0, sync_stream)],
               "copies")
-    memsets = run.q("SELECT bytes, async, stream FROM memsets ORDER BY api_call_id")
+    memsets = run.q("SELECT bytes, async, stream FROM memsets ORDER BY api_start_ns")
     assert_eq(memsets, [(65536, 0, sync_stream), (4096, 1, s)], "memsets")
     syncs = run.q("SELECT kind, stream FROM syncs ORDER BY api_call_id")
     assert_eq([k for k, _ in syncs], ["stream", "event", "device"], "sync kinds")
@@ -167,7 +167,7 @@ def test_driver_api_program_and_proc_address():
         # the entry point fetched through cuGetProcAddress came back wrapped
         sid = run.q1("SELECT stack_id FROM api_calls WHERE category = 'launch' ORDER BY id DESC LIMIT 1")
         assert_eq(stack_functions(run.trace, sid)[0], "drv_launch_via_proc_address")
-        copies = run.q("SELECT kind, bytes, host_mem, async FROM memcpys ORDER BY api_call_id")
+        copies = run.q("SELECT kind, bytes, host_mem, async FROM memcpys ORDER BY api_start_ns")
         assert_eq(copies, [("HtoD", 262144, "pageable", 0), ("DtoH", 262144, "pinned", 1)])
         assert_eq(run.q("SELECT bytes, async FROM memsets"), [(4096, 0)])
         assert_eq([r[0] for r in run.q("SELECT kind FROM syncs ORDER BY api_call_id")], ["stream", "context"])
@@ -177,12 +177,12 @@ def test_nvcc_built_program():
     run = run_traced([prog("vecadd")])
     assert run.proc.returncode == 0, run.proc.stderr
     assert_eq(run.proc.stdout, "vecadd: done ok\n")
-    ks = run.q("SELECT name, mangled_name, grid_x, block_x FROM kernels ORDER BY api_call_id")
+    ks = run.q("SELECT name, mangled_name, grid_x, block_x FROM kernels ORDER BY api_start_ns")
     assert_eq([k[0] for k in ks], ["vec_add(float const*, float const*, float*, int)"] * 2 +
               ["ops::scale(float*, float, int)"])
     assert_eq(ks[0][1], "_Z7vec_addPKfS0_Pfi")
     assert_eq([(k[2], k[3]) for k in ks], [(4, 256), (4, 256), (2, 128)])
-    assert_eq(run.q("SELECT kind, bytes FROM memcpys ORDER BY api_call_id"),
+    assert_eq(run.q("SELECT kind, bytes FROM memcpys ORDER BY api_start_ns"),
               [("HtoD", 4096), ("HtoD", 4096), ("DtoH", 4096)])
     sid = run.q1("SELECT c.stack_id FROM kernels k JOIN api_calls c ON c.id = k.api_call_id LIMIT 1")
     assert "main" in stack_functions(run.trace, sid), stack_functions(run.trace, sid)
@@ -261,7 +261,7 @@ def test_host_times_follow_the_simulated_gpu():
     assert 200000 <= launch < 200000 + slack, launch
     first_sync = run.q("SELECT end_ns - start_ns FROM syncs ORDER BY api_call_id")[0][0]
     assert 30000000 - 400000 <= first_sync < 30000000 + slack, first_sync
-    copies = run.q("SELECT host_mem, async, end_ns - start_ns FROM memcpys ORDER BY api_call_id")
+    copies = run.q("SELECT host_mem, async, end_ns - start_ns FROM memcpys ORDER BY api_start_ns")
     assert_eq([(c[0], c[1]) for c in copies], [("pageable", 1), ("pinned", 1)])
     expect = 16 * MB / 1  # ns at 1 byte/ns
     assert expect <= copies[0][2] < expect + slack, copies[0][2]
@@ -350,8 +350,8 @@ def test_existing_trace_is_replaced():
 
 def test_schema_version_and_views():
     run = run_traced([prog("rt_basic")])
-    assert_eq(run.q1("PRAGMA user_version"), 5)
-    assert_eq(run.q1("SELECT value FROM meta WHERE key = 'schema_version'"), "5")
+    assert_eq(run.q1("PRAGMA user_version"), 6)
+    assert_eq(run.q1("SELECT value FROM meta WHERE key = 'schema_version'"), "6")
     views = set(r[0] for r in run.q("SELECT name FROM sqlite_master WHERE type = 'view'"))
     for v in ("api_calls", "kernels", "memcpys", "memsets", "syncs", "stack_frames", "allocations", "calls",
               "launch_args", "copy_args", "memset_args", "sync_args", "alloc_args", "gpu_records", "gpu_activity",
@@ -472,7 +472,7 @@ def test_more_launch_configurations_than_the_writer_remembers():
     assert_eq(run.proc.stdout, "many_configs: 70010 launches\n")
     assert_eq(run.q1("SELECT count(*) FROM kernels"), 70010)
     assert_eq(run.q1("SELECT count(*) FROM launch_configs"), 70010)
-    got = run.q("SELECT grid_x, block_x FROM kernels ORDER BY api_call_id")
+    got = run.q("SELECT grid_x, block_x FROM kernels ORDER BY api_start_ns")
     want = [(c + 1, 32 * (c % 4 + 1)) for c in list(range(70000)) + list(range(10))]
     assert_eq(len(got), len(want))
     assert got == want, [(i, g, w) for i, (g, w) in enumerate(zip(got, want)) if g != w][:5]

@@ -30,14 +30,14 @@ def test_kernel_and_copy_times_come_back_exactly():
         assert_eq(dur, 50000 if name == "step_kernel" else 200000, "GPU duration of %s" % name)
         assert_eq(after_call, 1, "%s starts no earlier than its launch call" % name)
     copies = run.q("SELECT kind, host_mem, time_source, end_ns - start_ns, gpu_src_kind, gpu_dst_kind "
-                   "FROM memcpys ORDER BY api_call_id")
+                   "FROM memcpys ORDER BY api_start_ns")
     assert_eq(copies, [
         ("HtoD", "pageable", "gpu", MB // 8, "pageable", "device"),
         ("HtoD", "pinned", "gpu", MB // 16, "pinned", "device"),
         ("DtoH", "pageable", "gpu", MB // 8, "device", "pageable"),
         ("DtoD", "none", "gpu", 4096 // 1024, "device", "device"),
     ])
-    assert_eq(run.q("SELECT time_source, end_ns - start_ns FROM memsets ORDER BY api_call_id"),
+    assert_eq(run.q("SELECT time_source, end_ns - start_ns FROM memsets ORDER BY api_start_ns"),
               [("gpu", 65536 // 1024), ("gpu", 4096 // 1024)])
     # stream order on the GPU: the three step kernels on one stream do not overlap
     starts = run.q("SELECT start_ns, end_ns FROM kernels WHERE name = 'step_kernel' ORDER BY start_ns")

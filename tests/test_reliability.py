@@ -47,7 +47,10 @@ def test_shim_exports_only_what_it_wraps():
     exported = set(line.split()[-1] for line in out.splitlines() if line.split()[1] in "TtWiV")
     process = {"dlsym", "_exit", "_Exit", "execve", "execv", "execvp", "execvpe", "execl", "execlp", "execle",
                "fexecve"}
-    extra = exported - hooks - process
+    # NVTX's injection entry point, and the hand-over between two copies
+    # of the shim (preload/hot/gt_nvtx.c)
+    nvtx = {"InitializeInjectionNvtx2", "gputrace_nvtx_attach"}
+    extra = exported - hooks - process - nvtx
     assert not extra, sorted(extra)
     assert hooks <= exported, sorted(hooks - exported)
 

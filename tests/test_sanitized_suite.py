@@ -14,7 +14,7 @@ import sys
 
 from gtlib import ROOT
 
-SELECT = ["test_capture", "test_call_paths", "test_python", "test_reliability"]
+SELECT = ["test_capture", "test_call_paths", "test_python", "test_reliability", "test_nvtx"]
 LEAVE_OUT = [
     # timing, and the writer's pace (threads that end faster than a slowed
     # writer frees their rings find the ring budget spent)
@@ -22,7 +22,7 @@ LEAVE_OUT = [
     "threads_that_end",
     # fork with threads, sanitizer-handled crashes, own preloads, no programs
     "fork", "short_lived", "abort_and_segv", "sanitized", "allocators", "exports", "full_disk", "file_size",
-    "fuzz", "line_tables", "layouts", "report_sites", "version_1",
+    "fuzz", "line_tables", "layouts", "report_sites", "version_1", "nvtx_record", "nvtx_open_range",
 ]
 
 

@@ -80,7 +80,7 @@ def test_kernels_one_row_per_kernel_run():
 def test_memcpys_and_memsets_one_row_per_operation():
     path = _trace()
     rows = query(path, "SELECT api_call_id, kind, bytes, host_mem, async, time_source, gpu_src_kind, via "
-                       "FROM memcpys ORDER BY api_call_id, start_ns")
+                       "FROM memcpys ORDER BY api_start_ns, start_ns")
     assert_eq(rows, [
         (6, "HtoD", 100, "pinned", 1, "gpu", "pinned", "graph"),
         (6, "DtoD", 200, "none", 1, "gpu", "device", "graph"),

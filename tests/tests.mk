@@ -8,7 +8,7 @@ FAKECUDA_LIBS := $(BUILD)/fakecuda/libcudart.so.13 $(BUILD)/fakecuda/libcuda.so.
 TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPROG)/drv_basic_ptds \
               $(TPROG)/threads $(TPROG)/fork_child $(TPROG)/no_cuda $(TPROG)/timing $(TPROG)/vecadd \
               $(TPROG)/unhooked $(TPROG)/stall $(TPROG)/entry_point $(TPROG)/endings $(TPROG)/bad_args \
-              $(TPROG)/many_configs $(TPROG)/standby_loop
+              $(TPROG)/many_configs $(TPROG)/standby_loop $(TPROG)/nvtx_basic $(TPROG)/nvtx_phases
 
 UNIT_TESTS :=
 
@@ -87,3 +87,14 @@ $(TPROG)/launch_loop: bench/launch_loop.c tests/fakecuda/fakecuda.h $(FAKECUDA_L
 	$(CC) $(CFLAGS_BASE) -O2 -g $(CUDA_INC) -Itests/fakecuda -o $@ $< $(TEST_LIBS)
 tests-build: $(TPROG)/launch_loop
 -include tests/truth.mk
+
+# NVTX (tests/test_nvtx.py): the library Python drives through ctypes and
+# the bench's push/pop loop; nvtx_basic and the nvcc-built nvtx_cuda.
+$(TPROG)/libnvtx_lib.so: tests/progs/nvtx_lib.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O2 -fPIC -shared -fvisibility=hidden $(CUDA_INC) -o $@ $< -ldl
+tests-build: $(TPROG)/libnvtx_lib.so $(TPROG)/nvtx_cuda
+$(TPROG)/nvtx_loop: bench/nvtx_loop.c $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O2 -g $(CUDA_INC) -o $@ $< $(TEST_LIBS)
+tests-build: $(TPROG)/nvtx_loop

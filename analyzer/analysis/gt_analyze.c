@@ -587,6 +587,8 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
         p.failed = 1;
     else
         rc = gt_analyze_passes(&p);
+    if (rc == 0 && gt_phases(t, p.gpu_times, r) < 0)
+        rc = -1;
     if (rc < 0 && p.failed)
         fprintf(stderr, "gputrace: %s: out of memory\n", t->path);
     gt_ops_free(&p.ops);
@@ -630,5 +632,6 @@ void gt_report_free(struct gt_report *r)
     free(r->devices);
     free(r->api);
     free(r->errors);
+    free(r->phases);
     memset(r, 0, sizeof(*r));
 }

@@ -132,6 +132,15 @@ struct gt_error_row {
     uint64_t count;
 };
 
+/* One phase: a name of top-level NVTX ranges (docs/report.md, Phases). */
+struct gt_phase_row {
+    char name[256];
+    uint64_t first_ns;              /* its first range's start */
+    uint64_t ranges, wall_ns, gpu_busy_ns, gpu_idle_ns;
+    double gpu_idle_pct;
+    uint64_t launches, launch_host_ns, h2d_bytes, syncs, sync_ns;
+};
+
 struct gt_finding {
     char kind[32];
     uint64_t cost_ns;
@@ -201,6 +210,8 @@ struct gt_report {
     size_t napi;
     struct gt_error_row *errors;
     size_t nerrors;
+    struct gt_phase_row *phases;    /* by first start; never cut by --top */
+    size_t nphases;
     struct gt_more more;
 };
 
@@ -212,5 +223,8 @@ struct gt_analyze_opts {
 /* Fills r from t. Returns 0, or -1 after printing an error. */
 int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_report *r);
 void gt_report_free(struct gt_report *r);
+/* Fills r's phases from t's NVTX ranges (none before schema 6): 0, or -1
+ * after printing an error (gt_phases.c). */
+int gt_phases(struct gt_trace *t, int gpu_times, struct gt_report *r);
 
 #endif

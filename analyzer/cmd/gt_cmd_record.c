@@ -57,6 +57,9 @@ void gt_cmd_record_usage(FILE *out)
             "  GPUTRACE_CUPTI_PATH     the CUPTI library to load (default: the one\n"
             "                          beside the process's CUDA runtime, then the\n"
             "                          library path, then /usr/local/cuda).\n"
+            "  NVTX_INJECTION64_PATH   set to the shim, so NVTX ranges and marks are\n"
+            "                          recorded; when COMMAND's environment already\n"
+            "                          sets it (another NVTX tool), it is left alone.\n"
             "\n"
             "exit status: COMMAND's; 127 if it was not found, 126 if it could not\n"
             "be run; 2 for a usage error or a missing libgputrace.so.\n",
@@ -246,6 +249,16 @@ int gt_cmd_record(int argc, char **argv)
     char shim[PATH_MAX];
     if (gt_find_shim(shim) < 0 || gt_set_preload(shim) < 0)
         return GT_EXIT_USAGE;
+    /* NVTX in the program loads the library this names and hands it its
+     * ranges: the shim, unless another tool was given them already. */
+    const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+    if (nvtx && *nvtx && strcmp(nvtx, shim) != 0)
+        fprintf(stderr, "gputrace: NVTX_INJECTION64_PATH is already set (%s); leaving it, so NVTX ranges are "
+                        "not recorded\n", nvtx);
+    else if (setenv("NVTX_INJECTION64_PATH", shim, 1) < 0) {
+        gt_err("cannot set environment: %s", strerror(errno));
+        return GT_EXIT_FAIL;
+    }
     /* Each traced process lists its trace here, for the closing summary. */
     char list[PATH_MAX] = "";
     if (!quiet) {

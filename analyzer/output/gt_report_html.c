@@ -442,6 +442,28 @@ static void gt_html_small_tables(FILE *out, const struct gt_report *r, const str
                 gt_fmt_duration((int64_t)d->overlap_ns, d1, sizeof(d1)), d->overlap_pct);
         gt_html_causes(out, d->idle_by_cause);
     }
+    if (r->nphases) {
+        fputs("<h2>By phase (top-level NVTX ranges)</h2>\n<table><tr><th>phase</th><th class=n>ranges</th>"
+              "<th class=n>wall</th><th class=n>GPU busy</th><th class=n>GPU idle</th><th class=n>launches</th>"
+              "<th class=n>launch host</th><th class=n>H2D</th><th class=n>syncs</th><th class=n>sync time</th>"
+              "</tr>\n",
+              out);
+        for (size_t i = 0; i < r->nphases; i++) {
+            const struct gt_phase_row *p = &r->phases[i];
+            char d4[32], d5[32];
+            fputs("<tr><td><code>", out);
+            gt_esc(out, p->name);
+            fprintf(out, "</code></td><td class=n>%llu</td><td class=n>%s</td><td class=n>%s</td>"
+                         "<td class=n>%.1f%%</td><td class=n>%llu</td><td class=n>%s</td><td class=n>%s</td>"
+                         "<td class=n>%llu</td><td class=n>%s</td></tr>\n",
+                    (unsigned long long)p->ranges, gt_fmt_duration((int64_t)p->wall_ns, d1, sizeof(d1)),
+                    gt_fmt_duration((int64_t)p->gpu_busy_ns, d2, sizeof(d2)), p->gpu_idle_pct,
+                    (unsigned long long)p->launches, gt_fmt_duration((int64_t)p->launch_host_ns, d3, sizeof(d3)),
+                    gt_fmt_bytes((int64_t)p->h2d_bytes, d4, sizeof(d4)), (unsigned long long)p->syncs,
+                    gt_fmt_duration((int64_t)p->sync_ns, d5, sizeof(d5)));
+        }
+        fputs("</table>\n", out);
+    }
     fputs("<h2>CUDA API summary</h2>\n<table><tr><th>function</th><th class=n>calls</th><th class=n>total</th>"
           "<th class=n>mean</th><th class=n>max</th><th class=n>errors</th></tr>\n", out);
     for (size_t i = 0; i < gt_top(r->napi, o); i++) {

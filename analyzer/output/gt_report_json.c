@@ -270,6 +270,20 @@ static void gt_json_tables(FILE *out, const struct gt_report_item *v, size_t n)
             fprintf(out, ",\"count\":%llu,\"total_ns\":%llu,\"mean_ns\":%llu,\"max_ns\":%llu,\"errors\":%llu}",
                     U(a->count), U(a->total_ns), U(a->mean_ns), U(a->max_ns), U(a->errors));
         }
+    fputs("],\"phases\":[", out);
+    first = 1;
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < v[t].r.nphases; i++) {
+            const struct gt_phase_row *p = &v[t].r.phases[i];
+            gt_row(out, &first, v[t].pid);
+            fputs(",\"name\":", out);
+            gt_put_json_string(out, p->name);
+            fprintf(out, ",\"ranges\":%llu,\"wall_ns\":%llu,\"gpu_busy_ns\":%llu,\"gpu_idle_ns\":%llu,"
+                         "\"gpu_idle_pct\":%.6f,\"launches\":%llu,\"launch_host_ns\":%llu,\"h2d_bytes\":%llu,"
+                         "\"syncs\":%llu,\"sync_ns\":%llu}",
+                    U(p->ranges), U(p->wall_ns), U(p->gpu_busy_ns), U(p->gpu_idle_ns), p->gpu_idle_pct,
+                    U(p->launches), U(p->launch_host_ns), U(p->h2d_bytes), U(p->syncs), U(p->sync_ns));
+        }
     fputs("],\"errors\":[", out);
     first = 1;
     for (size_t t = 0; t < n; t++)

@@ -1,5 +1,5 @@
 /* gt_report_text.c: the report for a terminal, 80 columns wide, in the
- * order docs/report.md gives: notes, summary, findings, gaps, kernels,
+ * order docs/report.md gives: notes, summary, findings, phases, gaps, kernels,
  * launches, transfers, H2D, syncs, streams, API, errors. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -342,6 +342,25 @@ static void gt_text_api(FILE *out, const struct gt_report *r)
     gt_more(out, r->more.api, "functions");
 }
 
+/* Only when the trace has top-level NVTX ranges. */
+static void gt_text_phases(FILE *out, const struct gt_report *r)
+{
+    if (!r->nphases)
+        return;
+    fprintf(out, "\nBy phase (top-level NVTX ranges, by name)\n");
+    for (size_t i = 0; i < r->nphases; i++) {
+        const struct gt_phase_row *p = &r->phases[i];
+        char name[300];
+        snprintf(name, sizeof(name), "%-24s", p->name);
+        fputs("  ", out);
+        gt_put_text(out, name, 24);
+        fprintf(out, " %llu range%s, wall %s: GPU busy %s, idle %.1f%%\n", U(p->ranges), p->ranges == 1 ? "" : "s",
+                DUR(p->wall_ns, gt_b1), DUR(p->gpu_busy_ns, gt_b2), p->gpu_idle_pct);
+        fprintf(out, "    launches %llu (host %s), H2D %s, syncs %llu (%s)\n", U(p->launches),
+                DUR(p->launch_host_ns, gt_b1), BYTES(p->h2d_bytes, gt_b2), U(p->syncs), DUR(p->sync_ns, gt_b3));
+    }
+}
+
 static void gt_text_errors(FILE *out, const struct gt_report *r)
 {
     if (!r->nerrors)
@@ -368,6 +387,7 @@ static void gt_text_one(FILE *out, const struct gt_report_item *v, const struct 
         gt_wrap(out, "", "! ", r->notes[i], 78);
     gt_text_summary(out, &r->summary);
     gt_text_findings(out, r);
+    gt_text_phases(out, r);
     gt_text_gaps(out, r, o);
     gt_text_idle_sites(out, r);
     int gpu = r->summary.gpu_times;

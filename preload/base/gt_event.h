@@ -30,6 +30,9 @@ enum gt_sync_kind {
 
 enum gt_alloc_kind { GT_AK_DEVICE, GT_AK_PINNED, GT_AK_MANAGED, GT_AK_REGISTERED, GT_AK_ASYNC };
 
+/* The api of an NVTX event (never a hook table index). */
+#define GT_API_NVTX 0xFFFFFF00u
+
 /* Stream handle values with a meaning of their own (cuda.h). */
 #define GT_STREAM_LEGACY     1ULL
 #define GT_STREAM_PER_THREAD 2ULL
@@ -71,6 +74,15 @@ struct gt_event {
             uint64_t ptr, bytes;
             uint8_t kind;
         } alloc;
+        struct {              /* api == GT_API_NVTX (hot/gt_nvtx.h) */
+            uint64_t id;      /* the range's id; the named object (thread, stream, category) */
+            uint64_t payload; /* raw bits, as payload_type says */
+            uint32_t name;    /* hot/gt_nvtx.h string id; 0: none */
+            uint32_t domain;  /* string id of the domain's name; 0: the default domain */
+            uint32_t category;
+            uint8_t kind;     /* enum gt_nvtx_kind */
+            uint8_t payload_type; /* NVTX's nvtxPayloadType_t; 0: none */
+        } nvtx;
     } u;
 };
 

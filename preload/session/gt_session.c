@@ -1,6 +1,6 @@
-/* gt_session.c: the session: started by the first recorded CUDA call (a
- * process that never calls CUDA gets no file), ended at exit, restarted
- * in a fork child that uses CUDA. */
+/* gt_session.c: the session: started by the first recorded CUDA call or
+ * NVTX call (hot/gt_nvtx.c; a process that makes neither gets no file),
+ * ended at exit, restarted in a fork child that uses CUDA. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

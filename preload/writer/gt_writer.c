@@ -190,6 +190,10 @@ static void gt_write_event(const struct gt_event *e, void *arg)
     }
     if (gt_begin_txn(w) < 0)
         return;
+    if (e->api == GT_API_NVTX) {
+        gt_write_nvtx(w, e);
+        return;
+    }
     gt_emit_thread(w, e->tid);
     gt_emit_stack(w, e->stack_id);
     gt_emit_pystack(w, e->pystack_id);
@@ -227,6 +231,7 @@ static void gt_write_counters(struct gt_writer *w)
     gt_meta_u64(w, "dropped_stacks", gt_stacks_dropped());
     gt_meta_u64(w, "dropped_python_stacks", gt_python_dropped());
     gt_meta_u64(w, "events_written", w->events_written);
+    gt_writer_nvtx_counters(w, gt_meta_u64);
     gt_meta_u64(w, "end_ns", gt_now_ns());
 }
 
@@ -237,6 +242,7 @@ static void gt_commit(struct gt_writer *w)
     if (!w->failed) {
         gt_batch_flush(w, &w->events);
         gt_batch_flush(w, &w->gpu);
+        gt_writer_nvtx_flush(w);
     }
     if (!w->failed)
         gt_write_counters(w);
@@ -267,6 +273,7 @@ static uint64_t gt_drain(struct gt_writer *w)
 {
     pthread_mutex_lock(&gt_work_lock);
     uint64_t n = gt_ring_drain_all(gt_write_event, w);
+    gt_writer_nvtx_after_drain(w, 0);
     gt_cupti_drain(gt_write_gpu_record_paced, w);
     gt_pend_expire(w, 0);
     if (w->in_txn && gt_now_ns() - w->last_commit_ns >= GT_COMMIT_NS)
@@ -335,6 +342,8 @@ static void gt_writer_finish(struct gt_writer *w, int complete, int sig, int fre
 {
     uint64_t cpu0 = gt_thread_cpu_ns(), index_ns = 0, fold_ns = 0;
     gt_ring_drain_all(gt_write_event, w);
+    if (gt_begin_txn(w) == 0)
+        gt_writer_nvtx_after_drain(w, 1);
     gt_cupti_drain(gt_write_gpu_record, w);
     gt_pend_expire(w, 1);
     gt_write_result_names(w); /* if the writer thread never got to it */
@@ -523,7 +532,7 @@ static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *c
     char buf[8192];
     gt_meta(w, "tracer", "gputrace");
     gt_meta(w, "tracer_version", GT_VERSION);
-    gt_meta(w, "schema_version", "5");
+    gt_meta(w, "schema_version", "6");
     gt_meta_u64(w, "pid", (uint64_t)getpid());
     gt_meta_u64(w, "ppid", (uint64_t)getppid());
     gt_meta_u64(w, "process_start_ticks", gt_process_start_ticks());
@@ -549,6 +558,7 @@ static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *c
 
 static void gt_writer_close_db(struct gt_writer *w)
 {
+    gt_writer_nvtx_free(w);
     for (int i = 0; i < ST_COUNT; i++) {
         sqlite3_finalize(w->st[i]);
         w->st[i] = NULL;

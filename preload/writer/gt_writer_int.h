@@ -90,6 +90,7 @@ struct gt_writer {
     struct gt_corrmap *corr;   /* CUPTI correlation id -> our external id (gt_writer_gpu.c) */
     struct gt_pend *pend;      /* rows waiting for their GPU record (gt_writer_pend.c) */
     struct gt_launch_map *launches; /* launch configurations already stored (gt_writer_rows.c) */
+    struct gt_nvtx_w *nvtx;    /* NVTX ranges' state (gt_writer_nvtx.c) */
     uint32_t *tids;        /* threads already in the file */
     size_t tid_count, tid_cap;
     pthread_t thread;
@@ -179,5 +180,16 @@ void gt_writer_pend_free(struct gt_writer *w);
 void gt_write_gpu_record(const void *record, void *arg);
 /* The writer's GPU-side state, freed with the writer. */
 void gt_writer_gpu_free(struct gt_writer *w);
+
+/* NVTX events (api GT_API_NVTX) into their tables (gt_writer_nvtx.c);
+ * after each drain of all rings, the ends that came in before their start
+ * try again (last: at the end, when the ranges still open are written);
+ * the counters go to meta; freed with the database connection. */
+void gt_write_nvtx(struct gt_writer *w, const struct gt_event *e);
+void gt_writer_nvtx_after_drain(struct gt_writer *w, int last);
+/* Writes the ranges waiting in the batch (before a commit). */
+void gt_writer_nvtx_flush(struct gt_writer *w);
+void gt_writer_nvtx_counters(struct gt_writer *w, void (*meta)(struct gt_writer *, const char *, uint64_t));
+void gt_writer_nvtx_free(struct gt_writer *w);
 
 #endif
