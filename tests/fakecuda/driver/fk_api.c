@@ -321,7 +321,7 @@ static CUresult fk_launch(const char *api, CUfunction f, unsigned gx, unsigned g
     struct fk_node node = {.kind = FAKECUDA_ACT_KERNEL, .f = f, .grid = {gx, gy, gz}, .block = {bx, by, bz},
                            .shm = shm};
     if (!fk_capture(s, &node))
-        fk_run_node(s, &node, fk_api_enter(api));
+        fk_run_node(s, &node, fk_api_enter(api), NULL);
     /* What a launch costs the host on a real driver, set from outside. */
     if (fk_cfg.launch_ns)
         while (fakecuda_now_ns() - t0 < fk_cfg.launch_ns)
@@ -402,6 +402,7 @@ FK_API CUresult cuCtxSynchronize(void)
     uint64_t t0 = fakecuda_now_ns();
     uint32_t corr = fk_api_enter("cuCtxSynchronize");
     fk_wait_until(fk_all_done_time());
+    fk_effect_wait(fk_effect_last());
     fk_wait_host_functions(NULL);
     fk_emit_sync(corr, 4, 0, t0);
     return CUDA_SUCCESS;
@@ -416,6 +417,7 @@ static CUresult fk_stream_sync(CUstream hs, int pt)
     uint32_t corr = fk_api_enter("cuStreamSynchronize");
     struct CUstream_st *s = fk_stream(hs, pt);
     fk_wait_until(fk_stream_done_time(s));
+    fk_effect_wait(fk_stream_effect(s));
     fk_wait_host_functions(s->legacy ? NULL : s);
     fk_emit_sync(corr, 3, s->id, t0);
     return CUDA_SUCCESS;
@@ -429,7 +431,11 @@ static CUresult fk_stream_query(CUstream hs, int pt)
     CHECK_CTX();
     if (!fk_stream_valid(hs))
         return CUDA_ERROR_INVALID_HANDLE;
-    return fakecuda_now_ns() >= fk_stream_done_time(fk_stream(hs, pt)) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+    struct CUstream_st *s = fk_stream(hs, pt);
+    return fakecuda_now_ns() >= fk_stream_done_time(s) && fk_effect_done(fk_stream_effect(s)) &&
+                   !atomic_load(s->legacy ? &fk_pending_host : &s->pending_host)
+               ? CUDA_SUCCESS
+               : CUDA_ERROR_NOT_READY;
 }
 
 FK_API CUresult cuStreamQuery(CUstream s) { return fk_stream_query(s, 0); }
@@ -534,8 +540,10 @@ FK_API CUresult cuEventSynchronize(CUevent e)
         return CUDA_ERROR_INVALID_HANDLE;
     uint64_t t0 = fakecuda_now_ns();
     uint32_t corr = fk_api_enter("cuEventSynchronize");
-    if (e->recorded)
+    if (e->recorded) {
         fk_wait_until(e->time);
+        fk_effect_wait(e->effect);
+    }
     fk_emit_sync(corr, 1, 0, t0);
     return CUDA_SUCCESS;
 }
@@ -544,7 +552,8 @@ FK_API CUresult cuEventQuery(CUevent e)
 {
     if (!e || e->magic != FK_MAGIC_EVENT)
         return CUDA_ERROR_INVALID_HANDLE;
-    return !e->recorded || fakecuda_now_ns() >= e->time ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+    return !e->recorded || (fakecuda_now_ns() >= e->time && fk_effect_done(e->effect)) ? CUDA_SUCCESS
+                                                                                        : CUDA_ERROR_NOT_READY;
 }
 
 FK_API CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
@@ -564,6 +573,7 @@ struct fk_host_fn {
     CUhostFn fn;
     void *data;
     uint64_t at;
+    uint64_t effect; /* the bytes of work before it, made before it runs */
     struct CUstream_st *stream;
 };
 
@@ -571,6 +581,7 @@ static void *fk_host_fn_thread(void *arg)
 {
     struct fk_host_fn *h = arg;
     fk_wait_until(h->at);
+    fk_effect_wait(h->effect);
     h->fn(h->data);
     atomic_fetch_sub(&h->stream->pending_host, 1);
     atomic_fetch_sub(&fk_pending_host, 1);
@@ -591,6 +602,7 @@ static CUresult fk_host_func(CUstream hs, CUhostFn fn, void *data, int pt)
     h->data = data;
     h->stream = fk_stream(hs, pt);
     h->at = fk_submit(h->stream, 0, &start);
+    h->effect = fk_stream_effect(h->stream);
     atomic_fetch_add(&h->stream->pending_host, 1);
     atomic_fetch_add(&fk_pending_host, 1);
     pthread_t t;

@@ -32,6 +32,10 @@ struct CUstream_st {
     int legacy;
     struct CUgraph_st *capture; /* stream capture in progress: work becomes graph nodes */
     _Atomic int pending_host;   /* host functions submitted here and not yet returned */
+    _Atomic uint64_t last_effect; /* ticket of the last memory effect of work submitted here */
+    uint64_t *queue;            /* end times of the last fk_cfg.queue_depth pieces of work, a ring */
+    unsigned queue_pos;
+    int priority;
 };
 
 /* Host functions not yet returned, over all streams. */
@@ -39,7 +43,7 @@ extern _Atomic int fk_pending_host;
 /* Syncs wait for host functions too, as the real driver's do. */
 void fk_wait_host_functions(struct CUstream_st *s);
 
-/* A node of a captured graph: the work, replayed at each graph launch. */
+/* One piece of GPU work, as a call submits it or a graph node holds it. */
 struct fk_node {
     int kind;                   /* FAKECUDA_ACT_KERNEL, _MEMCPY, _MEMSET */
     struct CUfunc_st *f;
@@ -47,10 +51,25 @@ struct fk_node {
     void *dst;
     const void *src;
     size_t bytes;
+    /* copies of more than one row: `height` rows of `width` bytes a slice,
+     * `depth` slices, rows `spitch`/`dpitch` apart, slices `sheight`/`dheight`
+     * rows apart. width 0: one run of `bytes`. */
+    size_t width, height, depth, spitch, dpitch, sheight, dheight;
     int copy_kind, src_kind, dst_kind;
     unsigned value;
     size_t esz, n, pitch, rows;
 };
+
+/* Memory effects (fk_effects.c): the bytes a copy moves and a memset
+ * writes are moved by a driver thread, in the order they were posted, so a
+ * call the real driver returns from at once does not spend the host's time
+ * on them. Returns the effect's ticket. */
+uint64_t fk_effect_post(const struct fk_node *n);
+/* Waits until the effect with this ticket, and every earlier one, is made. */
+void fk_effect_wait(uint64_t ticket);
+/* The ticket of the last effect posted so far. */
+uint64_t fk_effect_last(void);
+int fk_effect_done(uint64_t ticket);
 
 struct CUgraph_st {
     uint32_t magic;
@@ -65,14 +84,18 @@ struct CUgraphExec_st {
 
 /* Appends a node to the graph s is capturing. Returns 1 if s is capturing. */
 int fk_capture(struct CUstream_st *s, const struct fk_node *node);
-/* Runs one piece of work on s now: moves its bytes, gives it times on the
- * timeline and emits its activity record. Returns when it ends. */
-uint64_t fk_run_node(struct CUstream_st *s, const struct fk_node *n, uint32_t corr);
+/* Runs one piece of work on s now: gives it times on the timeline, posts
+ * its memory effect (its ticket to *ticket if not NULL) and emits its
+ * activity record. Returns when it ends on the GPU. */
+uint64_t fk_run_node(struct CUstream_st *s, const struct fk_node *n, uint32_t corr, uint64_t *ticket);
+/* The node's GPU duration, from the settings. */
+uint64_t fk_node_ns(const struct fk_node *n);
 
 struct CUevent_st {
     uint32_t magic;
     int recorded;
     uint64_t time;       /* GPU time the event completes */
+    uint64_t effect;     /* memory effects it waits for */
 };
 
 struct CUfunc_st {
@@ -93,6 +116,8 @@ extern struct CUctx_st fk_primary_ctx;
 struct fk_settings {
     uint64_t kernel_ns;
     uint64_t launch_ns;
+    uint64_t launch_latency_ns; /* submission to the earliest start of its work on the GPU */
+    unsigned queue_depth;       /* pending pieces of work per stream before a submission blocks; 0: no limit */
     double pinned_bw, pageable_bw, dtod_bw; /* bytes per ns */
     uint64_t copy_latency_ns;
     int devices;
@@ -130,6 +155,8 @@ struct CUstream_st *fk_stream(CUstream s, int per_thread);
 int fk_stream_valid(CUstream s);
 uint64_t fk_submit(struct CUstream_st *s, uint64_t dur, uint64_t *start);
 uint64_t fk_stream_done_time(struct CUstream_st *s);
+/* The ticket of the last memory effect a sync of s must see made. */
+uint64_t fk_stream_effect(struct CUstream_st *s);
 uint64_t fk_all_done_time(void);
 void fk_wait_until(uint64_t t);
 struct CUstream_st *fk_stream_create(unsigned flags);

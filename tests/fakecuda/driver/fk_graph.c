@@ -7,15 +7,15 @@
 
 #include "fk_driver.h"
 
-static uint64_t fk_node_ns(const struct fk_node *n)
+uint64_t fk_node_ns(const struct fk_node *n)
 {
     if (n->kind == FAKECUDA_ACT_KERNEL)
         return fk_kernel_duration(n->f);
     /* the host side of the copy decides: HtoD and HtoH read it, DtoH writes it */
     int host = n->copy_kind == 2 ? n->dst_kind : n->src_kind;
-    double bw = n->kind == FAKECUDA_ACT_MEMSET || n->copy_kind == 8 ? fk_cfg.dtod_bw
-                : host == FK_MEM_PINNED                            ? fk_cfg.pinned_bw
-                                                                   : fk_cfg.pageable_bw;
+    double bw = n->kind == FAKECUDA_ACT_MEMSET || n->copy_kind == 8 || n->copy_kind == 10 ? fk_cfg.dtod_bw
+                : host == FK_MEM_PINNED                                                 ? fk_cfg.pinned_bw
+                                                                                        : fk_cfg.pageable_bw;
     double t = (double)n->bytes / bw;
     uint64_t ns = (uint64_t)t;
     if ((double)ns < t)
@@ -23,29 +23,15 @@ static uint64_t fk_node_ns(const struct fk_node *n)
     return ns + fk_cfg.copy_latency_ns;
 }
 
-static void fk_fill(const struct fk_node *n)
+uint64_t fk_run_node(struct CUstream_st *s, const struct fk_node *n, uint32_t corr, uint64_t *ticket)
 {
-    size_t stride = n->rows > 1 || n->pitch ? n->pitch : n->n * n->esz;
-    for (size_t y = 0; y < n->rows; y++) {
-        char *row = (char *)n->dst + y * stride;
-        for (size_t i = 0; i < n->n; i++) {
-            if (n->esz == 1)
-                row[i] = (char)n->value;
-            else if (n->esz == 2)
-                memcpy(row + 2 * i, &(uint16_t){(uint16_t)n->value}, 2);
-            else
-                memcpy(row + 4 * i, &(uint32_t){n->value}, 4);
-        }
-    }
-}
-
-uint64_t fk_run_node(struct CUstream_st *s, const struct fk_node *n, uint32_t corr)
-{
-    if (n->kind == FAKECUDA_ACT_MEMCPY && n->bytes)
-        memmove(n->dst, n->src, n->bytes);
-    else if (n->kind == FAKECUDA_ACT_MEMSET)
-        fk_fill(n);
     uint64_t start, end = fk_submit(s, fk_node_ns(n), &start);
+    if (n->kind == FAKECUDA_ACT_MEMCPY || n->kind == FAKECUDA_ACT_MEMSET) {
+        uint64_t t = fk_effect_post(n);
+        atomic_store(&s->last_effect, t);
+        if (ticket)
+            *ticket = t;
+    }
     struct fakecuda_activity a = {.kind = n->kind, .correlation_id = corr, .context_id = 1, .stream_id = s->id,
                                   .start_ns = start, .end_ns = end, .bytes = n->bytes,
                                   .copy_kind = n->copy_kind, .src_kind = n->src_kind, .dst_kind = n->dst_kind,
@@ -162,7 +148,7 @@ static CUresult fk_graph_launch(CUgraphExec e, CUstream hs, int pt)
     struct CUstream_st *s = fk_stream(hs, pt);
     const struct CUgraph_st *g = e->graph;
     for (size_t i = 0; i < g->count; i++)
-        fk_run_node(s, &g->nodes[i], corr);
+        fk_run_node(s, &g->nodes[i], corr, NULL);
     return CUDA_SUCCESS;
 }
 

@@ -24,11 +24,17 @@ static CUresult fk_alloc(void **p, size_t n, int kind)
     return CUDA_SUCCESS;
 }
 
-static CUresult fk_free(void *p, int want)
+/* `sync`: freeing synchronizes with the device, as cuMemFree does on a
+ * real driver; stream-ordered frees do not. Either way no queued copy may
+ * still write the memory once it is freed. */
+static CUresult fk_free(void *p, int want, int sync)
 {
     CHECK_CTX();
     if (!p)
         return CUDA_SUCCESS;
+    if (sync)
+        fk_wait_until(fk_all_done_time());
+    fk_effect_wait(fk_effect_last());
     int kind = 0;
     int r = fk_mem_remove((uintptr_t)p, &kind);
     if (!r || (want >= 0 && kind != want && !(want == FK_MEM_DEVICE && kind == FK_MEM_MANAGED))) {
@@ -66,7 +72,7 @@ FK_API CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags)
 
 FK_API CUresult cuMemFree_v2(CUdeviceptr p)
 {
-    return fk_free((void *)p, FK_MEM_DEVICE);
+    return fk_free((void *)p, FK_MEM_DEVICE, 1);
 }
 
 FK_API CUresult cuMemAllocHost_v2(void **p, size_t n)
@@ -82,7 +88,7 @@ FK_API CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags)
 
 FK_API CUresult cuMemFreeHost(void *p)
 {
-    return fk_free(p, FK_MEM_PINNED);
+    return fk_free(p, FK_MEM_PINNED, 1);
 }
 
 FK_API CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
@@ -100,6 +106,7 @@ FK_API CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
 FK_API CUresult cuMemHostUnregister(void *p)
 {
     CHECK_CTX();
+    fk_effect_wait(fk_effect_last()); /* the program may free it next */
     int kind;
     int r = fk_mem_remove((uintptr_t)p, &kind);
     if (r != 1) {
@@ -166,13 +173,27 @@ static int fk_copy_kind(int src, int dst)
     return 11;
 }
 
-static uint64_t fk_copy_ns(uint64_t bytes, double bw)
+/* Whether a copy holds the host until it ends, by the driver's documented
+ * rules ("API synchronization behavior"): host to host always; device to
+ * device never; the synchronous calls otherwise (pageable HtoD is staged
+ * chunk by chunk, pinned HtoD is synchronous, DtoH returns once done); the
+ * async calls only through pageable memory (staged, or DtoH done). */
+static int fk_copy_blocks(int ck, int sk, int dk, int sync)
 {
-    double t = (double)bytes / bw;
-    uint64_t ns = (uint64_t)t;
-    if ((double)ns < t)
-        ns++;
-    return ns + fk_cfg.copy_latency_ns;
+    if (ck == 11)
+        return 1;
+    if (ck == 8 || ck == 10)
+        return 0;
+    if (sync)
+        return 1;
+    return (ck == 1 ? sk : dk) == FK_MEM_PAGEABLE;
+}
+
+/* Waits for work that blocks the host: its GPU end and its bytes. */
+static void fk_block(uint64_t end, uint64_t ticket)
+{
+    fk_wait_until(end);
+    fk_effect_wait(ticket);
 }
 
 /* One copy of `bytes` from src to dst on stream `hs`; `sync`: the API is
@@ -190,17 +211,14 @@ static CUresult fk_copy(const char *api, void *dst, const void *src, size_t byte
         return CUDA_ERROR_INVALID_VALUE;
     int sk = fk_side_kind((uintptr_t)src), dk = fk_side_kind((uintptr_t)dst);
     int ck = fk_copy_kind(sk, dk);
-    int host = ck == 1 ? sk : ck == 2 ? dk : ck == 11 ? sk : 0;
     struct CUstream_st *s = fk_stream(hs, pt);
     struct fk_node node = {.kind = FAKECUDA_ACT_MEMCPY, .dst = dst, .src = src, .bytes = bytes, .copy_kind = ck,
                            .src_kind = sk, .dst_kind = dk};
     if (fk_capture(s, &node))
         return CUDA_SUCCESS;
-    uint64_t end = fk_run_node(s, &node, fk_api_enter(api));
-    /* Synchronous copies, and "async" ones through pageable memory (staged
-     * by the host), return when the copy is done. */
-    if (sync || host == FK_MEM_PAGEABLE)
-        fk_wait_until(end);
+    uint64_t ticket = 0, end = fk_run_node(s, &node, fk_api_enter(api), &ticket);
+    if (fk_copy_blocks(ck, sk, dk, sync))
+        fk_block(end, ticket);
     return CUDA_SUCCESS;
 }
 
@@ -242,7 +260,7 @@ FK_API CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CU
     return fk_copy("cuMemcpyPeerAsync", (void *)d, (const void *)s, n, st, 0, 0);
 }
 
-/* 2D/3D: rows copied for real, timed as one transfer. */
+/* 2D/3D: one transfer of rows, timed as one copy of all their bytes. */
 static CUresult fk_copy_3d(const char *api, const CUDA_MEMCPY3D *p, CUstream st, int pt, int sync)
 {
     CHECK_CTX();
@@ -253,23 +271,22 @@ static CUresult fk_copy_3d(const char *api, const CUDA_MEMCPY3D *p, CUstream st,
     if (!src || !dst)
         return CUDA_ERROR_INVALID_VALUE;
     size_t depth = p->Depth ? p->Depth : 1, total = p->WidthInBytes * p->Height * depth;
-    uint32_t corr = fk_api_enter(api);
+    size_t sh = p->srcHeight ? p->srcHeight : p->Height, dh = p->dstHeight ? p->dstHeight : p->Height;
     int sk = fk_side_kind((uintptr_t)src), dk = fk_side_kind((uintptr_t)dst), ck = fk_copy_kind(sk, dk);
-    int host = ck == 1 ? sk : ck == 2 ? dk : 0;
-    double bw = ck == 8 ? fk_cfg.dtod_bw : host == FK_MEM_PINNED ? fk_cfg.pinned_bw : fk_cfg.pageable_bw;
-    for (size_t z = 0; z < depth; z++)
-        for (size_t y = 0; y < p->Height; y++)
-            memmove(dst + (z * (p->dstHeight ? p->dstHeight : p->Height) + y) * p->dstPitch + p->dstXInBytes,
-                    src + (z * (p->srcHeight ? p->srcHeight : p->Height) + y) * p->srcPitch + p->srcXInBytes,
-                    p->WidthInBytes);
+    struct fk_node node = {.kind = FAKECUDA_ACT_MEMCPY,
+                           .dst = dst + (p->dstZ * dh + p->dstY) * p->dstPitch + p->dstXInBytes,
+                           .src = src + (p->srcZ * sh + p->srcY) * p->srcPitch + p->srcXInBytes,
+                           .bytes = total, .width = p->WidthInBytes, .height = p->Height, .depth = depth,
+                           .spitch = p->srcPitch, .dpitch = p->dstPitch, .sheight = sh, .dheight = dh,
+                           .copy_kind = ck, .src_kind = sk, .dst_kind = dk};
+    if (!total)
+        node.width = 0;
     struct CUstream_st *s = fk_stream(st, pt);
-    uint64_t start, end = fk_submit(s, fk_copy_ns(total, bw), &start);
-    struct fakecuda_activity a = {.kind = FAKECUDA_ACT_MEMCPY, .correlation_id = corr, .context_id = 1,
-                                  .stream_id = s->id, .start_ns = start, .end_ns = end, .bytes = total,
-                                  .copy_kind = ck, .src_kind = sk, .dst_kind = dk};
-    fk_activity_emit(&a);
-    if (sync || host == FK_MEM_PAGEABLE)
-        fk_wait_until(end);
+    if (fk_capture(s, &node))
+        return CUDA_SUCCESS;
+    uint64_t ticket = 0, end = fk_run_node(s, &node, fk_api_enter(api), &ticket);
+    if (fk_copy_blocks(ck, sk, dk, sync))
+        fk_block(end, ticket);
     return CUDA_SUCCESS;
 }
 
@@ -307,7 +324,7 @@ FK_API CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *p, CUstream s) { return 
 FK_API CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *p, CUstream s) { return fk_copy_3d("cuMemcpy3DAsync_v2", p, s, 1, 0); }
 
 static CUresult fk_memset(const char *api, CUdeviceptr d, unsigned v, size_t esz, size_t n, size_t pitch,
-                          size_t h, CUstream hs, int pt)
+                          size_t h, CUstream hs, int pt, int sync)
 {
     CHECK_CTX();
     if (!fk_stream_valid(hs))
@@ -321,19 +338,25 @@ static CUresult fk_memset(const char *api, CUdeviceptr d, unsigned v, size_t esz
     struct fk_node node = {.kind = FAKECUDA_ACT_MEMSET, .dst = (void *)d, .bytes = (uint64_t)n * esz * rows,
                            .value = v, .esz = esz, .n = n, .pitch = h ? pitch : 0, .rows = rows,
                            .dst_kind = fk_side_kind(d)};
-    if (!fk_capture(s, &node))
-        fk_run_node(s, &node, fk_api_enter(api));
+    if (fk_capture(s, &node))
+        return CUDA_SUCCESS;
+    uint64_t ticket = 0, end = fk_run_node(s, &node, fk_api_enter(api), &ticket);
+    /* The synchronous memsets are asynchronous to the host except on pinned
+     * host memory or managed memory, where they are fully synchronous; the
+     * Async ones always return at once. */
+    if (sync && (node.dst_kind == FK_MEM_PINNED || node.dst_kind == FK_MEM_MANAGED))
+        fk_block(end, ticket);
     return CUDA_SUCCESS;
 }
 
 #define FK_MEMSET(name, T, esz, pt) \
-    FK_API CUresult name(CUdeviceptr d, T v, size_t n) { return fk_memset(#name, d, v, esz, n, 0, 0, NULL, pt); }
+    FK_API CUresult name(CUdeviceptr d, T v, size_t n) { return fk_memset(#name, d, v, esz, n, 0, 0, NULL, pt, 1); }
 #define FK_MEMSET_ASYNC(name, T, esz, pt) \
-    FK_API CUresult name(CUdeviceptr d, T v, size_t n, CUstream s) { return fk_memset(#name, d, v, esz, n, 0, 0, s, pt); }
+    FK_API CUresult name(CUdeviceptr d, T v, size_t n, CUstream s) { return fk_memset(#name, d, v, esz, n, 0, 0, s, pt, 0); }
 #define FK_MEMSET2D(name, T, esz, pt) \
-    FK_API CUresult name(CUdeviceptr d, size_t p, T v, size_t w, size_t h) { return fk_memset(#name, d, v, esz, w, p, h, NULL, pt); }
+    FK_API CUresult name(CUdeviceptr d, size_t p, T v, size_t w, size_t h) { return fk_memset(#name, d, v, esz, w, p, h, NULL, pt, 1); }
 #define FK_MEMSET2D_ASYNC(name, T, esz, pt) \
-    FK_API CUresult name(CUdeviceptr d, size_t p, T v, size_t w, size_t h, CUstream s) { return fk_memset(#name, d, v, esz, w, p, h, s, pt); }
+    FK_API CUresult name(CUdeviceptr d, size_t p, T v, size_t w, size_t h, CUstream s) { return fk_memset(#name, d, v, esz, w, p, h, s, pt, 0); }
 FK_MEMSET(cuMemsetD8_v2, unsigned char, 1, 0)
 FK_MEMSET(cuMemsetD8_v2_ptds, unsigned char, 1, 1)
 FK_MEMSET(cuMemsetD16_v2, unsigned short, 2, 0)
@@ -364,18 +387,18 @@ static CUresult fk_copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *size
         return CUDA_ERROR_INVALID_VALUE;
     struct CUstream_st *s = fk_stream(hs, pt);
     uint32_t corr = fk_api_enter("cuMemcpyBatchAsync");
-    uint64_t end = 0;
-    int pageable = 0;
+    uint64_t end = 0, ticket = 0;
+    int blocks = 0;
     for (size_t i = 0; i < count; i++) {
         int sk = fk_side_kind((uintptr_t)srcs[i]), dk = fk_side_kind((uintptr_t)dsts[i]);
         int ck = fk_copy_kind(sk, dk);
         struct fk_node node = {.kind = FAKECUDA_ACT_MEMCPY, .dst = (void *)dsts[i], .src = (const void *)srcs[i],
                                .bytes = sizes[i], .copy_kind = ck, .src_kind = sk, .dst_kind = dk};
-        pageable |= (ck == 1 && sk == FK_MEM_PAGEABLE) || (ck == 2 && dk == FK_MEM_PAGEABLE);
-        end = fk_run_node(s, &node, corr);
+        blocks |= fk_copy_blocks(ck, sk, dk, 0);
+        end = fk_run_node(s, &node, corr, &ticket);
     }
-    if (pageable)
-        fk_wait_until(end);
+    if (blocks)
+        fk_block(end, ticket);
     return CUDA_SUCCESS;
 }
 
@@ -415,3 +438,13 @@ FK_API CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *p, size_t n, CUmemoryP
 {
     return cuMemAllocFromPoolAsync(p, n, pool, s);
 }
+
+static CUresult fk_free_async(CUdeviceptr p, CUstream s)
+{
+    if (!fk_stream_valid(s))
+        return CUDA_ERROR_INVALID_HANDLE;
+    return fk_free((void *)p, FK_MEM_DEVICE, 0);
+}
+
+FK_API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) { return fk_free_async(p, s); }
+FK_API CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s) { return fk_free_async(p, s); }

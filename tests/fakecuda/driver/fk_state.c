@@ -211,6 +211,9 @@ static void fk_init_settings(void)
 {
     fk_parse_kernel_ns();
     fk_cfg.launch_ns = fk_env_u64("FAKECUDA_LAUNCH_NS", 0);
+    fk_cfg.launch_latency_ns = fk_env_u64("FAKECUDA_LAUNCH_LATENCY_NS", 0);
+    uint64_t depth = fk_env_u64("FAKECUDA_QUEUE_DEPTH", 1024);
+    fk_cfg.queue_depth = depth > (1u << 24) ? 1u << 24 : (unsigned)depth;
     fk_cfg.pinned_bw = fk_env_bw("FAKECUDA_PINNED_BW", 25);
     fk_cfg.pageable_bw = fk_env_bw("FAKECUDA_PAGEABLE_BW", 10);
     fk_cfg.dtod_bw = fk_env_bw("FAKECUDA_DTOD_BW", 1000);

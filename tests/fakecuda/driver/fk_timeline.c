@@ -8,7 +8,7 @@
 
 #include "fk_driver.h"
 
-static struct CUstream_st fk_legacy = {FK_MAGIC_STREAM, 7, 0, 0, 1, NULL, 0};
+static struct CUstream_st fk_legacy = {.magic = FK_MAGIC_STREAM, .id = 7, .legacy = 1};
 _Atomic int fk_pending_host;
 static struct CUstream_st **fk_streams;
 static size_t fk_nstreams;
@@ -89,13 +89,33 @@ static uint64_t fk_ready_locked(struct CUstream_st *s)
     return t;
 }
 
+/* A stream's queue holds fk_cfg.queue_depth pieces of work not yet ended;
+ * a submission to a full queue waits, on the host, for the oldest to end
+ * (as a launch blocks once the real driver's push buffer is full). */
+static void fk_queue_admit(struct CUstream_st *s)
+{
+    if (!fk_cfg.queue_depth)
+        return;
+    pthread_mutex_lock(&fk_lock);
+    if (!s->queue)
+        s->queue = calloc(fk_cfg.queue_depth, sizeof(*s->queue));
+    uint64_t oldest = s->queue ? s->queue[s->queue_pos] : 0;
+    pthread_mutex_unlock(&fk_lock);
+    fk_wait_until(oldest);
+}
+
 uint64_t fk_submit(struct CUstream_st *s, uint64_t dur, uint64_t *start)
 {
+    fk_queue_admit(s);
     pthread_mutex_lock(&fk_lock);
-    uint64_t now = fakecuda_now_ns();
+    uint64_t now = fakecuda_now_ns() + fk_cfg.launch_latency_ns;
     uint64_t ready = fk_ready_locked(s);
     uint64_t st = ready > now ? ready : now;
     s->tail = st + dur;
+    if (s->queue) {
+        s->queue[s->queue_pos] = st + dur;
+        s->queue_pos = (s->queue_pos + 1) % fk_cfg.queue_depth;
+    }
     pthread_mutex_unlock(&fk_lock);
     *start = st;
     return st + dur;
@@ -138,8 +158,22 @@ void fk_wait_until(uint64_t t)
 
 /* ---- events ---- */
 
+uint64_t fk_stream_effect(struct CUstream_st *s)
+{
+    if (s->legacy)
+        return fk_effect_last();
+    uint64_t t = atomic_load(&s->last_effect);
+    if (!(s->flags & CU_STREAM_NON_BLOCKING)) {
+        uint64_t l = atomic_load(&fk_legacy.last_effect);
+        if (l > t)
+            t = l;
+    }
+    return t;
+}
+
 void fk_event_record(struct CUevent_st *e, struct CUstream_st *s)
 {
+    e->effect = fk_stream_effect(s);
     pthread_mutex_lock(&fk_lock);
     uint64_t now = fakecuda_now_ns();
     uint64_t t = fk_ready_locked(s);

@@ -80,14 +80,14 @@ FR_API cudaError_t cudaMallocAsync_ptsz(void **p, size_t n, cudaStream_t s)
 
 FR_API cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 {
-    (void)s;
-    return cudaFree(p);
+    READY();
+    RET(fr_drv(0)->memFreeAsync((CUdeviceptr)p, s));
 }
 
 FR_API cudaError_t cudaFreeAsync_ptsz(void *p, cudaStream_t s)
 {
-    (void)s;
-    return cudaFree(p);
+    READY();
+    RET(fr_drv(1)->memFreeAsync((CUdeviceptr)p, s));
 }
 
 static cudaError_t fr_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, int async,

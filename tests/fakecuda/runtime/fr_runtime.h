@@ -28,6 +28,7 @@
     X(memAllocPitch, cuMemAllocPitch_v2, "cuMemAllocPitch")    \
     X(memAllocManaged, cuMemAllocManaged, "cuMemAllocManaged") \
     X(memFree, cuMemFree_v2, "cuMemFree")                      \
+    X(memFreeAsync, cuMemFreeAsync, "cuMemFreeAsync")          \
     X(memAllocHost, cuMemAllocHost_v2, "cuMemAllocHost")       \
     X(memHostAlloc, cuMemHostAlloc, "cuMemHostAlloc")          \
     X(memFreeHost, cuMemFreeHost, "cuMemFreeHost")             \
