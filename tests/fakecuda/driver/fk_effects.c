@@ -21,7 +21,7 @@ static pthread_cond_t fk_fx_made = PTHREAD_COND_INITIALIZER;
 static struct fk_node *fk_fx_ring;
 static size_t fk_fx_cap, fk_fx_head, fk_fx_len;
 static uint64_t fk_fx_posted, fk_fx_done; /* tickets: posted so far, made so far */
-static int fk_fx_started;
+static int fk_fx_started, fk_fx_making;
 
 static void fk_fill(const struct fk_node *n)
 {
@@ -60,22 +60,36 @@ static void fk_make(const struct fk_node *n)
                     n->width);
 }
 
+/* One maker at a time keeps the effects in order: the driver thread, or a
+ * thread waiting for an effect, which makes the next ones itself rather
+ * than wait for the driver thread to be scheduled (on a loaded machine
+ * that can take milliseconds, which a sync would then add to the GPU's
+ * times). Lock held; unlocks while making. */
+static int fk_fx_make_next_locked(void)
+{
+    if (!fk_fx_len || fk_fx_making)
+        return 0;
+    struct fk_node n = fk_fx_ring[fk_fx_head];
+    fk_fx_making = 1;
+    pthread_mutex_unlock(&fk_fx_lock);
+    fk_make(&n);
+    pthread_mutex_lock(&fk_fx_lock);
+    fk_fx_head = (fk_fx_head + 1) % fk_fx_cap;
+    fk_fx_len--;
+    fk_fx_done++;
+    fk_fx_making = 0;
+    pthread_cond_broadcast(&fk_fx_made);
+    pthread_cond_signal(&fk_fx_work);
+    return 1;
+}
+
 static void *fk_fx_thread(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&fk_fx_lock);
-    for (;;) {
-        while (!fk_fx_len)
+    for (;;)
+        if (!fk_fx_make_next_locked())
             pthread_cond_wait(&fk_fx_work, &fk_fx_lock);
-        struct fk_node n = fk_fx_ring[fk_fx_head];
-        pthread_mutex_unlock(&fk_fx_lock);
-        fk_make(&n);
-        pthread_mutex_lock(&fk_fx_lock);
-        fk_fx_head = (fk_fx_head + 1) % fk_fx_cap;
-        fk_fx_len--;
-        fk_fx_done++;
-        pthread_cond_broadcast(&fk_fx_made);
-    }
     return NULL;
 }
 
@@ -116,7 +130,7 @@ uint64_t fk_effect_post(const struct fk_node *n)
     pthread_mutex_lock(&fk_fx_lock);
     uint64_t ticket = ++fk_fx_posted;
     int queued = 0;
-    if (n->bytes > FK_INLINE_BYTES || fk_fx_len) {
+    if (n->bytes > FK_INLINE_BYTES || fk_fx_len || fk_fx_making) {
         if ((fk_fx_len < fk_fx_cap || fk_fx_grow_locked()) && fk_fx_start_locked()) {
             fk_fx_ring[(fk_fx_head + fk_fx_len) % fk_fx_cap] = *n;
             fk_fx_len++;
@@ -125,7 +139,8 @@ uint64_t fk_effect_post(const struct fk_node *n)
         } else {
             /* no room or no thread: made here, after those ahead of it */
             while (fk_fx_done + 1 < ticket)
-                pthread_cond_wait(&fk_fx_made, &fk_fx_lock);
+                if (!fk_fx_make_next_locked())
+                    pthread_cond_wait(&fk_fx_made, &fk_fx_lock);
         }
     }
     if (!queued) {
@@ -141,7 +156,17 @@ void fk_effect_wait(uint64_t ticket)
 {
     pthread_mutex_lock(&fk_fx_lock);
     while (fk_fx_done < ticket)
-        pthread_cond_wait(&fk_fx_made, &fk_fx_lock);
+        if (!fk_fx_make_next_locked())
+            pthread_cond_wait(&fk_fx_made, &fk_fx_lock);
+    pthread_mutex_unlock(&fk_fx_lock);
+}
+
+/* Started with the driver, so that the first async copy does not pay for
+ * creating it. */
+void fk_effects_start(void)
+{
+    pthread_mutex_lock(&fk_fx_lock);
+    fk_fx_start_locked();
     pthread_mutex_unlock(&fk_fx_lock);
 }
 

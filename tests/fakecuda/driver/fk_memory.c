@@ -3,6 +3,7 @@
  * timing and blocking follow the timeline's rules. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "fk_driver.h"
 
@@ -15,10 +16,19 @@ static CUresult fk_alloc(void **p, size_t n, int kind)
         return CUDA_ERROR_INVALID_VALUE;
     if (n == 0 || n > (1ull << 40))
         return n ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
-    /* Device memory is host memory here, so copies move real bytes. */
-    void *m = calloc(1, n);
-    if (!m)
+    /* Device memory is host memory here, so copies move real bytes. Large
+     * allocations are mapped with their pages populated now: the first copy
+     * or memset into them would otherwise pay the page faults (ms for a
+     * MiB on a busy machine), which a real GPU does not. */
+    void *m;
+    if (n >= FK_MAP_BYTES) {
+        m = mmap(NULL, n, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | (n <= (256u << 20) ? MAP_POPULATE : 0), -1, 0);
+        if (m == MAP_FAILED)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+    } else if (!(m = calloc(1, n))) {
         return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     fk_mem_add((uintptr_t)m, n, kind, 1);
     *p = m;
     return CUDA_SUCCESS;
@@ -33,16 +43,19 @@ static CUresult fk_free(void *p, int want, int sync)
     if (!p)
         return CUDA_SUCCESS;
     if (sync)
-        fk_wait_until(fk_all_done_time());
+        fk_wait_gpu(fk_current_device(), fk_all_done_time(fk_current_device()));
     fk_effect_wait(fk_effect_last());
     int kind = 0;
-    int r = fk_mem_remove((uintptr_t)p, &kind);
+    size_t len = 0;
+    int r = fk_mem_remove((uintptr_t)p, &kind, &len);
     if (!r || (want >= 0 && kind != want && !(want == FK_MEM_DEVICE && kind == FK_MEM_MANAGED))) {
         if (r)
-            fk_mem_add((uintptr_t)p, 1, kind, r == 2);
+            fk_mem_add((uintptr_t)p, len, kind, r == 2);
         return CUDA_ERROR_INVALID_VALUE;
     }
-    if (r == 2)
+    if (r == 2 && len >= FK_MAP_BYTES)
+        munmap(p, len);
+    else if (r == 2)
         free(p);
     return CUDA_SUCCESS;
 }
@@ -82,7 +95,8 @@ FK_API CUresult cuMemAllocHost_v2(void **p, size_t n)
 
 FK_API CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags)
 {
-    (void)flags;
+    if (flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED))
+        return CUDA_ERROR_INVALID_VALUE;
     return fk_alloc(p, n, FK_MEM_PINNED);
 }
 
@@ -108,21 +122,34 @@ FK_API CUresult cuMemHostUnregister(void *p)
     CHECK_CTX();
     fk_effect_wait(fk_effect_last()); /* the program may free it next */
     int kind;
-    int r = fk_mem_remove((uintptr_t)p, &kind);
+    size_t len = 0;
+    int r = fk_mem_remove((uintptr_t)p, &kind, &len);
     if (r != 1) {
         if (r == 2)
-            fk_mem_add((uintptr_t)p, 1, kind, 1);
+            fk_mem_add((uintptr_t)p, len, kind, 1);
         return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     }
     return CUDA_SUCCESS;
 }
 
+/* Mapped (zero-copy) host memory: with unified addressing every page-locked
+ * allocation is mapped, at the same address (as cudaHostAllocMapped's is on
+ * a 64-bit system). */
 FK_API CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int flags)
 {
-    (void)flags;
-    if (!d || fk_mem_kind((uintptr_t)p) != FK_MEM_PINNED)
+    CHECK_CTX();
+    if (!d || flags || fk_mem_kind((uintptr_t)p) != FK_MEM_PINNED)
         return CUDA_ERROR_INVALID_VALUE;
     *d = (CUdeviceptr)p;
+    return CUDA_SUCCESS;
+}
+
+FK_API CUresult cuMemHostGetFlags(unsigned int *flags, void *p)
+{
+    CHECK_CTX();
+    if (!flags || fk_mem_kind((uintptr_t)p) != FK_MEM_PINNED)
+        return CUDA_ERROR_INVALID_VALUE;
+    *flags = CU_MEMHOSTALLOC_DEVICEMAP;
     return CUDA_SUCCESS;
 }
 
@@ -150,6 +177,21 @@ FK_API CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdevic
     if (a == CU_POINTER_ATTRIBUTE_IS_MANAGED) {
         *(unsigned int *)data = kind == FK_MEM_MANAGED;
         return CUDA_SUCCESS;
+    }
+    if (kind == FK_MEM_PAGEABLE)
+        return CUDA_ERROR_INVALID_VALUE;
+    int dev = fk_mem_device(p);
+    switch (a) {
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = p; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        if (kind == FK_MEM_DEVICE)
+            return CUDA_ERROR_INVALID_VALUE;
+        *(void **)data = (void *)p;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = dev >= 0 ? dev : 0; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = &fk_ctx[dev >= 0 ? dev : 0]; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MAPPED: *(int *)data = 1; return CUDA_SUCCESS;
+    default: break;
     }
     return CUDA_ERROR_NOT_SUPPORTED;
 }
@@ -189,11 +231,13 @@ static int fk_copy_blocks(int ck, int sk, int dk, int sync)
     return (ck == 1 ? sk : dk) == FK_MEM_PAGEABLE;
 }
 
-/* Waits for work that blocks the host: its GPU end and its bytes. */
-static void fk_block(uint64_t end, uint64_t ticket)
+/* Waits for work that blocks the host: its GPU end and its bytes; the
+ * device's error if it fails first. */
+static CUresult fk_block(int device, uint64_t end, uint64_t ticket)
 {
-    fk_wait_until(end);
+    CUresult r = fk_wait_gpu(device, end);
     fk_effect_wait(ticket);
+    return r;
 }
 
 /* One copy of `bytes` from src to dst on stream `hs`; `sync`: the API is
@@ -211,14 +255,19 @@ static CUresult fk_copy(const char *api, void *dst, const void *src, size_t byte
         return CUDA_ERROR_INVALID_VALUE;
     int sk = fk_side_kind((uintptr_t)src), dk = fk_side_kind((uintptr_t)dst);
     int ck = fk_copy_kind(sk, dk);
+    /* between two devices' memory: peer to peer */
+    int sdev = fk_mem_device((uintptr_t)src), ddev = fk_mem_device((uintptr_t)dst);
+    if (ck == 8 && sdev >= 0 && ddev >= 0 && sdev != ddev)
+        ck = 10;
     struct CUstream_st *s = fk_stream(hs, pt);
     struct fk_node node = {.kind = FAKECUDA_ACT_MEMCPY, .dst = dst, .src = src, .bytes = bytes, .copy_kind = ck,
                            .src_kind = sk, .dst_kind = dk};
     if (fk_capture(s, &node))
         return CUDA_SUCCESS;
+    node.blocking = fk_copy_blocks(ck, sk, dk, sync);
     uint64_t ticket = 0, end = fk_run_node(s, &node, fk_api_enter(api), &ticket);
-    if (fk_copy_blocks(ck, sk, dk, sync))
-        fk_block(end, ticket);
+    if (node.blocking)
+        return fk_block(s->device, end, ticket);
     return CUDA_SUCCESS;
 }
 
@@ -261,10 +310,9 @@ FK_API CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CU
 }
 
 /* 2D/3D: one transfer of rows, timed as one copy of all their bytes. */
-static CUresult fk_copy_3d(const char *api, const CUDA_MEMCPY3D *p, CUstream st, int pt, int sync)
+CUresult fk_node_from_3d(const CUDA_MEMCPY3D *p, struct fk_node *node)
 {
-    CHECK_CTX();
-    if (!p || !fk_stream_valid(st))
+    if (!p)
         return CUDA_ERROR_INVALID_VALUE;
     const char *src = p->srcMemoryType == CU_MEMORYTYPE_HOST ? p->srcHost : (const char *)p->srcDevice;
     char *dst = p->dstMemoryType == CU_MEMORYTYPE_HOST ? p->dstHost : (char *)p->dstDevice;
@@ -273,20 +321,33 @@ static CUresult fk_copy_3d(const char *api, const CUDA_MEMCPY3D *p, CUstream st,
     size_t depth = p->Depth ? p->Depth : 1, total = p->WidthInBytes * p->Height * depth;
     size_t sh = p->srcHeight ? p->srcHeight : p->Height, dh = p->dstHeight ? p->dstHeight : p->Height;
     int sk = fk_side_kind((uintptr_t)src), dk = fk_side_kind((uintptr_t)dst), ck = fk_copy_kind(sk, dk);
-    struct fk_node node = {.kind = FAKECUDA_ACT_MEMCPY,
-                           .dst = dst + (p->dstZ * dh + p->dstY) * p->dstPitch + p->dstXInBytes,
-                           .src = src + (p->srcZ * sh + p->srcY) * p->srcPitch + p->srcXInBytes,
-                           .bytes = total, .width = p->WidthInBytes, .height = p->Height, .depth = depth,
-                           .spitch = p->srcPitch, .dpitch = p->dstPitch, .sheight = sh, .dheight = dh,
-                           .copy_kind = ck, .src_kind = sk, .dst_kind = dk};
+    *node = (struct fk_node){.kind = FAKECUDA_ACT_MEMCPY,
+                             .dst = dst + (p->dstZ * dh + p->dstY) * p->dstPitch + p->dstXInBytes,
+                             .src = src + (p->srcZ * sh + p->srcY) * p->srcPitch + p->srcXInBytes,
+                             .bytes = total, .width = p->WidthInBytes, .height = p->Height, .depth = depth,
+                             .spitch = p->srcPitch, .dpitch = p->dstPitch, .sheight = sh, .dheight = dh,
+                             .copy_kind = ck, .src_kind = sk, .dst_kind = dk};
     if (!total)
-        node.width = 0;
+        node->width = 0;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_copy_3d(const char *api, const CUDA_MEMCPY3D *p, CUstream st, int pt, int sync)
+{
+    CHECK_CTX();
+    if (!fk_stream_valid(st))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fk_node node;
+    CUresult r = fk_node_from_3d(p, &node);
+    if (r != CUDA_SUCCESS)
+        return r;
     struct CUstream_st *s = fk_stream(st, pt);
     if (fk_capture(s, &node))
         return CUDA_SUCCESS;
+    node.blocking = fk_copy_blocks(node.copy_kind, node.src_kind, node.dst_kind, sync);
     uint64_t ticket = 0, end = fk_run_node(s, &node, fk_api_enter(api), &ticket);
-    if (fk_copy_blocks(ck, sk, dk, sync))
-        fk_block(end, ticket);
+    if (node.blocking)
+        return fk_block(s->device, end, ticket);
     return CUDA_SUCCESS;
 }
 
@@ -340,12 +401,13 @@ static CUresult fk_memset(const char *api, CUdeviceptr d, unsigned v, size_t esz
                            .dst_kind = fk_side_kind(d)};
     if (fk_capture(s, &node))
         return CUDA_SUCCESS;
-    uint64_t ticket = 0, end = fk_run_node(s, &node, fk_api_enter(api), &ticket);
     /* The synchronous memsets are asynchronous to the host except on pinned
      * host memory or managed memory, where they are fully synchronous; the
      * Async ones always return at once. */
-    if (sync && (node.dst_kind == FK_MEM_PINNED || node.dst_kind == FK_MEM_MANAGED))
-        fk_block(end, ticket);
+    node.blocking = sync && (node.dst_kind == FK_MEM_PINNED || node.dst_kind == FK_MEM_MANAGED);
+    uint64_t ticket = 0, end = fk_run_node(s, &node, fk_api_enter(api), &ticket);
+    if (node.blocking)
+        return fk_block(s->device, end, ticket);
     return CUDA_SUCCESS;
 }
 
@@ -394,11 +456,12 @@ static CUresult fk_copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *size
         int ck = fk_copy_kind(sk, dk);
         struct fk_node node = {.kind = FAKECUDA_ACT_MEMCPY, .dst = (void *)dsts[i], .src = (const void *)srcs[i],
                                .bytes = sizes[i], .copy_kind = ck, .src_kind = sk, .dst_kind = dk};
-        blocks |= fk_copy_blocks(ck, sk, dk, 0);
+        node.blocking = fk_copy_blocks(ck, sk, dk, 0);
+        blocks |= node.blocking;
         end = fk_run_node(s, &node, corr, &ticket);
     }
     if (blocks)
-        fk_block(end, ticket);
+        return fk_block(s->device, end, ticket);
     return CUDA_SUCCESS;
 }
 
