@@ -122,7 +122,9 @@ def test_rows_wait_for_records_that_lag_and_let_go_after_a_second():
     them; those the writer stopped waiting for after a second are stored as
     they are, and their records go to gpu_ops, linked by the correlation
     id. Either way each kernel reads back its exact GPU duration."""
-    run = run_traced([prog("launch_loop"), "800", "1", os.devnull], env={"FAKECUDA_KERNEL_NS": "1000000"})
+    # an unlimited launch queue, so that every launch returns at once
+    run = run_traced([prog("launch_loop"), "800", "1", os.devnull],
+                     env={"FAKECUDA_KERNEL_NS": "1000000", "FAKECUDA_QUEUE_DEPTH": "0"})
     assert run.proc.returncode == 0, run.proc.stderr
     assert_eq(run.q1("SELECT count(*) FROM kernels"), 1600)
     assert_eq(run.q("SELECT time_source, end_ns - start_ns, count(*) FROM kernels GROUP BY 1, 2"),
@@ -143,7 +145,9 @@ def test_waiting_room_grows_while_records_lag():
     """40,000 launches of 10 us kernels: the GPU runs 0.4 s behind the host,
     so tens of thousands of rows wait at once, more than the room's first
     16,384: it grows, and every row gets its record."""
-    run = run_traced([prog("launch_loop"), "40000", "1", os.devnull], env={"FAKECUDA_KERNEL_NS": "10000"})
+    # an unlimited launch queue: with the default 1,024 the host would wait
+    run = run_traced([prog("launch_loop"), "40000", "1", os.devnull],
+                     env={"FAKECUDA_KERNEL_NS": "10000", "FAKECUDA_QUEUE_DEPTH": "0"})
     assert run.proc.returncode == 0, run.proc.stderr
     assert_eq(run.q1("SELECT count(*) FROM kernels"), 42000)
     assert_eq(run.q("SELECT time_source, end_ns - start_ns, count(*) FROM kernels GROUP BY 1, 2"),

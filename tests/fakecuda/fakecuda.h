@@ -24,6 +24,11 @@ uint64_t fakecuda_now_ns(void);
  * (the mangled name, or the plain name before its parameter list). */
 void fakecuda_set_kernel_ns(const char *name, uint64_t ns);
 
+/* Makes every kernel whose identifier is `name` fail on the GPU with `code`
+ * (CUDA_ERROR_ASSERT, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_ILLEGAL_ADDRESS;
+ * 0: CUDA_ERROR_ASSERT), as FAKECUDA_KERNEL_FAIL does. */
+void fakecuda_set_kernel_fail(const char *name, int code);
+
 /* A kernel named `name` in the current context, ready for cuLaunchKernel,
  * running `ns` nanoseconds on the GPU (0: the default duration). */
 CUfunction fakecuda_driver_kernel(const char *name, uint64_t ns);
@@ -74,6 +79,9 @@ struct fakecuda_activity {
     int memset_value;
     /* sync */
     int sync_type;             /* CUpti_ActivitySynchronizationType numbering */
+    /* work a graph launch ran: the graph's and the node's ids, else 0 */
+    uint32_t graph_id;
+    uint64_t graph_node_id;
 };
 
 /* Called on the GPU's schedule (possibly on another thread, any order across

@@ -17,7 +17,7 @@ all: $(FAKECUDA_DIR)/libcuda.so.1
 # Exported under the version node the real libcudart.so.13 defines, so
 # programs nvcc linked against the real toolkit load it unchanged.
 FK_RUNTIME_SRC := $(wildcard tests/fakecuda/runtime/*.c)
-FK_RUNTIME_HDR := $(wildcard tests/fakecuda/runtime/*.h) tests/fakecuda/fakecuda.h
+FK_RUNTIME_HDR := $(wildcard tests/fakecuda/runtime/*.h tests/fakecuda/runtime/*.def) tests/fakecuda/fakecuda.h
 FK_RUNTIME_OBJ := $(patsubst tests/fakecuda/runtime/%.c,$(FAKECUDA_DIR)/obj/%.o,$(FK_RUNTIME_SRC))
 
 $(FAKECUDA_DIR)/obj/%.o: tests/fakecuda/runtime/%.c $(FK_RUNTIME_HDR)
@@ -30,9 +30,11 @@ $(FAKECUDA_DIR)/libcudart.so.13: $(FK_RUNTIME_OBJ) tests/fakecuda/runtime/libcud
 	ln -sf libcudart.so.13 $(FAKECUDA_DIR)/libcudart.so
 
 # The static runtime still finds the driver with dlopen + cuGetProcAddress.
+# The weak stubs (fr_stubs.c) stay out of it: an archive member pulled in
+# for a stub would not be replaced by the real function.
 $(FAKECUDA_DIR)/libcudart_static.a: $(FK_RUNTIME_OBJ)
 	rm -f $@
-	ar rcs $@ $(FK_RUNTIME_OBJ)
+	ar rcs $@ $(filter-out %/fr_stubs.o,$(FK_RUNTIME_OBJ))
 
 all: $(FAKECUDA_DIR)/libcudart.so.13 $(FAKECUDA_DIR)/libcudart_static.a
 

@@ -198,6 +198,8 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
         r->dynamicSharedMemory = (int32_t)a->shared_mem;
         r->correlationId = a->correlation_id;
         r->name = a->name;
+        r->graphId = a->graph_id;
+        r->graphNodeId = a->graph_node_id;
         break;
     }
     case FAKECUDA_ACT_MEMCPY: {
@@ -215,6 +217,8 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
         r->contextId = a->context_id;
         r->streamId = a->stream_id;
         r->correlationId = a->correlation_id;
+        r->graphId = a->graph_id;
+        r->graphNodeId = a->graph_node_id;
         break;
     }
     case FAKECUDA_ACT_MEMSET: {
@@ -231,6 +235,8 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
         r->streamId = a->stream_id;
         r->correlationId = a->correlation_id;
         r->memoryKind = (uint16_t)a->dst_kind;
+        r->graphId = a->graph_id;
+        r->graphNodeId = a->graph_node_id;
         break;
     }
     case FAKECUDA_ACT_SYNC: {

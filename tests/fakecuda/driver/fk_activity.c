@@ -50,9 +50,10 @@ static void fk_deliver(struct fakecuda_activity *a, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (fk_log) {
             static const char *const kinds[] = {"?", "kernel", "memcpy", "memset", "sync"};
-            fprintf(fk_log, "%s %s %u %llu %llu %llu %u\n", kinds[a[i].kind & 7],
+            fprintf(fk_log, "%s %s %u %llu %llu %llu %u %u %llu\n", kinds[a[i].kind & 7],
                     a[i].name ? a[i].name : "-", a[i].stream_id, (unsigned long long)a[i].start_ns,
-                    (unsigned long long)a[i].end_ns, (unsigned long long)a[i].bytes, a[i].correlation_id);
+                    (unsigned long long)a[i].end_ns, (unsigned long long)a[i].bytes, a[i].correlation_id,
+                    a[i].graph_id, (unsigned long long)a[i].graph_node_id);
             fflush(fk_log);
         }
         if (cb)

@@ -18,6 +18,8 @@ FK_API CUresult cuInit(unsigned int flags)
     fk_init_once();
     if (fk_is_forked_child())
         return CUDA_ERROR_NOT_INITIALIZED;
+    if (!fk_initialized)
+        fk_effects_start();
     fk_initialized = 1;
     return CUDA_SUCCESS;
 }
@@ -94,6 +96,22 @@ FK_API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
     case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: *v = 1; break;
     case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: *v = 2; break;
     case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *v = 0x10 + d; break;
+    /* an H100 SXM's limits, for occupancy calculators */
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = FK_SM_THREADS; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *v = FK_SM_BLOCKS; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: *v = FK_SM_REGS; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *v = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = FK_SM_SHARED; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = FK_SM_SHARED - FK_SHARED_RESERVED; break;
+    case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: *v = FK_SHARED_RESERVED; break;
+    case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: *v = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 50 << 20; break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *v = 2619000; break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *v = 5120; break;
+    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: case CU_DEVICE_ATTRIBUTE_GPU_OVERLAP:
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: *v = 1; break;
     default: *v = 0; break;
     }
     return CUDA_SUCCESS;
@@ -116,7 +134,7 @@ FK_API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
         return CUDA_ERROR_INVALID_VALUE;
     if (d < 0 || d >= fk_cfg.devices)
         return CUDA_ERROR_INVALID_DEVICE;
-    *c = &fk_primary_ctx;
+    *c = &fk_ctx[d];
     return CUDA_SUCCESS;
 }
 
@@ -126,19 +144,27 @@ FK_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
     return CUDA_SUCCESS;
 }
 
+/* Resetting the primary context clears a device-side error. */
 FK_API CUresult cuDevicePrimaryCtxReset_v2(CUdevice d)
 {
-    (void)d;
+    if (!fk_initialized)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (d < 0 || d >= fk_cfg.devices)
+        return CUDA_ERROR_INVALID_DEVICE;
+    fk_wait_until(fk_all_done_time(d));
+    fk_effect_wait(fk_effect_last());
+    fk_fault_clear(d);
     return CUDA_SUCCESS;
 }
 
 FK_API CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned int *flags, int *active)
 {
-    (void)d;
-    if (flags)
-        *flags = 0;
-    if (active)
-        *active = 1;
+    if (!flags || !active)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (d < 0 || d >= fk_cfg.devices)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *flags = fk_ctx[d].flags;
+    *active = 1;
     return CUDA_SUCCESS;
 }
 
@@ -293,7 +319,13 @@ FK_API CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
 {
     if (!v || !f)
         return CUDA_ERROR_INVALID_VALUE;
-    *v = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
+    switch (a) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = FK_KERNEL_REGS; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *v = 48 << 10; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *v = 90; break;
+    default: *v = 0; break;
+    }
     return CUDA_SUCCESS;
 }
 
@@ -321,7 +353,7 @@ static CUresult fk_launch(const char *api, CUfunction f, unsigned gx, unsigned g
     struct fk_node node = {.kind = FAKECUDA_ACT_KERNEL, .f = f, .grid = {gx, gy, gz}, .block = {bx, by, bz},
                            .shm = shm};
     if (!fk_capture(s, &node))
-        fk_run_node(s, &node, fk_api_enter(api));
+        fk_run_node(s, &node, fk_api_enter(api), NULL);
     /* What a launch costs the host on a real driver, set from outside. */
     if (fk_cfg.launch_ns)
         while (fakecuda_now_ns() - t0 < fk_cfg.launch_ns)
@@ -390,7 +422,9 @@ FK_API CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, voi
 
 static void fk_emit_sync(uint32_t corr, int type, uint32_t stream_id, uint64_t t0)
 {
-    struct fakecuda_activity a = {.kind = FAKECUDA_ACT_SYNC, .correlation_id = corr, .context_id = 1,
+    int d = fk_current_device();
+    struct fakecuda_activity a = {.kind = FAKECUDA_ACT_SYNC, .correlation_id = corr, .device = (uint32_t)d,
+                                  .context_id = (uint32_t)d + 1,
                                   .stream_id = stream_id, .start_ns = t0, .end_ns = fakecuda_now_ns(),
                                   .sync_type = type};
     fk_activity_emit(&a);
@@ -401,10 +435,12 @@ FK_API CUresult cuCtxSynchronize(void)
     CHECK_CTX();
     uint64_t t0 = fakecuda_now_ns();
     uint32_t corr = fk_api_enter("cuCtxSynchronize");
-    fk_wait_until(fk_all_done_time());
-    fk_wait_host_functions(NULL);
+    CUresult r = fk_wait_gpu(fk_current_device(), fk_all_done_time(fk_current_device()));
+    fk_effect_wait(fk_effect_last());
+    if (r == CUDA_SUCCESS)
+        fk_wait_host_functions(NULL);
     fk_emit_sync(corr, 4, 0, t0);
-    return CUDA_SUCCESS;
+    return r;
 }
 
 static CUresult fk_stream_sync(CUstream hs, int pt)
@@ -415,10 +451,12 @@ static CUresult fk_stream_sync(CUstream hs, int pt)
     uint64_t t0 = fakecuda_now_ns();
     uint32_t corr = fk_api_enter("cuStreamSynchronize");
     struct CUstream_st *s = fk_stream(hs, pt);
-    fk_wait_until(fk_stream_done_time(s));
-    fk_wait_host_functions(s->legacy ? NULL : s);
+    CUresult r = fk_wait_gpu(s->device, fk_stream_done_time(s));
+    fk_effect_wait(fk_stream_effect(s));
+    if (r == CUDA_SUCCESS)
+        fk_wait_host_functions(s->legacy ? NULL : s);
     fk_emit_sync(corr, 3, s->id, t0);
-    return CUDA_SUCCESS;
+    return r;
 }
 
 FK_API CUresult cuStreamSynchronize(CUstream s) { return fk_stream_sync(s, 0); }
@@ -429,7 +467,11 @@ static CUresult fk_stream_query(CUstream hs, int pt)
     CHECK_CTX();
     if (!fk_stream_valid(hs))
         return CUDA_ERROR_INVALID_HANDLE;
-    return fakecuda_now_ns() >= fk_stream_done_time(fk_stream(hs, pt)) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+    struct CUstream_st *s = fk_stream(hs, pt);
+    return fakecuda_now_ns() >= fk_stream_done_time(s) && fk_effect_done(fk_stream_effect(s)) &&
+                   !atomic_load(s->legacy ? &fk_pending_host : &s->pending_host)
+               ? CUDA_SUCCESS
+               : CUDA_ERROR_NOT_READY;
 }
 
 FK_API CUresult cuStreamQuery(CUstream s) { return fk_stream_query(s, 0); }
@@ -440,14 +482,19 @@ FK_API CUresult cuStreamCreate(CUstream *s, unsigned int flags)
     CHECK_CTX();
     if (!s || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
         return CUDA_ERROR_INVALID_VALUE;
-    *s = fk_stream_create(flags);
+    *s = fk_stream_create(flags, 0);
     return *s ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+/* Priorities are kept and reported; streams overlap without limit here, so
+ * they change no timing. */
 FK_API CUresult cuStreamCreateWithPriority(CUstream *s, unsigned int flags, int prio)
 {
-    (void)prio;
-    return cuStreamCreate(s, flags);
+    CHECK_CTX();
+    if (!s || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+        return CUDA_ERROR_INVALID_VALUE;
+    *s = fk_stream_create(flags, fk_clamp_priority(prio));
+    return *s ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 FK_API CUresult cuStreamDestroy_v2(CUstream s)
@@ -534,17 +581,21 @@ FK_API CUresult cuEventSynchronize(CUevent e)
         return CUDA_ERROR_INVALID_HANDLE;
     uint64_t t0 = fakecuda_now_ns();
     uint32_t corr = fk_api_enter("cuEventSynchronize");
-    if (e->recorded)
-        fk_wait_until(e->time);
+    CUresult r = CUDA_SUCCESS;
+    if (e->recorded) {
+        r = fk_wait_gpu(fk_current_device(), e->time);
+        fk_effect_wait(e->effect);
+    }
     fk_emit_sync(corr, 1, 0, t0);
-    return CUDA_SUCCESS;
+    return r;
 }
 
 FK_API CUresult cuEventQuery(CUevent e)
 {
     if (!e || e->magic != FK_MAGIC_EVENT)
         return CUDA_ERROR_INVALID_HANDLE;
-    return !e->recorded || fakecuda_now_ns() >= e->time ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+    return !e->recorded || (fakecuda_now_ns() >= e->time && fk_effect_done(e->effect)) ? CUDA_SUCCESS
+                                                                                        : CUDA_ERROR_NOT_READY;
 }
 
 FK_API CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
@@ -562,8 +613,11 @@ FK_API CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
 
 struct fk_host_fn {
     CUhostFn fn;
+    CUstreamCallback cb; /* cuStreamAddCallback's kind: (stream, status, data) */
+    CUstream handle;     /* the stream as the program named it */
     void *data;
     uint64_t at;
+    uint64_t effect; /* the bytes of work before it, made before it runs */
     struct CUstream_st *stream;
 };
 
@@ -571,31 +625,35 @@ static void *fk_host_fn_thread(void *arg)
 {
     struct fk_host_fn *h = arg;
     fk_wait_until(h->at);
-    h->fn(h->data);
+    fk_effect_wait(h->effect);
+    if (h->cb)
+        h->cb(h->handle, CUDA_SUCCESS, h->data);
+    else
+        h->fn(h->data);
     atomic_fetch_sub(&h->stream->pending_host, 1);
     atomic_fetch_sub(&fk_pending_host, 1);
     free(h);
     return NULL;
 }
 
-static CUresult fk_host_func(CUstream hs, CUhostFn fn, void *data, int pt)
+CUresult fk_host_call(struct CUstream_st *s, uint64_t at, CUhostFn fn, CUstreamCallback cb, CUstream handle,
+                      void *data)
 {
-    CHECK_CTX();
-    if (!fn || !fk_stream_valid(hs))
-        return CUDA_ERROR_INVALID_VALUE;
     struct fk_host_fn *h = malloc(sizeof(*h));
     if (!h)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    uint64_t start;
     h->fn = fn;
+    h->cb = cb;
+    h->handle = handle;
     h->data = data;
-    h->stream = fk_stream(hs, pt);
-    h->at = fk_submit(h->stream, 0, &start);
-    atomic_fetch_add(&h->stream->pending_host, 1);
+    h->stream = s;
+    h->at = at;
+    h->effect = fk_stream_effect(s);
+    atomic_fetch_add(&s->pending_host, 1);
     atomic_fetch_add(&fk_pending_host, 1);
     pthread_t t;
     if (pthread_create(&t, NULL, fk_host_fn_thread, h) != 0) {
-        atomic_fetch_sub(&h->stream->pending_host, 1);
+        atomic_fetch_sub(&s->pending_host, 1);
         atomic_fetch_sub(&fk_pending_host, 1);
         free(h);
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -604,8 +662,33 @@ static CUresult fk_host_func(CUstream hs, CUhostFn fn, void *data, int pt)
     return CUDA_SUCCESS;
 }
 
-FK_API CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *data) { return fk_host_func(s, fn, data, 0); }
-FK_API CUresult cuLaunchHostFunc_ptsz(CUstream s, CUhostFn fn, void *data) { return fk_host_func(s, fn, data, 1); }
+static CUresult fk_host_func(CUstream hs, CUhostFn fn, CUstreamCallback cb, void *data, int pt)
+{
+    CHECK_CTX();
+    if ((!fn && !cb) || !fk_stream_valid(hs))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUstream_st *s = fk_stream(hs, pt);
+    /* a host function on a capturing stream becomes a host node */
+    struct fk_node node = {.kind = FK_NODE_HOST, .fn = fn, .data = data};
+    if (fn && fk_capture(s, &node))
+        return CUDA_SUCCESS;
+    uint64_t start, at = fk_submit(s, 0, &start);
+    return fk_host_call(s, at, fn, cb, hs, data);
+}
+
+FK_API CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *data) { return fk_host_func(s, fn, NULL, data, 0); }
+FK_API CUresult cuLaunchHostFunc_ptsz(CUstream s, CUhostFn fn, void *data) { return fk_host_func(s, fn, NULL, data, 1); }
+
+/* A stream callback runs as a host function does, told the stream's status. */
+FK_API CUresult cuStreamAddCallback(CUstream s, CUstreamCallback cb, void *data, unsigned int flags)
+{
+    return flags ? CUDA_ERROR_INVALID_VALUE : fk_host_func(s, NULL, cb, data, 0);
+}
+
+FK_API CUresult cuStreamAddCallback_ptsz(CUstream s, CUstreamCallback cb, void *data, unsigned int flags)
+{
+    return flags ? CUDA_ERROR_INVALID_VALUE : fk_host_func(s, NULL, cb, data, 1);
+}
 
 /* ---- errors, profiler ---- */
 

@@ -9,29 +9,39 @@
 #include "fakecuda.h"
 
 #define FK_API __attribute__((visibility("default")))
+#define FK_MAX_DEVICES 8
 
 /* Every handle the driver gives out starts with a magic word, so a bad
  * handle is an error code, not a crash. */
 struct CUgraph_st;
 
-enum { FK_MAGIC_GRAPH = 0x47524131, FK_MAGIC_GEXEC = 0x47455831 };
+enum { FK_MAGIC_GRAPH = 0x47524131, FK_MAGIC_GEXEC = 0x47455831, FK_MAGIC_GNODE = 0x474e4f31 };
 enum { FK_MAGIC_CTX = 0x43545831, FK_MAGIC_STREAM = 0x53545231, FK_MAGIC_EVENT = 0x45564e31,
        FK_MAGIC_FUNC = 0x46554e31, FK_MAGIC_MOD = 0x4d4f4431 };
 
+/* Each device has one context, its primary one. */
 struct CUctx_st {
     uint32_t magic;
     uint32_t id;
     int device;
+    unsigned flags;                /* cuDevicePrimaryCtxSetFlags: CU_CTX_SCHED_*, CU_CTX_MAP_HOST, ... */
+    int flags_set;                 /* set explicitly (cudaSetDeviceFlags) */
+    uint8_t peer[FK_MAX_DEVICES];  /* peer access enabled to that device's memory */
 };
 
 struct CUstream_st {
     uint32_t magic;
     uint32_t id;
     unsigned flags;      /* CU_STREAM_NON_BLOCKING or 0 */
+    int device;
     uint64_t tail;       /* when the last work submitted here ends */
     int legacy;
     struct CUgraph_st *capture; /* stream capture in progress: work becomes graph nodes */
     _Atomic int pending_host;   /* host functions submitted here and not yet returned */
+    _Atomic uint64_t last_effect; /* ticket of the last memory effect of work submitted here */
+    uint64_t *queue;            /* end times of the last fk_cfg.queue_depth pieces of work, a ring */
+    unsigned queue_pos;
+    int priority;
 };
 
 /* Host functions not yet returned, over all streams. */
@@ -39,7 +49,7 @@ extern _Atomic int fk_pending_host;
 /* Syncs wait for host functions too, as the real driver's do. */
 void fk_wait_host_functions(struct CUstream_st *s);
 
-/* A node of a captured graph: the work, replayed at each graph launch. */
+/* One piece of GPU work, as a call submits it or a graph node holds it. */
 struct fk_node {
     int kind;                   /* FAKECUDA_ACT_KERNEL, _MEMCPY, _MEMSET */
     struct CUfunc_st *f;
@@ -47,32 +57,102 @@ struct fk_node {
     void *dst;
     const void *src;
     size_t bytes;
+    /* copies of more than one row: `height` rows of `width` bytes a slice,
+     * `depth` slices, rows `spitch`/`dpitch` apart, slices `sheight`/`dheight`
+     * rows apart. width 0: one run of `bytes`. */
+    size_t width, height, depth, spitch, dpitch, sheight, dheight;
     int copy_kind, src_kind, dst_kind;
     unsigned value;
     size_t esz, n, pitch, rows;
+    int blocking;               /* the call waits for it: its bytes move before it starts */
+    CUhostFn fn;                /* FK_NODE_HOST */
+    void *data;
+};
+
+/* Memory effects (fk_effects.c): the bytes a copy moves and a memset
+ * writes are moved by a driver thread, in the order they were posted, so a
+ * call the real driver returns from at once does not spend the host's time
+ * on them. Returns the effect's ticket. */
+uint64_t fk_effect_post(const struct fk_node *n);
+/* Waits until the effect with this ticket, and every earlier one, is made. */
+void fk_effect_wait(uint64_t ticket);
+void fk_effects_start(void);
+/* The ticket of the last effect posted so far. */
+uint64_t fk_effect_last(void);
+int fk_effect_done(uint64_t ticket);
+
+/* Kinds of graph node that are no GPU work, beside the activity kinds. */
+enum { FK_NODE_HOST = 16, FK_NODE_EMPTY = 17 };
+
+/* A node of a graph built by capture or node by node. */
+struct CUgraphNode_st {
+    uint32_t magic;
+    uint64_t id;                    /* CUPTI's graphNodeId: unique in the process */
+    size_t index;                   /* in its graph's nodes */
+    struct CUgraph_st *graph;
+    struct fk_node work;
+    struct CUgraphNode_st **deps;   /* nodes of the same graph added before it */
+    size_t ndeps;
 };
 
 struct CUgraph_st {
     uint32_t magic;
-    struct fk_node *nodes;
+    uint32_t id;                    /* CUPTI's graphId */
+    struct CUgraphNode_st **nodes;  /* in the order added: each after its dependencies */
     size_t count, cap;
+    struct CUgraphNode_st *last;    /* capture: the node the next one depends on */
+};
+
+/* An instantiated graph: a copy of its graph's nodes, so that later changes
+ * to the graph do not reach it (cuGraphExecUpdate does). */
+struct fk_exec_node {
+    struct fk_node work;
+    uint64_t id;
+    size_t *deps;                   /* indexes of earlier exec nodes */
+    size_t ndeps;
 };
 
 struct CUgraphExec_st {
     uint32_t magic;
-    struct CUgraph_st *graph;
+    uint32_t graph_id;
+    struct fk_exec_node *nodes;
+    size_t count;
 };
+
+/* A copy node from a 2D/3D copy's parameters (fk_memory.c). */
+CUresult fk_node_from_3d(const CUDA_MEMCPY3D *p, struct fk_node *node);
+
+/* Graph construction (fk_graph_build.c). */
+struct CUgraph_st *fk_graph_new(void);
+/* Adds a node doing `w` after `deps`; NULL when out of memory. fk_lock held. */
+struct CUgraphNode_st *fk_graph_add_locked(struct CUgraph_st *g, const struct fk_node *w,
+                                          struct CUgraphNode_st *const *deps, size_t ndeps);
+int fk_graph_ok(CUgraph g);
+int fk_graph_node_ok(CUgraphNode n);
+/* Fills e with a copy of g's nodes. */
+CUresult fk_exec_build(struct CUgraphExec_st *e, const struct CUgraph_st *g);
+/* Runs fn(data) (or cb(handle, status, data)) on a thread of its own once
+ * the GPU reaches `at`, counted as pending on s until it returns (fk_api.c). */
+CUresult fk_host_call(struct CUstream_st *s, uint64_t at, CUhostFn fn, CUstreamCallback cb, CUstream handle,
+                      void *data);
+/* Emits the activity record of work that runs [start, end) on s. */
+void fk_emit_work(struct CUstream_st *s, const struct fk_node *n, uint32_t corr, uint64_t start, uint64_t end,
+                  uint32_t graph_id, uint64_t node_id);
 
 /* Appends a node to the graph s is capturing. Returns 1 if s is capturing. */
 int fk_capture(struct CUstream_st *s, const struct fk_node *node);
-/* Runs one piece of work on s now: moves its bytes, gives it times on the
- * timeline and emits its activity record. Returns when it ends. */
-uint64_t fk_run_node(struct CUstream_st *s, const struct fk_node *n, uint32_t corr);
+/* Runs one piece of work on s now: gives it times on the timeline, posts
+ * its memory effect (its ticket to *ticket if not NULL) and emits its
+ * activity record. Returns when it ends on the GPU. */
+uint64_t fk_run_node(struct CUstream_st *s, const struct fk_node *n, uint32_t corr, uint64_t *ticket);
+/* The node's GPU duration, from the settings. */
+uint64_t fk_node_ns(const struct fk_node *n);
 
 struct CUevent_st {
     uint32_t magic;
     int recorded;
     uint64_t time;       /* GPU time the event completes */
+    uint64_t effect;     /* memory effects it waits for */
 };
 
 struct CUfunc_st {
@@ -88,11 +168,17 @@ struct CUmod_st {
 /* Global simulator state (fk_state.c). */
 extern pthread_mutex_t fk_lock;
 extern int fk_initialized;
-extern struct CUctx_st fk_primary_ctx;
+extern struct CUctx_st fk_ctx[FK_MAX_DEVICES];
+
+/* The simulated device's per-multiprocessor limits (an H100 SXM's). */
+enum { FK_SM_THREADS = 2048, FK_SM_BLOCKS = 32, FK_SM_REGS = 65536, FK_SM_SHARED = 233472,
+       FK_SHARED_RESERVED = 1024, FK_SM_COUNT = 132, FK_KERNEL_REGS = 32 };
 
 struct fk_settings {
     uint64_t kernel_ns;
     uint64_t launch_ns;
+    uint64_t launch_latency_ns; /* submission to the earliest start of its work on the GPU */
+    unsigned queue_depth;       /* pending pieces of work per stream before a submission blocks; 0: no limit */
     double pinned_bw, pageable_bw, dtod_bw; /* bytes per ns */
     uint64_t copy_latency_ns;
     int devices;
@@ -102,6 +188,8 @@ extern struct fk_settings fk_cfg;
 void fk_init_once(void);
 CUresult fk_check_ctx(void);
 CUcontext fk_current_ctx(void);
+/* The device of the current context (0 without one). */
+int fk_current_device(void);
 void fk_set_current_ctx(CUcontext c);
 /* Returns the error from an API function when there is no usable context. */
 #define CHECK_CTX()                           \
@@ -113,12 +201,29 @@ void fk_set_current_ctx(CUcontext c);
 int fk_is_forked_child(void);
 uint64_t fk_kernel_duration(const struct CUfunc_st *f);
 struct CUfunc_st *fk_function(const char *name);
+/* The error the kernel fails with on the GPU (FAKECUDA_KERNEL_FAIL), 0 if none. */
+int fk_function_fault(const struct CUfunc_st *f);
+
+/* Device-side errors (fk_fault.c). */
+int fk_kernel_fault(const char *name, const char *plain);
+void fk_parse_kernel_fail(void (*warn)(const char *var, const char *val, const char *def));
+/* The device fails at GPU time t with code (the earliest failure stands). */
+void fk_fault_at(int device, uint64_t t, int code);
+/* The device's error if it has failed by time t, else 0. */
+int fk_fault_by(int device, uint64_t t);
+void fk_fault_clear(int device);
+/* Waits until the GPU reaches t, or fails before: the error, or success. */
+CUresult fk_wait_gpu(int device, uint64_t t);
 
 /* Memory registry. */
 enum fk_mem { FK_MEM_PAGEABLE = FAKECUDA_MEM_PAGEABLE, FK_MEM_PINNED = FAKECUDA_MEM_PINNED,
               FK_MEM_DEVICE = FAKECUDA_MEM_DEVICE, FK_MEM_MANAGED = FAKECUDA_MEM_MANAGED };
 void fk_mem_add(uintptr_t base, size_t len, int kind, int owned);
-int fk_mem_remove(uintptr_t base, int *kind);
+/* The device an allocation of device memory is on; -1 for other memory. */
+int fk_mem_device(uintptr_t p);
+/* Allocations of this size and more are mapped (mmap), smaller ones calloc'd. */
+#define FK_MAP_BYTES (64u << 10)
+int fk_mem_remove(uintptr_t base, int *kind, size_t *len);
 int fk_mem_kind(uintptr_t p);
 /* For a pointer into a registered allocation: 1 when [p, p + n) lies
  * inside it, else 0. A pointer outside every allocation (pageable host
@@ -129,10 +234,20 @@ int fk_mem_fits(uintptr_t p, size_t n);
 struct CUstream_st *fk_stream(CUstream s, int per_thread);
 int fk_stream_valid(CUstream s);
 uint64_t fk_submit(struct CUstream_st *s, uint64_t dur, uint64_t *start);
+/* A graph launch on s: the earliest its nodes may start (the stream's queue
+ * admitted it, its earlier work ended), then, once they are placed, the end
+ * of the last, which becomes the stream's. */
+uint64_t fk_graph_open(struct CUstream_st *s);
+void fk_graph_close(struct CUstream_st *s, uint64_t end);
 uint64_t fk_stream_done_time(struct CUstream_st *s);
-uint64_t fk_all_done_time(void);
+/* The ticket of the last memory effect a sync of s must see made. */
+uint64_t fk_stream_effect(struct CUstream_st *s);
+/* When all work on the device ends. */
+uint64_t fk_all_done_time(int device);
 void fk_wait_until(uint64_t t);
-struct CUstream_st *fk_stream_create(unsigned flags);
+struct CUstream_st *fk_stream_create(unsigned flags, int priority);
+/* A stream priority within the device's range (fk_device.c). */
+int fk_clamp_priority(int p);
 void fk_stream_destroy(struct CUstream_st *s);
 void fk_event_record(struct CUevent_st *e, struct CUstream_st *s);
 void fk_stream_wait_event(struct CUstream_st *s, struct CUevent_st *e);

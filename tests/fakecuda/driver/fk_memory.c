@@ -3,6 +3,7 @@
  * timing and blocking follow the timeline's rules. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "fk_driver.h"
 
@@ -15,28 +16,46 @@ static CUresult fk_alloc(void **p, size_t n, int kind)
         return CUDA_ERROR_INVALID_VALUE;
     if (n == 0 || n > (1ull << 40))
         return n ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
-    /* Device memory is host memory here, so copies move real bytes. */
-    void *m = calloc(1, n);
-    if (!m)
+    /* Device memory is host memory here, so copies move real bytes. Large
+     * allocations are mapped with their pages populated now: the first copy
+     * or memset into them would otherwise pay the page faults (ms for a
+     * MiB on a busy machine), which a real GPU does not. */
+    void *m;
+    if (n >= FK_MAP_BYTES) {
+        m = mmap(NULL, n, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | (n <= (256u << 20) ? MAP_POPULATE : 0), -1, 0);
+        if (m == MAP_FAILED)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+    } else if (!(m = calloc(1, n))) {
         return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     fk_mem_add((uintptr_t)m, n, kind, 1);
     *p = m;
     return CUDA_SUCCESS;
 }
 
-static CUresult fk_free(void *p, int want)
+/* `sync`: freeing synchronizes with the device, as cuMemFree does on a
+ * real driver; stream-ordered frees do not. Either way no queued copy may
+ * still write the memory once it is freed. */
+static CUresult fk_free(void *p, int want, int sync)
 {
     CHECK_CTX();
     if (!p)
         return CUDA_SUCCESS;
+    if (sync)
+        fk_wait_gpu(fk_current_device(), fk_all_done_time(fk_current_device()));
+    fk_effect_wait(fk_effect_last());
     int kind = 0;
-    int r = fk_mem_remove((uintptr_t)p, &kind);
+    size_t len = 0;
+    int r = fk_mem_remove((uintptr_t)p, &kind, &len);
     if (!r || (want >= 0 && kind != want && !(want == FK_MEM_DEVICE && kind == FK_MEM_MANAGED))) {
         if (r)
-            fk_mem_add((uintptr_t)p, 1, kind, r == 2);
+            fk_mem_add((uintptr_t)p, len, kind, r == 2);
         return CUDA_ERROR_INVALID_VALUE;
     }
-    if (r == 2)
+    if (r == 2 && len >= FK_MAP_BYTES)
+        munmap(p, len);
+    else if (r == 2)
         free(p);
     return CUDA_SUCCESS;
 }
@@ -66,7 +85,7 @@ FK_API CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags)
 
 FK_API CUresult cuMemFree_v2(CUdeviceptr p)
 {
-    return fk_free((void *)p, FK_MEM_DEVICE);
+    return fk_free((void *)p, FK_MEM_DEVICE, 1);
 }
 
 FK_API CUresult cuMemAllocHost_v2(void **p, size_t n)
@@ -76,13 +95,14 @@ FK_API CUresult cuMemAllocHost_v2(void **p, size_t n)
 
 FK_API CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags)
 {
-    (void)flags;
+    if (flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED))
+        return CUDA_ERROR_INVALID_VALUE;
     return fk_alloc(p, n, FK_MEM_PINNED);
 }
 
 FK_API CUresult cuMemFreeHost(void *p)
 {
-    return fk_free(p, FK_MEM_PINNED);
+    return fk_free(p, FK_MEM_PINNED, 1);
 }
 
 FK_API CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
@@ -100,22 +120,36 @@ FK_API CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
 FK_API CUresult cuMemHostUnregister(void *p)
 {
     CHECK_CTX();
+    fk_effect_wait(fk_effect_last()); /* the program may free it next */
     int kind;
-    int r = fk_mem_remove((uintptr_t)p, &kind);
+    size_t len = 0;
+    int r = fk_mem_remove((uintptr_t)p, &kind, &len);
     if (r != 1) {
         if (r == 2)
-            fk_mem_add((uintptr_t)p, 1, kind, 1);
+            fk_mem_add((uintptr_t)p, len, kind, 1);
         return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     }
     return CUDA_SUCCESS;
 }
 
+/* Mapped (zero-copy) host memory: with unified addressing every page-locked
+ * allocation is mapped, at the same address (as cudaHostAllocMapped's is on
+ * a 64-bit system). */
 FK_API CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int flags)
 {
-    (void)flags;
-    if (!d || fk_mem_kind((uintptr_t)p) != FK_MEM_PINNED)
+    CHECK_CTX();
+    if (!d || flags || fk_mem_kind((uintptr_t)p) != FK_MEM_PINNED)
         return CUDA_ERROR_INVALID_VALUE;
     *d = (CUdeviceptr)p;
+    return CUDA_SUCCESS;
+}
+
+FK_API CUresult cuMemHostGetFlags(unsigned int *flags, void *p)
+{
+    CHECK_CTX();
+    if (!flags || fk_mem_kind((uintptr_t)p) != FK_MEM_PINNED)
+        return CUDA_ERROR_INVALID_VALUE;
+    *flags = CU_MEMHOSTALLOC_DEVICEMAP;
     return CUDA_SUCCESS;
 }
 
@@ -144,6 +178,21 @@ FK_API CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdevic
         *(unsigned int *)data = kind == FK_MEM_MANAGED;
         return CUDA_SUCCESS;
     }
+    if (kind == FK_MEM_PAGEABLE)
+        return CUDA_ERROR_INVALID_VALUE;
+    int dev = fk_mem_device(p);
+    switch (a) {
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = p; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        if (kind == FK_MEM_DEVICE)
+            return CUDA_ERROR_INVALID_VALUE;
+        *(void **)data = (void *)p;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = dev >= 0 ? dev : 0; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = &fk_ctx[dev >= 0 ? dev : 0]; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MAPPED: *(int *)data = 1; return CUDA_SUCCESS;
+    default: break;
+    }
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -166,13 +215,29 @@ static int fk_copy_kind(int src, int dst)
     return 11;
 }
 
-static uint64_t fk_copy_ns(uint64_t bytes, double bw)
+/* Whether a copy holds the host until it ends, by the driver's documented
+ * rules ("API synchronization behavior"): host to host always; device to
+ * device never; the synchronous calls otherwise (pageable HtoD is staged
+ * chunk by chunk, pinned HtoD is synchronous, DtoH returns once done); the
+ * async calls only through pageable memory (staged, or DtoH done). */
+static int fk_copy_blocks(int ck, int sk, int dk, int sync)
 {
-    double t = (double)bytes / bw;
-    uint64_t ns = (uint64_t)t;
-    if ((double)ns < t)
-        ns++;
-    return ns + fk_cfg.copy_latency_ns;
+    if (ck == 11)
+        return 1;
+    if (ck == 8 || ck == 10)
+        return 0;
+    if (sync)
+        return 1;
+    return (ck == 1 ? sk : dk) == FK_MEM_PAGEABLE;
+}
+
+/* Waits for work that blocks the host: its GPU end and its bytes; the
+ * device's error if it fails first. */
+static CUresult fk_block(int device, uint64_t end, uint64_t ticket)
+{
+    CUresult r = fk_wait_gpu(device, end);
+    fk_effect_wait(ticket);
+    return r;
 }
 
 /* One copy of `bytes` from src to dst on stream `hs`; `sync`: the API is
@@ -190,17 +255,19 @@ static CUresult fk_copy(const char *api, void *dst, const void *src, size_t byte
         return CUDA_ERROR_INVALID_VALUE;
     int sk = fk_side_kind((uintptr_t)src), dk = fk_side_kind((uintptr_t)dst);
     int ck = fk_copy_kind(sk, dk);
-    int host = ck == 1 ? sk : ck == 2 ? dk : ck == 11 ? sk : 0;
+    /* between two devices' memory: peer to peer */
+    int sdev = fk_mem_device((uintptr_t)src), ddev = fk_mem_device((uintptr_t)dst);
+    if (ck == 8 && sdev >= 0 && ddev >= 0 && sdev != ddev)
+        ck = 10;
     struct CUstream_st *s = fk_stream(hs, pt);
     struct fk_node node = {.kind = FAKECUDA_ACT_MEMCPY, .dst = dst, .src = src, .bytes = bytes, .copy_kind = ck,
                            .src_kind = sk, .dst_kind = dk};
     if (fk_capture(s, &node))
         return CUDA_SUCCESS;
-    uint64_t end = fk_run_node(s, &node, fk_api_enter(api));
-    /* Synchronous copies, and "async" ones through pageable memory (staged
-     * by the host), return when the copy is done. */
-    if (sync || host == FK_MEM_PAGEABLE)
-        fk_wait_until(end);
+    node.blocking = fk_copy_blocks(ck, sk, dk, sync);
+    uint64_t ticket = 0, end = fk_run_node(s, &node, fk_api_enter(api), &ticket);
+    if (node.blocking)
+        return fk_block(s->device, end, ticket);
     return CUDA_SUCCESS;
 }
 
@@ -242,34 +309,45 @@ FK_API CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CU
     return fk_copy("cuMemcpyPeerAsync", (void *)d, (const void *)s, n, st, 0, 0);
 }
 
-/* 2D/3D: rows copied for real, timed as one transfer. */
-static CUresult fk_copy_3d(const char *api, const CUDA_MEMCPY3D *p, CUstream st, int pt, int sync)
+/* 2D/3D: one transfer of rows, timed as one copy of all their bytes. */
+CUresult fk_node_from_3d(const CUDA_MEMCPY3D *p, struct fk_node *node)
 {
-    CHECK_CTX();
-    if (!p || !fk_stream_valid(st))
+    if (!p)
         return CUDA_ERROR_INVALID_VALUE;
     const char *src = p->srcMemoryType == CU_MEMORYTYPE_HOST ? p->srcHost : (const char *)p->srcDevice;
     char *dst = p->dstMemoryType == CU_MEMORYTYPE_HOST ? p->dstHost : (char *)p->dstDevice;
     if (!src || !dst)
         return CUDA_ERROR_INVALID_VALUE;
     size_t depth = p->Depth ? p->Depth : 1, total = p->WidthInBytes * p->Height * depth;
-    uint32_t corr = fk_api_enter(api);
+    size_t sh = p->srcHeight ? p->srcHeight : p->Height, dh = p->dstHeight ? p->dstHeight : p->Height;
     int sk = fk_side_kind((uintptr_t)src), dk = fk_side_kind((uintptr_t)dst), ck = fk_copy_kind(sk, dk);
-    int host = ck == 1 ? sk : ck == 2 ? dk : 0;
-    double bw = ck == 8 ? fk_cfg.dtod_bw : host == FK_MEM_PINNED ? fk_cfg.pinned_bw : fk_cfg.pageable_bw;
-    for (size_t z = 0; z < depth; z++)
-        for (size_t y = 0; y < p->Height; y++)
-            memmove(dst + (z * (p->dstHeight ? p->dstHeight : p->Height) + y) * p->dstPitch + p->dstXInBytes,
-                    src + (z * (p->srcHeight ? p->srcHeight : p->Height) + y) * p->srcPitch + p->srcXInBytes,
-                    p->WidthInBytes);
+    *node = (struct fk_node){.kind = FAKECUDA_ACT_MEMCPY,
+                             .dst = dst + (p->dstZ * dh + p->dstY) * p->dstPitch + p->dstXInBytes,
+                             .src = src + (p->srcZ * sh + p->srcY) * p->srcPitch + p->srcXInBytes,
+                             .bytes = total, .width = p->WidthInBytes, .height = p->Height, .depth = depth,
+                             .spitch = p->srcPitch, .dpitch = p->dstPitch, .sheight = sh, .dheight = dh,
+                             .copy_kind = ck, .src_kind = sk, .dst_kind = dk};
+    if (!total)
+        node->width = 0;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_copy_3d(const char *api, const CUDA_MEMCPY3D *p, CUstream st, int pt, int sync)
+{
+    CHECK_CTX();
+    if (!fk_stream_valid(st))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fk_node node;
+    CUresult r = fk_node_from_3d(p, &node);
+    if (r != CUDA_SUCCESS)
+        return r;
     struct CUstream_st *s = fk_stream(st, pt);
-    uint64_t start, end = fk_submit(s, fk_copy_ns(total, bw), &start);
-    struct fakecuda_activity a = {.kind = FAKECUDA_ACT_MEMCPY, .correlation_id = corr, .context_id = 1,
-                                  .stream_id = s->id, .start_ns = start, .end_ns = end, .bytes = total,
-                                  .copy_kind = ck, .src_kind = sk, .dst_kind = dk};
-    fk_activity_emit(&a);
-    if (sync || host == FK_MEM_PAGEABLE)
-        fk_wait_until(end);
+    if (fk_capture(s, &node))
+        return CUDA_SUCCESS;
+    node.blocking = fk_copy_blocks(node.copy_kind, node.src_kind, node.dst_kind, sync);
+    uint64_t ticket = 0, end = fk_run_node(s, &node, fk_api_enter(api), &ticket);
+    if (node.blocking)
+        return fk_block(s->device, end, ticket);
     return CUDA_SUCCESS;
 }
 
@@ -307,7 +385,7 @@ FK_API CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *p, CUstream s) { return 
 FK_API CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *p, CUstream s) { return fk_copy_3d("cuMemcpy3DAsync_v2", p, s, 1, 0); }
 
 static CUresult fk_memset(const char *api, CUdeviceptr d, unsigned v, size_t esz, size_t n, size_t pitch,
-                          size_t h, CUstream hs, int pt)
+                          size_t h, CUstream hs, int pt, int sync)
 {
     CHECK_CTX();
     if (!fk_stream_valid(hs))
@@ -321,19 +399,26 @@ static CUresult fk_memset(const char *api, CUdeviceptr d, unsigned v, size_t esz
     struct fk_node node = {.kind = FAKECUDA_ACT_MEMSET, .dst = (void *)d, .bytes = (uint64_t)n * esz * rows,
                            .value = v, .esz = esz, .n = n, .pitch = h ? pitch : 0, .rows = rows,
                            .dst_kind = fk_side_kind(d)};
-    if (!fk_capture(s, &node))
-        fk_run_node(s, &node, fk_api_enter(api));
+    if (fk_capture(s, &node))
+        return CUDA_SUCCESS;
+    /* The synchronous memsets are asynchronous to the host except on pinned
+     * host memory or managed memory, where they are fully synchronous; the
+     * Async ones always return at once. */
+    node.blocking = sync && (node.dst_kind == FK_MEM_PINNED || node.dst_kind == FK_MEM_MANAGED);
+    uint64_t ticket = 0, end = fk_run_node(s, &node, fk_api_enter(api), &ticket);
+    if (node.blocking)
+        return fk_block(s->device, end, ticket);
     return CUDA_SUCCESS;
 }
 
 #define FK_MEMSET(name, T, esz, pt) \
-    FK_API CUresult name(CUdeviceptr d, T v, size_t n) { return fk_memset(#name, d, v, esz, n, 0, 0, NULL, pt); }
+    FK_API CUresult name(CUdeviceptr d, T v, size_t n) { return fk_memset(#name, d, v, esz, n, 0, 0, NULL, pt, 1); }
 #define FK_MEMSET_ASYNC(name, T, esz, pt) \
-    FK_API CUresult name(CUdeviceptr d, T v, size_t n, CUstream s) { return fk_memset(#name, d, v, esz, n, 0, 0, s, pt); }
+    FK_API CUresult name(CUdeviceptr d, T v, size_t n, CUstream s) { return fk_memset(#name, d, v, esz, n, 0, 0, s, pt, 0); }
 #define FK_MEMSET2D(name, T, esz, pt) \
-    FK_API CUresult name(CUdeviceptr d, size_t p, T v, size_t w, size_t h) { return fk_memset(#name, d, v, esz, w, p, h, NULL, pt); }
+    FK_API CUresult name(CUdeviceptr d, size_t p, T v, size_t w, size_t h) { return fk_memset(#name, d, v, esz, w, p, h, NULL, pt, 1); }
 #define FK_MEMSET2D_ASYNC(name, T, esz, pt) \
-    FK_API CUresult name(CUdeviceptr d, size_t p, T v, size_t w, size_t h, CUstream s) { return fk_memset(#name, d, v, esz, w, p, h, s, pt); }
+    FK_API CUresult name(CUdeviceptr d, size_t p, T v, size_t w, size_t h, CUstream s) { return fk_memset(#name, d, v, esz, w, p, h, s, pt, 0); }
 FK_MEMSET(cuMemsetD8_v2, unsigned char, 1, 0)
 FK_MEMSET(cuMemsetD8_v2_ptds, unsigned char, 1, 1)
 FK_MEMSET(cuMemsetD16_v2, unsigned short, 2, 0)
@@ -364,18 +449,19 @@ static CUresult fk_copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *size
         return CUDA_ERROR_INVALID_VALUE;
     struct CUstream_st *s = fk_stream(hs, pt);
     uint32_t corr = fk_api_enter("cuMemcpyBatchAsync");
-    uint64_t end = 0;
-    int pageable = 0;
+    uint64_t end = 0, ticket = 0;
+    int blocks = 0;
     for (size_t i = 0; i < count; i++) {
         int sk = fk_side_kind((uintptr_t)srcs[i]), dk = fk_side_kind((uintptr_t)dsts[i]);
         int ck = fk_copy_kind(sk, dk);
         struct fk_node node = {.kind = FAKECUDA_ACT_MEMCPY, .dst = (void *)dsts[i], .src = (const void *)srcs[i],
                                .bytes = sizes[i], .copy_kind = ck, .src_kind = sk, .dst_kind = dk};
-        pageable |= (ck == 1 && sk == FK_MEM_PAGEABLE) || (ck == 2 && dk == FK_MEM_PAGEABLE);
-        end = fk_run_node(s, &node, corr);
+        node.blocking = fk_copy_blocks(ck, sk, dk, 0);
+        blocks |= node.blocking;
+        end = fk_run_node(s, &node, corr, &ticket);
     }
-    if (pageable)
-        fk_wait_until(end);
+    if (blocks)
+        return fk_block(s->device, end, ticket);
     return CUDA_SUCCESS;
 }
 
@@ -415,3 +501,13 @@ FK_API CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *p, size_t n, CUmemoryP
 {
     return cuMemAllocFromPoolAsync(p, n, pool, s);
 }
+
+static CUresult fk_free_async(CUdeviceptr p, CUstream s)
+{
+    if (!fk_stream_valid(s))
+        return CUDA_ERROR_INVALID_HANDLE;
+    return fk_free((void *)p, FK_MEM_DEVICE, 0);
+}
+
+FK_API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) { return fk_free_async(p, s); }
+FK_API CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s) { return fk_free_async(p, s); }

@@ -10,7 +10,7 @@
 
 pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
 int fk_initialized;
-struct CUctx_st fk_primary_ctx = {FK_MAGIC_CTX, 1, 0};
+struct CUctx_st fk_ctx[FK_MAX_DEVICES];
 struct fk_settings fk_cfg;
 static pid_t fk_init_pid;
 static __thread CUcontext fk_tls_ctx;
@@ -90,6 +90,13 @@ uint64_t fk_kernel_duration(const struct CUfunc_st *f)
         }
     pthread_mutex_unlock(&fk_lock);
     return ns;
+}
+
+int fk_function_fault(const struct CUfunc_st *f)
+{
+    char plain[256];
+    fk_plain_name(f->name, plain, sizeof(plain));
+    return fk_kernel_fault(f->name, plain);
 }
 
 FK_API void fakecuda_set_kernel_ns(const char *name, uint64_t ns)
@@ -210,7 +217,11 @@ static void fk_mark_forked(void)
 static void fk_init_settings(void)
 {
     fk_parse_kernel_ns();
+    fk_parse_kernel_fail(fk_warn);
     fk_cfg.launch_ns = fk_env_u64("FAKECUDA_LAUNCH_NS", 0);
+    fk_cfg.launch_latency_ns = fk_env_u64("FAKECUDA_LAUNCH_LATENCY_NS", 0);
+    uint64_t depth = fk_env_u64("FAKECUDA_QUEUE_DEPTH", 1024);
+    fk_cfg.queue_depth = depth > (1u << 24) ? 1u << 24 : (unsigned)depth;
     fk_cfg.pinned_bw = fk_env_bw("FAKECUDA_PINNED_BW", 25);
     fk_cfg.pageable_bw = fk_env_bw("FAKECUDA_PAGEABLE_BW", 10);
     fk_cfg.dtod_bw = fk_env_bw("FAKECUDA_DTOD_BW", 1000);
@@ -218,6 +229,12 @@ static void fk_init_settings(void)
     fk_cfg.devices = (int)fk_env_u64("FAKECUDA_DEVICES", 1);
     if (fk_cfg.devices < 1)
         fk_cfg.devices = 1;
+    if (fk_cfg.devices > FK_MAX_DEVICES) {
+        fk_warn("FAKECUDA_DEVICES", getenv("FAKECUDA_DEVICES"), "8");
+        fk_cfg.devices = FK_MAX_DEVICES;
+    }
+    for (int d = 0; d < FK_MAX_DEVICES; d++)
+        fk_ctx[d] = (struct CUctx_st){.magic = FK_MAGIC_CTX, .id = (uint32_t)d + 1, .device = d};
     fk_init_pid = getpid();
     pthread_atfork(NULL, NULL, fk_mark_forked);
 }
@@ -240,7 +257,14 @@ CUresult fk_check_ctx(void)
         return CUDA_ERROR_NOT_INITIALIZED;
     if (!fk_tls_ctx)
         return CUDA_ERROR_INVALID_CONTEXT;
-    return CUDA_SUCCESS;
+    /* a device that has failed fails every call from then on */
+    int e = fk_fault_by(fk_tls_ctx->device, fakecuda_now_ns());
+    return e ? (CUresult)e : CUDA_SUCCESS;
+}
+
+int fk_current_device(void)
+{
+    return fk_tls_ctx ? fk_tls_ctx->device : 0;
 }
 
 CUcontext fk_current_ctx(void)
@@ -260,6 +284,7 @@ struct fk_alloc {
     size_t len;
     int kind;
     int owned;
+    int device; /* current at allocation */
 };
 static struct fk_alloc *fk_allocs;
 static size_t fk_nallocs, fk_cap;
@@ -278,13 +303,13 @@ void fk_mem_add(uintptr_t base, size_t len, int kind, int owned)
         fk_allocs = a;
         fk_cap = cap;
     }
-    fk_allocs[fk_nallocs++] = (struct fk_alloc){base, len ? len : 1, kind, owned};
+    fk_allocs[fk_nallocs++] = (struct fk_alloc){base, len ? len : 1, kind, owned, fk_current_device()};
     pthread_mutex_unlock(&fk_mem_lock);
 }
 
 /* Returns 1 if base was a registered allocation start (and its kind), and
  * whether the driver owns (must free) it through the return value 2. */
-int fk_mem_remove(uintptr_t base, int *kind)
+int fk_mem_remove(uintptr_t base, int *kind, size_t *len)
 {
     int r = 0;
     pthread_mutex_lock(&fk_mem_lock);
@@ -292,6 +317,8 @@ int fk_mem_remove(uintptr_t base, int *kind)
         if (fk_allocs[i].base == base) {
             if (kind)
                 *kind = fk_allocs[i].kind;
+            if (len)
+                *len = fk_allocs[i].len;
             r = fk_allocs[i].owned ? 2 : 1;
             fk_allocs[i] = fk_allocs[--fk_nallocs];
             break;
@@ -311,6 +338,20 @@ int fk_mem_fits(uintptr_t p, size_t n)
         }
     pthread_mutex_unlock(&fk_mem_lock);
     return fits;
+}
+
+int fk_mem_device(uintptr_t p)
+{
+    int d = -1;
+    pthread_mutex_lock(&fk_mem_lock);
+    for (size_t i = 0; i < fk_nallocs; i++)
+        if (p >= fk_allocs[i].base && p < fk_allocs[i].base + fk_allocs[i].len) {
+            if (fk_allocs[i].kind == FK_MEM_DEVICE || fk_allocs[i].kind == FK_MEM_MANAGED)
+                d = fk_allocs[i].device;
+            break;
+        }
+    pthread_mutex_unlock(&fk_mem_lock);
+    return d;
 }
 
 int fk_mem_kind(uintptr_t p)

@@ -8,12 +8,15 @@
 
 #include "fk_driver.h"
 
-static struct CUstream_st fk_legacy = {FK_MAGIC_STREAM, 7, 0, 0, 1, NULL, 0};
+/* Each device's legacy default stream (CUPTI numbers it 7 in each context). */
+#define FK_LEGACY(d) {.magic = FK_MAGIC_STREAM, .id = 7, .legacy = 1, .device = d}
+static struct CUstream_st fk_legacy[FK_MAX_DEVICES] = {FK_LEGACY(0), FK_LEGACY(1), FK_LEGACY(2), FK_LEGACY(3),
+                                                       FK_LEGACY(4), FK_LEGACY(5), FK_LEGACY(6), FK_LEGACY(7)};
 _Atomic int fk_pending_host;
 static struct CUstream_st **fk_streams;
 static size_t fk_nstreams;
 static uint32_t fk_next_stream_id = 13;
-static __thread struct CUstream_st *fk_tls_pts; /* this thread's per-thread default stream */
+static __thread struct CUstream_st *fk_tls_pts[FK_MAX_DEVICES]; /* this thread's per-thread default streams */
 
 static void fk_register_stream_locked(struct CUstream_st *s)
 {
@@ -24,13 +27,15 @@ static void fk_register_stream_locked(struct CUstream_st *s)
     fk_streams[fk_nstreams++] = s;
 }
 
-struct CUstream_st *fk_stream_create(unsigned flags)
+struct CUstream_st *fk_stream_create(unsigned flags, int priority)
 {
     struct CUstream_st *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
     s->magic = FK_MAGIC_STREAM;
     s->flags = flags;
+    s->device = fk_current_device();
+    s->priority = priority;
     pthread_mutex_lock(&fk_lock);
     s->id = fk_next_stream_id++;
     fk_register_stream_locked(s);
@@ -63,14 +68,15 @@ int fk_stream_valid(CUstream s)
 struct CUstream_st *fk_stream(CUstream s, int per_thread)
 {
     uintptr_t v = (uintptr_t)s;
+    int d = fk_current_device();
     if (v == 0 && !per_thread)
-        return &fk_legacy;
+        return &fk_legacy[d];
     if (v == (uintptr_t)CU_STREAM_LEGACY)
-        return &fk_legacy;
+        return &fk_legacy[d];
     if (v == 0 || v == (uintptr_t)CU_STREAM_PER_THREAD) {
-        if (!fk_tls_pts)
-            fk_tls_pts = fk_stream_create(0);
-        return fk_tls_pts;
+        if (!fk_tls_pts[d])
+            fk_tls_pts[d] = fk_stream_create(0, 0);
+        return fk_tls_pts[d];
     }
     return (struct CUstream_st *)s;
 }
@@ -81,24 +87,67 @@ static uint64_t fk_ready_locked(struct CUstream_st *s)
     uint64_t t = s->tail;
     if (s->legacy) {
         for (size_t i = 0; i < fk_nstreams; i++)
-            if (!(fk_streams[i]->flags & CU_STREAM_NON_BLOCKING) && fk_streams[i]->tail > t)
+            if (fk_streams[i]->device == s->device && !(fk_streams[i]->flags & CU_STREAM_NON_BLOCKING) &&
+                fk_streams[i]->tail > t)
                 t = fk_streams[i]->tail;
-    } else if (!(s->flags & CU_STREAM_NON_BLOCKING) && fk_legacy.tail > t) {
-        t = fk_legacy.tail;
+    } else if (!(s->flags & CU_STREAM_NON_BLOCKING) && fk_legacy[s->device].tail > t) {
+        t = fk_legacy[s->device].tail;
     }
     return t;
 }
 
+/* A stream's queue holds fk_cfg.queue_depth pieces of work not yet ended;
+ * a submission to a full queue waits, on the host, for the oldest to end
+ * (as a launch blocks once the real driver's push buffer is full). */
+static void fk_queue_admit(struct CUstream_st *s)
+{
+    if (!fk_cfg.queue_depth)
+        return;
+    pthread_mutex_lock(&fk_lock);
+    if (!s->queue)
+        s->queue = calloc(fk_cfg.queue_depth, sizeof(*s->queue));
+    uint64_t oldest = s->queue ? s->queue[s->queue_pos] : 0;
+    pthread_mutex_unlock(&fk_lock);
+    fk_wait_until(oldest);
+}
+
 uint64_t fk_submit(struct CUstream_st *s, uint64_t dur, uint64_t *start)
 {
+    fk_queue_admit(s);
     pthread_mutex_lock(&fk_lock);
-    uint64_t now = fakecuda_now_ns();
+    uint64_t now = fakecuda_now_ns() + fk_cfg.launch_latency_ns;
     uint64_t ready = fk_ready_locked(s);
     uint64_t st = ready > now ? ready : now;
     s->tail = st + dur;
+    if (s->queue) {
+        s->queue[s->queue_pos] = st + dur;
+        s->queue_pos = (s->queue_pos + 1) % fk_cfg.queue_depth;
+    }
     pthread_mutex_unlock(&fk_lock);
     *start = st;
     return st + dur;
+}
+
+uint64_t fk_graph_open(struct CUstream_st *s)
+{
+    fk_queue_admit(s);
+    pthread_mutex_lock(&fk_lock);
+    uint64_t now = fakecuda_now_ns() + fk_cfg.launch_latency_ns;
+    uint64_t ready = fk_ready_locked(s);
+    pthread_mutex_unlock(&fk_lock);
+    return ready > now ? ready : now;
+}
+
+void fk_graph_close(struct CUstream_st *s, uint64_t end)
+{
+    pthread_mutex_lock(&fk_lock);
+    if (end > s->tail)
+        s->tail = end;
+    if (s->queue) {
+        s->queue[s->queue_pos] = end;
+        s->queue_pos = (s->queue_pos + 1) % fk_cfg.queue_depth;
+    }
+    pthread_mutex_unlock(&fk_lock);
 }
 
 uint64_t fk_stream_done_time(struct CUstream_st *s)
@@ -109,12 +158,12 @@ uint64_t fk_stream_done_time(struct CUstream_st *s)
     return t;
 }
 
-uint64_t fk_all_done_time(void)
+uint64_t fk_all_done_time(int device)
 {
     pthread_mutex_lock(&fk_lock);
-    uint64_t t = fk_legacy.tail;
+    uint64_t t = fk_legacy[device].tail;
     for (size_t i = 0; i < fk_nstreams; i++)
-        if (fk_streams[i]->tail > t)
+        if (fk_streams[i]->device == device && fk_streams[i]->tail > t)
             t = fk_streams[i]->tail;
     pthread_mutex_unlock(&fk_lock);
     return t;
@@ -138,8 +187,22 @@ void fk_wait_until(uint64_t t)
 
 /* ---- events ---- */
 
+uint64_t fk_stream_effect(struct CUstream_st *s)
+{
+    if (s->legacy)
+        return fk_effect_last();
+    uint64_t t = atomic_load(&s->last_effect);
+    if (!(s->flags & CU_STREAM_NON_BLOCKING)) {
+        uint64_t l = atomic_load(&fk_legacy[s->device].last_effect);
+        if (l > t)
+            t = l;
+    }
+    return t;
+}
+
 void fk_event_record(struct CUevent_st *e, struct CUstream_st *s)
 {
+    e->effect = fk_stream_effect(s);
     pthread_mutex_lock(&fk_lock);
     uint64_t now = fakecuda_now_ns();
     uint64_t t = fk_ready_locked(s);

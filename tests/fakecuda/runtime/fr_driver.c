@@ -67,6 +67,14 @@ cudaError_t fr_error(CUresult r)
     case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: return cudaErrorHostMemoryAlreadyRegistered;
     case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: return cudaErrorHostMemoryNotRegistered;
     case CUDA_ERROR_NOT_SUPPORTED: return cudaErrorNotSupported;
+    case CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: return cudaErrorPeerAccessAlreadyEnabled;
+    case CUDA_ERROR_PEER_ACCESS_NOT_ENABLED: return cudaErrorPeerAccessNotEnabled;
+    case CUDA_ERROR_ASSERT: return cudaErrorAssert;
+    case CUDA_ERROR_LAUNCH_FAILED: return cudaErrorLaunchFailure;
+    case CUDA_ERROR_ILLEGAL_ADDRESS: return cudaErrorIllegalAddress;
+    case CUDA_ERROR_ILLEGAL_STATE: return cudaErrorIllegalState;
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: return cudaErrorStreamCaptureUnsupported;
+    case CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE: return cudaErrorGraphExecUpdateFailure;
     default: return cudaErrorUnknown;
     }
 }
@@ -151,6 +159,16 @@ FR_API const char *cudaGetErrorName(cudaError_t e)
     case cudaErrorNotReady: return "cudaErrorNotReady";
     case cudaErrorInsufficientDriver: return "cudaErrorInsufficientDriver";
     case cudaErrorSymbolNotFound: return "cudaErrorSymbolNotFound";
+    case cudaErrorNotSupported: return "cudaErrorNotSupported";
+    case cudaErrorPeerAccessAlreadyEnabled: return "cudaErrorPeerAccessAlreadyEnabled";
+    case cudaErrorPeerAccessNotEnabled: return "cudaErrorPeerAccessNotEnabled";
+    case cudaErrorAssert: return "cudaErrorAssert";
+    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
+    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+    case cudaErrorIllegalState: return "cudaErrorIllegalState";
+    case cudaErrorStreamCaptureUnsupported: return "cudaErrorStreamCaptureUnsupported";
+    case cudaErrorGraphExecUpdateFailure: return "cudaErrorGraphExecUpdateFailure";
     default: return "cudaErrorUnknown";
     }
 }
@@ -167,6 +185,12 @@ FR_API const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorInvalidDeviceFunction: return "invalid device function";
     case cudaErrorNotReady: return "device not ready";
     case cudaErrorInsufficientDriver: return "CUDA driver version is insufficient for CUDA runtime version";
+    case cudaErrorNotSupported: return "operation not supported";
+    case cudaErrorPeerAccessAlreadyEnabled: return "peer access is already enabled";
+    case cudaErrorPeerAccessNotEnabled: return "peer access has not been enabled";
+    case cudaErrorAssert: return "device-side assert triggered";
+    case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
     default: return "unknown error";
     }
 }
@@ -221,6 +245,31 @@ FR_API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
     p->maxGridSize[1] = p->maxGridSize[2] = 65535;
     p->unifiedAddressing = 1;
     p->concurrentKernels = 1;
+    p->canMapHostMemory = 1;
+    p->managedMemory = 1;
+    p->concurrentManagedAccess = 1;
+    p->asyncEngineCount = 2;
+    p->cooperativeLaunch = 1;
+    p->streamPrioritiesSupported = 1;
+    p->pciBusID = 0x10 + device;
+    fr_default.deviceGetAttribute(&p->maxThreadsPerMultiProcessor, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+                                  device);
+    fr_default.deviceGetAttribute(&p->maxBlocksPerMultiProcessor, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
+                                  device);
+    fr_default.deviceGetAttribute(&p->regsPerBlock, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, device);
+    fr_default.deviceGetAttribute(&p->regsPerMultiprocessor, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+                                  device);
+    fr_default.deviceGetAttribute(&p->l2CacheSize, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device);
+    fr_default.deviceGetAttribute(&p->memoryBusWidth, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, device);
+    int v = 0;
+    fr_default.deviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, device);
+    p->sharedMemPerMultiprocessor = (size_t)v;
+    fr_default.deviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device);
+    p->sharedMemPerBlockOptin = (size_t)v;
+    fr_default.deviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, device);
+    p->reservedSharedMemPerBlock = (size_t)v;
+    p->totalConstMem = 65536;
+    p->warpSize = p->warpSize ? p->warpSize : 32;
     return cudaSuccess;
 }
 
@@ -233,12 +282,17 @@ FR_API cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int dev
     return fr_set_error(fr_error(fr_default.deviceGetAttribute(v, (CUdevice_attribute)a, device)));
 }
 
+/* Waits for the device and resets its primary context, which clears a
+ * device-side error. */
 FR_API cudaError_t cudaDeviceReset(void)
 {
-    cudaError_t e = fr_ready();
-    if (e)
-        return e;
-    return fr_set_error(fr_error(fr_default.ctxSynchronize()));
+    pthread_once(&fr_once, fr_load);
+    if (fr_load_result != CUDA_SUCCESS)
+        return fr_set_error(cudaErrorInsufficientDriver);
+    cudaError_t e = fr_set_error(fr_error(fr_default.primaryCtxReset(fr_tls_device)));
+    if (e == cudaSuccess)
+        fr_tls_error = cudaSuccess;
+    return e;
 }
 
 FR_API cudaError_t cudaDeviceSynchronize(void)

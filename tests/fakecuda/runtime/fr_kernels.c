@@ -240,6 +240,8 @@ FR_API cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *a, const voi
         return fr_set_error(cudaErrorInvalidDeviceFunction);
     memset(a, 0, sizeof(*a));
     a->maxThreadsPerBlock = 1024;
+    a->numRegs = 32; /* the simulated driver's CU_FUNC_ATTRIBUTE_NUM_REGS */
+    a->maxDynamicSharedSizeBytes = 48 << 10;
     a->ptxVersion = a->binaryVersion = 90;
     return cudaSuccess;
 }

@@ -80,14 +80,14 @@ FR_API cudaError_t cudaMallocAsync_ptsz(void **p, size_t n, cudaStream_t s)
 
 FR_API cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 {
-    (void)s;
-    return cudaFree(p);
+    READY();
+    RET(fr_drv(0)->memFreeAsync((CUdeviceptr)p, s));
 }
 
 FR_API cudaError_t cudaFreeAsync_ptsz(void *p, cudaStream_t s)
 {
-    (void)s;
-    return cudaFree(p);
+    READY();
+    RET(fr_drv(1)->memFreeAsync((CUdeviceptr)p, s));
 }
 
 static cudaError_t fr_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, int async,
@@ -192,11 +192,10 @@ FR_API cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dp, const void *src,
 }
 
 /* Linear memory only (pitched pointers); arrays are not simulated. */
-static cudaError_t fr_copy3d(const struct cudaMemcpy3DParms *p, int async, cudaStream_t s, int pt)
+int fr_memcpy3d_params(const struct cudaMemcpy3DParms *p, CUDA_MEMCPY3D *out)
 {
-    READY();
     if (!p || p->srcArray || p->dstArray)
-        return fr_set_error(cudaErrorInvalidValue);
+        return 0;
     CUDA_MEMCPY3D c;
     memset(&c, 0, sizeof(c));
     int src_dev = p->kind == cudaMemcpyDeviceToHost || p->kind == cudaMemcpyDeviceToDevice;
@@ -218,6 +217,16 @@ static cudaError_t fr_copy3d(const struct cudaMemcpy3DParms *p, int async, cudaS
     c.WidthInBytes = p->extent.width;
     c.Height = p->extent.height;
     c.Depth = p->extent.depth;
+    *out = c;
+    return 1;
+}
+
+static cudaError_t fr_copy3d(const struct cudaMemcpy3DParms *p, int async, cudaStream_t s, int pt)
+{
+    READY();
+    CUDA_MEMCPY3D c;
+    if (!fr_memcpy3d_params(p, &c))
+        return fr_set_error(cudaErrorInvalidValue);
     const struct fr_driver *d = fr_drv(pt);
     RET(async ? d->memcpy3DAsync(&c, s) : d->memcpy3D(&c));
 }

@@ -28,6 +28,7 @@
     X(memAllocPitch, cuMemAllocPitch_v2, "cuMemAllocPitch")    \
     X(memAllocManaged, cuMemAllocManaged, "cuMemAllocManaged") \
     X(memFree, cuMemFree_v2, "cuMemFree")                      \
+    X(memFreeAsync, cuMemFreeAsync, "cuMemFreeAsync")          \
     X(memAllocHost, cuMemAllocHost_v2, "cuMemAllocHost")       \
     X(memHostAlloc, cuMemHostAlloc, "cuMemHostAlloc")          \
     X(memFreeHost, cuMemFreeHost, "cuMemFreeHost")             \
@@ -77,7 +78,39 @@
     X(graphInstantiate, cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags") \
     X(graphLaunch, cuGraphLaunch, "cuGraphLaunch")             \
     X(graphExecDestroy, cuGraphExecDestroy, "cuGraphExecDestroy") \
-    X(graphDestroy, cuGraphDestroy, "cuGraphDestroy")
+    X(graphDestroy, cuGraphDestroy, "cuGraphDestroy")          \
+    X(primaryCtxSetFlags, cuDevicePrimaryCtxSetFlags, "cuDevicePrimaryCtxSetFlags") \
+    X(primaryCtxReset, cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset") \
+    X(ctxGetFlags, cuCtxGetFlags, "cuCtxGetFlags")             \
+    X(deviceCanAccessPeer, cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer") \
+    X(ctxEnablePeerAccess, cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess") \
+    X(ctxDisablePeerAccess, cuCtxDisablePeerAccess, "cuCtxDisablePeerAccess") \
+    X(memHostGetDevicePointer, cuMemHostGetDevicePointer_v2, "cuMemHostGetDevicePointer") \
+    X(memHostGetFlags, cuMemHostGetFlags, "cuMemHostGetFlags") \
+    X(pointerGetAttribute, cuPointerGetAttribute, "cuPointerGetAttribute") \
+    X(streamAddCallback, cuStreamAddCallback, "cuStreamAddCallback") \
+    X(streamGetPriority, cuStreamGetPriority, "cuStreamGetPriority") \
+    X(streamGetFlags, cuStreamGetFlags, "cuStreamGetFlags")    \
+    X(streamGetId, cuStreamGetId, "cuStreamGetId")             \
+    X(streamGetDevice, cuStreamGetDevice, "cuStreamGetDevice") \
+    X(ctxGetStreamPriorityRange, cuCtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange") \
+    X(occupancyMaxActiveBlocks, cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, \
+      "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags")  \
+    X(occupancyAvailableDynamicSMem, cuOccupancyAvailableDynamicSMemPerBlock, \
+      "cuOccupancyAvailableDynamicSMemPerBlock")                \
+    X(graphCreate, cuGraphCreate, "cuGraphCreate")             \
+    X(graphAddKernelNode, cuGraphAddKernelNode, "cuGraphAddKernelNode") \
+    X(graphAddMemcpyNode, cuGraphAddMemcpyNode, "cuGraphAddMemcpyNode") \
+    X(graphAddMemsetNode, cuGraphAddMemsetNode, "cuGraphAddMemsetNode") \
+    X(graphAddHostNode, cuGraphAddHostNode, "cuGraphAddHostNode") \
+    X(graphAddEmptyNode, cuGraphAddEmptyNode, "cuGraphAddEmptyNode") \
+    X(graphKernelNodeSetParams, cuGraphKernelNodeSetParams, "cuGraphKernelNodeSetParams") \
+    X(graphExecKernelNodeSetParams, cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams") \
+    X(graphNodeGetType, cuGraphNodeGetType, "cuGraphNodeGetType") \
+    X(graphGetNodes, cuGraphGetNodes, "cuGraphGetNodes")       \
+    X(graphClone, cuGraphClone, "cuGraphClone")                \
+    X(graphExecUpdate, cuGraphExecUpdate, "cuGraphExecUpdate") \
+    X(graphUpload, cuGraphUpload, "cuGraphUpload")
 
 struct fr_driver {
 #define FR_FIELD(field, fn, name) __typeof__(fn) *field;
@@ -103,6 +136,9 @@ cudaError_t fr_error(CUresult r);
 cudaError_t fr_set_error(cudaError_t e);
 int fr_current_device(void);
 void *fr_driver_symbol(const char *name);
+
+/* A runtime 3D copy as the driver's; 0 if it cannot be (arrays). */
+int fr_memcpy3d_params(const struct cudaMemcpy3DParms *p, CUDA_MEMCPY3D *out);
 
 /* Registered kernels (fr_kernels.c). */
 CUkernel fr_kernel_for(const void *host_fun);
