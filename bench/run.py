@@ -35,21 +35,19 @@ threads: T threads launching at once, each timing its own calls
 tracer's cost per call grows with the threads (a shared lock would make
 it).
 
-<<<<<<< HEAD
 total-cost: the tracer's whole cost in CPU per recorded call (user + system
 time of every thread, traced minus untraced, from the kernel), over
 --cost-events launches (default 500,000) of 1 us simulated launch cost,
 split into the launching thread, the writer thread, the finish (indexes,
 folding the WAL) and the rest; then with GPU timing on (CUPTI's share) and
 the trace's bytes per call, indexes included.
-=======
+
 nvtx: an nvtxRangePushA/nvtxRangePop pair from C (bench/nvtx_loop.c, NVIDIA's
 NVTX v3 headers), 40 native frames deep, timed around the pair: untraced
 (NVTX finds no injection library and makes the calls no-ops), traced with
 stacks off, and with 32-frame stacks (a range carries the stack of its
 push). --nvtx-pairs pairs per run (default 20,000: as many as the rings
 hold, so none is dropped however far behind the writer is).
->>>>>>> nvtx
 
 analyzer: `gputrace report` on a synthetic trace of --analyzer-events
 events (default 10,000,000; bench/big_trace.py): time and peak resident
@@ -250,7 +248,6 @@ def threads(args):
     RESULTS["threads"] = added
 
 
-<<<<<<< HEAD
 def run_cpu(n, depth, extra, workdir, launch_ns):
     """launch_loop once, its whole CPU taken from the kernel (wait4): user
     and system time of every thread, the tracer's included. Returns
@@ -325,7 +322,7 @@ def total_cost(args):
           % (m["size"], m["gpu_size"]))
     print("  events dropped            %d" % dropped)
     RESULTS["total_cost"] = (m["total"], m["gpu_total"], m["gpu_size"], dropped)
-=======
+
 NVTX_SETTINGS = [
     ("untraced", None),
     ("stacks off", {"GPUTRACE_STACK_DEPTH": "0"}),
@@ -374,7 +371,6 @@ def nvtx(args):
                                                        "%+.0f" % (p50 - base50), "-" if name == "untraced" else
                                                        "%+.0f" % (p99 - base99), drops[name]))
         RESULTS["nvtx " + name] = (p50 - base50, p99 - base99)
->>>>>>> nvtx
 
 
 def summary():
@@ -507,26 +503,18 @@ def main():
     ap.add_argument("--gpu-pace-ns", type=int, default=1000)
     ap.add_argument("--long-events", type=int, default=5000000)
     ap.add_argument("--analyzer-events", type=int, default=10000000)
-<<<<<<< HEAD
     ap.add_argument("--cost-events", type=int, default=500000)
     ap.add_argument("--cost-rounds", type=int, default=3)
-    ap.add_argument("--only", choices=("python-call-cost", "c-call-cost", "writer", "total-cost", "threads",
-                                       "analyzer"))
-=======
     ap.add_argument("--nvtx-pairs", type=int, default=20000)
-    ap.add_argument("--only", choices=("python-call-cost", "c-call-cost", "writer", "threads", "nvtx", "analyzer"))
->>>>>>> nvtx
+    ap.add_argument("--only", choices=("python-call-cost", "c-call-cost", "writer", "total-cost", "threads", "nvtx",
+                                       "analyzer"))
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
     if not os.path.exists(gtlib.SHIM):
         sys.exit("bench: build first (make)")
     print("machine: %s, %d CPUs" % (os.uname().machine, os.cpu_count()))
     sections = [("python-call-cost", python_call_cost), ("c-call-cost", c_call_cost), ("writer", writer),
-<<<<<<< HEAD
-                ("total-cost", total_cost), ("threads", threads), ("analyzer", analyzer)]
-=======
-                ("threads", threads), ("nvtx", nvtx), ("analyzer", analyzer)]
->>>>>>> nvtx
+                ("total-cost", total_cost), ("threads", threads), ("nvtx", nvtx), ("analyzer", analyzer)]
     for name, fn in sections:
         if args.only in (None, name):
             fn(args)
