@@ -323,6 +323,7 @@ def total_cost(args):
     print("  events dropped            %d" % dropped)
     RESULTS["total_cost"] = (m["total"], m["gpu_total"], m["gpu_size"], dropped)
 
+
 NVTX_SETTINGS = [
     ("untraced", None),
     ("stacks off", {"GPUTRACE_STACK_DEPTH": "0"}),
