@@ -173,7 +173,7 @@ API_EXPECTED = {
     "potential_block_smem_150000": 1024, "potential_min_grid_smem_150000": 132,
     "potential_block_limit_200": 128, "potential_min_grid_limit_200": 16 * 132,
     "export_table_rc": 801, "export_table_null": 1,  # CUDA_ERROR_NOT_SUPPORTED
-    "unimplemented_rc": 801, "unimplemented_last_error": 801,
+    "unimplemented_rc": 801, "unimplemented_last_error": 801, "driver_unimplemented_rc": 801,
 }
 
 
@@ -197,23 +197,29 @@ def test_runtime_functions_answer_as_documented():
     assert k["on_device_1"][1] < k["on_device_0"][2], k
 
 
-def test_every_runtime_function_in_the_header_is_exported():
-    """A program built with -cudart shared finds every function of the
-    toolkit's cuda_runtime_api.h: fr_stubs.def lists them all (it is what
-    gen_stubs.py makes of the header now), and the library exports each."""
+def test_every_function_in_the_headers_is_exported():
+    """A program built against the toolkit's headers finds every function
+    of cuda_runtime_api.h in the simulated runtime and every one of cuda.h
+    in the simulated driver: fr_stubs.def and fk_stubs.def list them all
+    (they are what gen_stubs.py makes of the headers now), and each library
+    exports each."""
     import os
     import subprocess
     from gtlib import FAKECUDA, ROOT
-    gen = os.path.join(ROOT, "tests", "fakecuda", "runtime", "gen_stubs.py")
-    now = subprocess.run(["python3", gen], capture_output=True, text=True, check=True).stdout
-    with open(os.path.join(ROOT, "tests", "fakecuda", "runtime", "fr_stubs.def")) as f:
-        assert_eq(f.read(), now, "fr_stubs.def is up to date with the header")
-    names = [line[len("FR_STUB("):-1] for line in now.splitlines() if line.startswith("FR_STUB(")]
-    assert len(names) > 300, len(names)
-    nm = subprocess.run(["nm", "-D", "--defined-only", os.path.join(FAKECUDA, "libcudart.so.13")],
-                        capture_output=True, text=True, check=True).stdout
-    exported = {line.split()[-1].split("@")[0] for line in nm.splitlines()}
-    assert_eq(sorted(set(names) - exported), [], "functions not exported")
+    fake = os.path.join(ROOT, "tests", "fakecuda")
+    gen = os.path.join(fake, "runtime", "gen_stubs.py")
+    for kind, listing, lib, minimum in (("runtime", "runtime/fr_stubs.def", "libcudart.so.13", 300),
+                                        ("driver", "driver/fk_stubs.def", "libcuda.so.1", 400)):
+        now = subprocess.run(["python3", gen, kind], capture_output=True, text=True, check=True).stdout
+        with open(os.path.join(fake, listing)) as f:
+            assert_eq(f.read(), now, "%s is up to date with the header" % listing)
+        names = [line[line.index("(") + 1:-1] for line in now.splitlines() if line.endswith(")")
+                 and not line.startswith("/*")]
+        assert len(names) > minimum, (kind, len(names))
+        nm = subprocess.run(["nm", "-D", "--defined-only", os.path.join(FAKECUDA, lib)],
+                            capture_output=True, text=True, check=True).stdout
+        exported = {line.split()[-1].split("@")[0] for line in nm.splitlines()}
+        assert_eq(sorted(set(names) - exported), [], "%s functions not exported" % kind)
 
 
 # ---- device-side errors ----

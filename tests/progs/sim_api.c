@@ -208,6 +208,9 @@ static void missing(void)
     unsigned fl;
     out("unimplemented_rc", cudaArrayGetInfo(&desc, &ext, &fl, NULL));
     out("unimplemented_last_error", cudaGetLastError());
+    CUarray arr;
+    CUDA_ARRAY_DESCRIPTOR ad = {64, 1, CU_AD_FORMAT_FLOAT, 1};
+    out("driver_unimplemented_rc", cuArrayCreate(&arr, &ad));
 }
 
 int main(void)
