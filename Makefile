@@ -10,7 +10,7 @@ WARN     := -Wall -Wextra -Werror
 CFLAGS_BASE := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE
 CUDA_INC := -I$(CUDA)/include -I$(CUDA)/extras/CUPTI/include
 
-.PHONY: all test bench install clean
+.PHONY: all test demo bench install clean
 all:
 
 include tests/fakecuda/fakecuda.mk
@@ -22,8 +22,21 @@ include tests/tests.mk
 # they are made before any of its objects.
 $(GT_ANALYZER_OBJS) $(BUILD)/asan/gputrace: | $(GT_GEN_HEADERS)
 
-test: all tests-build
+# Each installs what a fresh machine lacks first (scripts/setup-debian.sh does
+# nothing when all is there).
+test:
+	scripts/setup-debian.sh
+	$(MAKE) all tests-build
 	$(PYTHON) tests/run_tests.py
+
+demo:
+	scripts/setup-debian.sh
+	$(MAKE) all $(BUILD)/demo/train
+	scripts/demo.sh
+
+$(BUILD)/demo/train: demo/train.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -cudart shared -O2 -Xlinker -rpath -Xlinker '$$ORIGIN/../fakecuda' -o $@ $<
 
 # Tracer cost against untraced runs measured in the same invocation.
 bench: all tests-build

@@ -475,3 +475,13 @@ def test_versions_2_to_5_traces_read_the_same():
         for x, y in zip(export_view(out[name][2]), export_view(out["v2"][2])):
             gtlib.assert_eq(x, y, "export event " + name)
         gtlib.assert_eq(export_view(out[name][2]), export_view(out["v2"][2]), "export " + name)
+
+
+def test_typo_gets_did_you_mean():
+    for typo, want in (("reprot", "report"), ("rcord", "record"), ("exprot", "export"), ("adit", "audit")):
+        r = subprocess.run([GPUTRACE, typo, "x.db"], capture_output=True, text=True)
+        gtlib.assert_eq(r.returncode, 2, typo)
+        gtlib.assert_eq(r.stderr, "gputrace: unknown command '%s'; did you mean '%s'?\n" % (typo, want))
+    r = subprocess.run([GPUTRACE, "frobnicate"], capture_output=True, text=True)
+    gtlib.assert_eq(r.returncode, 2)
+    assert r.stderr.startswith("gputrace: unknown command 'frobnicate'\nusage:"), r.stderr

@@ -117,10 +117,14 @@ def test_record_ends_with_a_summary():
     assert re.match(r"gputrace: top finding: the GPU sat idle 5\d\.\d+ ms \([\d.]+% of the run\), host outside "
                     r"CUDA, at launch_second \(stall\+0x[0-9a-f]+\)$", lines[1]), lines[1]
     assert_eq(lines[2], "gputrace: more: gputrace report %s" % path)
-    # -q: nothing; a command that never calls CUDA: nothing to say
+    # -q: nothing; a command that never calls CUDA: says so, writes nothing
     r = _record(["-q", "-o", "q-%p.db", prog("stall")], d)
     assert_eq((r.returncode, r.stderr), (0, ""))
+    before = sorted(os.listdir(d))
     r = _record(["true"], d)
+    assert_eq((r.returncode, r.stderr), (0, "gputrace: no CUDA calls, no trace written\n"))
+    assert_eq(sorted(os.listdir(d)), before)
+    r = _record(["-q", "true"], d)
     assert_eq((r.returncode, r.stderr), (0, ""))
     assert not [f for f in os.listdir(d) if f.startswith("gputrace-record-")]
 
@@ -133,7 +137,11 @@ def test_record_summary_of_many_processes():
     wrote = [line for line in lines if line.startswith("gputrace: wrote ")]
     assert_eq(len(wrote), 5, lines)
     assert "gputrace: and 2 more traces" in lines, lines
+    # the closing hint names every trace written, not only those listed
+    traces = sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".db"))
+    assert_eq(len(traces), 7)
     assert lines[-1].startswith("gputrace: more: gputrace report "), lines
+    assert_eq(sorted(lines[-1].split()[4:]), traces)
 
 
 def _png_pixels(path):

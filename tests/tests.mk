@@ -2,7 +2,11 @@
 TPROG := $(BUILD)/tests/progs
 TUNIT := $(BUILD)/tests/unit
 TEST_CFLAGS := $(CFLAGS_BASE) -O1 -g $(CUDA_INC) -Itests/fakecuda
-TEST_LIBS := -L$(BUILD)/fakecuda -lcudart -lcuda -lpthread
+# The test programs find the simulated GPU beside them (build/tests/progs ->
+# build/fakecuda) without LD_LIBRARY_PATH: a machine with the toolkit has its
+# real libcudart on the library path, which has no simulated GPU behind it.
+TEST_RPATH := -Wl,-rpath,'$$ORIGIN/../../fakecuda'
+TEST_LIBS := -L$(BUILD)/fakecuda -lcudart -lcuda -lpthread $(TEST_RPATH)
 FAKECUDA_LIBS := $(BUILD)/fakecuda/libcudart.so.13 $(BUILD)/fakecuda/libcuda.so.1
 
 TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPROG)/drv_basic_ptds \
@@ -31,7 +35,7 @@ $(TPROG)/%_ptds: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
 # Built the way users build: nvcc against the real toolkit, shared runtime.
 $(TPROG)/%: tests/progs/%.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) -cudart shared -O1 -o $@ $<
+	$(NVCC) -cudart shared -O1 -Xlinker -rpath -Xlinker '$$ORIGIN/../../fakecuda' -o $@ $<
 
 GT_CORE_FOR_UNIT := preload/base/gt_config.c preload/hot/gt_stacks.c preload/base/gt_idtab.c preload/hot/gt_ranges.c \
                     preload/writer/gt_symbols.c

@@ -39,6 +39,28 @@ static void gt_usage(FILE *out)
                  "\nRun 'gputrace help COMMAND' for a command's options.\n");
 }
 
+/* Edit distance, for "did you mean": names are short. */
+static size_t gt_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 32 || lb > 32)
+        return 99;
+    size_t d[33][33];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < d[i][j])
+                d[i][j] = d[i - 2][j - 2] + 1; /* a swap of two letters */
+        }
+    return d[la][lb];
+}
+
 static const struct gt_cmd *gt_find_cmd(const char *name)
 {
     for (size_t i = 0; i < GT_NCMDS; i++)
@@ -80,8 +102,22 @@ int main(int argc, char **argv)
     if (!c) {
         if (arg[0] == '-')
             gt_err("unknown option '%s'", arg);
-        else
+        else {
+            const char *best = NULL;
+            size_t bd = 3;
+            for (size_t i = 0; i < GT_NCMDS; i++) {
+                size_t dd = gt_distance(arg, gt_cmds[i].name);
+                if (dd < bd) {
+                    bd = dd;
+                    best = gt_cmds[i].name;
+                }
+            }
+            if (best) {
+                gt_err("unknown command '%s'; did you mean '%s'?", arg, best);
+                return GT_EXIT_USAGE;
+            }
             gt_err("unknown command '%s'", arg);
+        }
         gt_usage(stderr);
         return GT_EXIT_USAGE;
     }

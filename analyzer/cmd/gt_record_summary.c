@@ -14,6 +14,7 @@
 #include "trace/gt_trace.h"
 
 #define GT_SUMMARY_LISTED 5
+#define GT_SUMMARY_ALL_MAX 64 /* traces named one by one on the "more:" line */
 
 static int gt_seen(char **paths, size_t n, const char *p)
 {
@@ -99,12 +100,25 @@ void gt_record_summary(const char *list_path)
         gt_err("and %zu more traces", n - GT_SUMMARY_LISTED);
     if (finding[0])
         gt_err("top finding: %s", finding);
+    if (n == 0)
+        gt_err("no CUDA calls, no trace written");
     if (n) {
-        char more[4096];
-        size_t off = (size_t)snprintf(more, sizeof(more), "more: gputrace report");
-        for (size_t i = 0; i < n && i < GT_SUMMARY_LISTED && off < sizeof(more); i++)
-            off += (size_t)snprintf(more + off, sizeof(more) - off, " %s", paths[i]);
-        gt_err("%s", more);
+        /* Every trace, so the line runs as it is; past what a line can
+         * hold, the folder's traces by a glob. */
+        size_t len = 32;
+        for (size_t i = 0; i < n; i++)
+            len += strlen(paths[i]) + 1;
+        char *more = malloc(len);
+        if (more && n <= GT_SUMMARY_ALL_MAX) {
+            size_t off = (size_t)snprintf(more, len, "more: gputrace report");
+            for (size_t i = 0; i < n; i++)
+                off += (size_t)snprintf(more + off, len - off, " %s", paths[i]);
+            gt_err("%s", more);
+        } else {
+            const char *slash = strrchr(paths[0], '/');
+            gt_err("more: gputrace report %.*s/*.db", slash ? (int)(slash - paths[0]) : 1, slash ? paths[0] : ".");
+        }
+        free(more);
     }
     for (size_t i = 0; i < n; i++)
         free(paths[i]);

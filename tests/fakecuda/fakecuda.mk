@@ -26,7 +26,7 @@ $(FAKECUDA_DIR)/obj/%.o: tests/fakecuda/runtime/%.c $(FK_RUNTIME_HDR)
 
 $(FAKECUDA_DIR)/libcudart.so.13: $(FK_RUNTIME_OBJ) tests/fakecuda/runtime/libcudart.map
 	$(CC) -shared -Wl,-soname,libcudart.so.13 -Wl,--version-script=tests/fakecuda/runtime/libcudart.map \
-	    -o $@ $(FK_RUNTIME_OBJ) -ldl -lpthread
+	    -Wl,-rpath,'$$ORIGIN' -o $@ $(FK_RUNTIME_OBJ) -ldl -lpthread
 	ln -sf libcudart.so.13 $(FAKECUDA_DIR)/libcudart.so
 
 # The static runtime still finds the driver with dlopen + cuGetProcAddress.
@@ -44,6 +44,6 @@ FK_CUPTI_SRC := $(wildcard tests/fakecuda/cupti/*.c)
 $(FAKECUDA_DIR)/libcupti.so.13: $(FK_CUPTI_SRC) tests/fakecuda/fakecuda.h tests/fakecuda/cupti/libcupti.map
 	@mkdir -p $(dir $@)
 	$(CC) $(FAKECUDA_CFLAGS) -shared -Wl,-soname,libcupti.so.13 -Wl,--version-script=tests/fakecuda/cupti/libcupti.map \
-	    -o $@ $(FK_CUPTI_SRC) -ldl -lpthread
+	    -Wl,-rpath,'$$ORIGIN' -o $@ $(FK_CUPTI_SRC) -ldl -lpthread
 
 all: $(FAKECUDA_DIR)/libcupti.so.13
