@@ -358,7 +358,7 @@ int gt_cmd_record(int argc, char **argv)
         code = 128 + WTERMSIG(status);
     }
     if (list[0]) {
-        gt_record_summary(list);
+        gt_record_summary(list, code == 0);
         unlink(list);
     }
     return code;

@@ -3,7 +3,8 @@
 #define GT_RECORD_SUMMARY_H
 
 /* Reads the trace paths the traced processes listed in `list_path` and
- * prints a few lines about them on stderr. */
-void gt_record_summary(const char *list_path);
+ * prints a few lines about them on stderr; with say_none (the command
+ * succeeded), says so when there were none. */
+void gt_record_summary(const char *list_path, int say_none);
 
 #endif
