@@ -102,7 +102,8 @@ def test_nvtx_c_program_every_kind_of_range():
     assert "worker" in gtlib.stack_functions(run.trace, wr["stack_id"]), wr
     assert "main" in gtlib.stack_functions(run.trace, outer["stack_id"]), outer
     marks = run.q("SELECT tid, domain, category, name, payload, payload_type FROM marks ORDER BY ns")
-    assert_eq(marks, [(M, None, 0, "mark-1", None, None), (M, "my-domain", 0, "dmark", 2.5, "double")])
+    assert_eq(marks, [(M, None, 0, "mark-1", None, None), (M, "my-domain", 0, "dmark", 2.5, "double"),
+                      (M, None, 0, "A\ufffd\ufffdB", None, None)])
     mark_ns = run.q1("SELECT ns FROM marks WHERE name = 'mark-1'")
     assert wide["start_ns"] <= mark_ns <= wide["end_ns"]
     cats = run.q("SELECT n.domain_id IS NULL, n.object, s.value FROM nvtx_names n JOIN nvtx_strings s "
@@ -333,7 +334,7 @@ def test_nvtx_export_ranges_on_their_threads():
     assert_eq([(e["ph"], e["tid"], e["name"]) for e in nv if e["ph"] in "be"],
               [("b", main_tid, "cross-thread"), ("e", main_tid, "cross-thread")])
     assert_eq(sorted((e["name"], e["tid"]) for e in nv if e["ph"] == "i"),
-              [("dmark", main_tid), ("mark-1", main_tid)])
+              [("A\ufffd\ufffdB", main_tid), ("dmark", main_tid), ("mark-1", main_tid)])
     payload = [e for e in nv if e["name"] == "payload-range"][0]
     assert_eq((payload["args"]["payload"], payload["args"]["category"]), (-42, 7))
     names = {e["tid"]: e["args"]["name"] for e in evs if e.get("ph") == "M" and e.get("name") == "thread_name"
