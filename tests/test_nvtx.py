@@ -285,6 +285,11 @@ def test_nvtx_report_by_phase_planted_and_against_the_oracle():
     assert init["launch_host_ns"] == 0 and compute["launch_host_ns"] > 0 and compute["sync_ns"] > 0
     errs = oracle.check([run.trace], doc)
     assert not errs, "the report disagrees with the oracle:\n  " + "\n  ".join(errs[:20])
+    # --top keeps the first phases and says how many it left out
+    top = subprocess.run([GPUTRACE, "report", "--format", "json", "--top", "1", run.trace], capture_output=True,
+                         text=True)
+    top = __import__("json").loads(top.stdout)
+    assert_eq(([p["name"] for p in top["phases"]], top["truncated"]["phases"]), (["init"], 2))
     # the text and HTML reports carry the section
     text = subprocess.run([GPUTRACE, "report", run.trace], capture_output=True, text=True).stdout
     assert "By phase" in text and all(("  %s " % n) in text for n in ("init", "data", "compute")), text

@@ -174,7 +174,7 @@ struct gt_summary {
 /* Rows per table that --top left out. */
 struct gt_more {
     size_t findings, gaps, idle_sites, kernels, launch_kernels, launch_sites, graphs, xfer_kind, xfer_size, h2d, syncs,
-        streams, devices, api, errors;
+        streams, devices, api, errors, phases;
 };
 
 #define GT_MAX_NOTES 4
@@ -210,7 +210,7 @@ struct gt_report {
     size_t napi;
     struct gt_error_row *errors;
     size_t nerrors;
-    struct gt_phase_row *phases;    /* by first start; never cut by --top */
+    struct gt_phase_row *phases;    /* by first start */
     size_t nphases;
     struct gt_more more;
 };
