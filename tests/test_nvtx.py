@@ -298,6 +298,9 @@ def test_nvtx_report_by_phase_planted_and_against_the_oracle():
     with open(html) as f:
         page = f.read()
     assert "By phase" in page and "<code>compute</code>" in page
+    # the timeline's phases row: one rect per top-level range, named
+    titles = re.findall(r"<title>(init|data|compute) [0-9.]+ [mun]?s</title>", page)
+    assert_eq(sorted(titles), sorted(["init"] + ["data"] * (steps + 1) + ["compute"] * steps))
 
 
 def test_nvtx_report_without_ranges_has_no_phases():

@@ -634,5 +634,6 @@ void gt_report_free(struct gt_report *r)
     free(r->api);
     free(r->errors);
     free(r->phases);
+    free(r->phase_spans);
     memset(r, 0, sizeof(*r));
 }
