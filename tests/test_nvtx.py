@@ -102,7 +102,8 @@ def test_nvtx_c_program_every_kind_of_range():
     assert "worker" in gtlib.stack_functions(run.trace, wr["stack_id"]), wr
     assert "main" in gtlib.stack_functions(run.trace, outer["stack_id"]), outer
     marks = run.q("SELECT tid, domain, category, name, payload, payload_type FROM marks ORDER BY ns")
-    assert_eq(marks, [(M, None, 0, "mark-1", None, None), (M, "my-domain", 0, "dmark", 2.5, "double")])
+    assert_eq(marks, [(M, None, 0, "mark-1", None, None), (M, "my-domain", 0, "dmark", 2.5, "double"),
+                      (M, None, 0, "A\ufffd\ufffdB", None, None)])
     mark_ns = run.q1("SELECT ns FROM marks WHERE name = 'mark-1'")
     assert wide["start_ns"] <= mark_ns <= wide["end_ns"]
     cats = run.q("SELECT n.domain_id IS NULL, n.object, s.value FROM nvtx_names n JOIN nvtx_strings s "
@@ -284,6 +285,11 @@ def test_nvtx_report_by_phase_planted_and_against_the_oracle():
     assert init["launch_host_ns"] == 0 and compute["launch_host_ns"] > 0 and compute["sync_ns"] > 0
     errs = oracle.check([run.trace], doc)
     assert not errs, "the report disagrees with the oracle:\n  " + "\n  ".join(errs[:20])
+    # --top keeps the first phases and says how many it left out
+    top = subprocess.run([GPUTRACE, "report", "--format", "json", "--top", "1", run.trace], capture_output=True,
+                         text=True)
+    top = __import__("json").loads(top.stdout)
+    assert_eq(([p["name"] for p in top["phases"]], top["truncated"]["phases"]), (["init"], 2))
     # the text and HTML reports carry the section
     text = subprocess.run([GPUTRACE, "report", run.trace], capture_output=True, text=True).stdout
     assert "By phase" in text and all(("  %s " % n) in text for n in ("init", "data", "compute")), text
@@ -292,6 +298,9 @@ def test_nvtx_report_by_phase_planted_and_against_the_oracle():
     with open(html) as f:
         page = f.read()
     assert "By phase" in page and "<code>compute</code>" in page
+    # the timeline's phases row: one rect per top-level range, named
+    titles = re.findall(r"<title>(init|data|compute) [0-9.]+ [mun]?s</title>", page)
+    assert_eq(sorted(titles), sorted(["init"] + ["data"] * (steps + 1) + ["compute"] * steps))
 
 
 def test_nvtx_report_without_ranges_has_no_phases():
@@ -303,3 +312,39 @@ def test_nvtx_report_without_ranges_has_no_phases():
     assert_eq(doc["phases"], [])
     text = subprocess.run([GPUTRACE, "report", run.trace], capture_output=True, text=True).stdout
     assert "By phase" not in text
+
+
+def test_nvtx_export_ranges_on_their_threads():
+    """export --format perfetto: push ranges are slices on their thread's
+    track, start/end ranges async slices, marks instants; the threads
+    carry the names NVTX gave them."""
+    import json
+    run = run_nvtx([prog("nvtx_basic")])
+    r = subprocess.run([GPUTRACE, "export", "--format", "perfetto", run.trace], capture_output=True, text=True)
+    assert_eq(r.returncode, 0, r.stderr)
+    evs = json.loads(r.stdout)
+    evs = evs["traceEvents"] if isinstance(evs, dict) else evs
+    nv = [e for e in evs if e.get("cat") == "nvtx"]
+    main_tid = run.q1("SELECT tid FROM thread_names WHERE name = 'main-thread'")
+    worker_tid = run.q1("SELECT tid FROM thread_names WHERE name = 'worker'")
+    # every push range is one X slice on its thread, its times the view's (us, 3 decimals)
+    origin = None
+    want = run.q("SELECT tid, COALESCE(name, '(unnamed)'), start_ns, end_ns FROM ranges WHERE kind = 'push' "
+                 "AND end_ns IS NOT NULL ORDER BY start_ns")
+    got = [e for e in nv if e["ph"] == "X" and e["name"] != "left-open"]
+    assert_eq(len(got), len(want))
+    for e, (tid, name, s, t) in zip(sorted(got, key=lambda e: e["ts"]), want):
+        if origin is None:
+            origin = s - round(e["ts"] * 1000)
+        assert_eq((e["tid"], e["name"]), (tid, name))
+        assert abs(e["ts"] * 1000 - (s - origin)) < 1.5 and abs(e["dur"] * 1000 - (t - s)) < 1.5, (e, s, t)
+    assert_eq([e["name"] for e in nv if e["ph"] == "X" and e["name"] == "left-open"], ["left-open"])
+    assert_eq([(e["ph"], e["tid"], e["name"]) for e in nv if e["ph"] in "be"],
+              [("b", main_tid, "cross-thread"), ("e", main_tid, "cross-thread")])
+    assert_eq(sorted((e["name"], e["tid"]) for e in nv if e["ph"] == "i"),
+              [("A\ufffd\ufffdB", main_tid), ("dmark", main_tid), ("mark-1", main_tid)])
+    payload = [e for e in nv if e["name"] == "payload-range"][0]
+    assert_eq((payload["args"]["payload"], payload["args"]["category"]), (-42, 7))
+    names = {e["tid"]: e["args"]["name"] for e in evs if e.get("ph") == "M" and e.get("name") == "thread_name"
+             and e.get("pid") == run.q1("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pid'")}
+    assert names[main_tid].startswith("main-thread") and names[worker_tid].startswith("worker"), names

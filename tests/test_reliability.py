@@ -38,8 +38,10 @@ def same_as_untraced(args, env=None):
 
 
 def test_shim_exports_only_what_it_wraps():
-    """The shim's dynamic symbols are the CUDA names of the hook table and
-    the few process-level names it must interpose (dlsym, _exit, exec)."""
+    """The shim's dynamic symbols are the CUDA names of the hook table, the
+    few process-level names it must interpose (dlsym, _exit, exec), and
+    the NVTX injection entry point (with the one a second copy of the
+    library hands over to)."""
     # the hook table, as the shim itself writes it into every trace
     hooks = set(r[0] for r in run_traced([ENDINGS, "exit", "1"]).q("SELECT name FROM api_names"))
     assert len(hooks) > 100, len(hooks)

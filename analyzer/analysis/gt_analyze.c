@@ -555,6 +555,7 @@ static void gt_truncate(struct gt_report *r, size_t top)
     GT_KEEP(r->nstreams, m->streams);
     GT_KEEP(r->napi, m->api);
     GT_KEEP(r->nerrors, m->errors);
+    GT_KEEP(r->nphases, m->phases);
 }
 
 int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_report *r)
@@ -633,5 +634,6 @@ void gt_report_free(struct gt_report *r)
     free(r->api);
     free(r->errors);
     free(r->phases);
+    free(r->phase_spans);
     memset(r, 0, sizeof(*r));
 }

@@ -141,6 +141,14 @@ struct gt_phase_row {
     uint64_t launches, launch_host_ns, h2d_bytes, syncs, sync_ns;
 };
 
+/* One top-level range, for drawing: its phase (index into phases) and
+ * times; at most GT_PHASE_SPANS of them, the earliest. */
+#define GT_PHASE_SPANS 5000
+struct gt_phase_span {
+    size_t phase;
+    uint64_t start_ns, end_ns;
+};
+
 struct gt_finding {
     char kind[32];
     uint64_t cost_ns;
@@ -174,7 +182,7 @@ struct gt_summary {
 /* Rows per table that --top left out. */
 struct gt_more {
     size_t findings, gaps, idle_sites, kernels, launch_kernels, launch_sites, graphs, xfer_kind, xfer_size, h2d, syncs,
-        streams, devices, api, errors;
+        streams, devices, api, errors, phases;
 };
 
 #define GT_MAX_NOTES 4
@@ -210,8 +218,10 @@ struct gt_report {
     size_t napi;
     struct gt_error_row *errors;
     size_t nerrors;
-    struct gt_phase_row *phases;    /* by first start; never cut by --top */
+    struct gt_phase_row *phases;    /* by first start */
     size_t nphases;
+    struct gt_phase_span *phase_spans; /* by start */
+    size_t nphase_spans;
     struct gt_more more;
 };
 

@@ -21,7 +21,11 @@ struct gt_prange {
     int64_t id;
     char *name;
     uint64_t start, end;
+    size_t phase;      /* its phase, in name order */
 };
+
+/* qsort has no argument: the rows a permutation is sorted by. */
+static const struct gt_phase_row *gt_sort_rows;
 
 static int gt_iv_cmp(const void *x, const void *y)
 {
@@ -172,9 +176,15 @@ static int gt_range_by_name(const void *x, const void *y)
     return a->start < b->start ? -1 : a->start > b->start;
 }
 
-static int gt_phase_by_first(const void *x, const void *y)
+static int gt_range_by_start_keep(const void *x, const void *y)
 {
-    const struct gt_phase_row *a = x, *b = y;
+    const struct gt_prange *a = x, *b = y;
+    return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static int gt_phase_perm_cmp(const void *x, const void *y)
+{
+    const struct gt_phase_row *a = &gt_sort_rows[*(const size_t *)x], *b = &gt_sort_rows[*(const size_t *)y];
     if (a->first_ns != b->first_ns)
         return a->first_ns < b->first_ns ? -1 : 1;
     return strcmp(a->name, b->name);
@@ -248,8 +258,10 @@ int gt_phases(struct gt_trace *t, int gpu_times, struct gt_report *r)
         p->gpu_busy_ns = gt_iv_overlap(iv, m, busy, nbusy);
         p->gpu_idle_ns = p->wall_ns - p->gpu_busy_ns;
         p->gpu_idle_pct = p->wall_ns ? 100.0 * (double)p->gpu_idle_ns / (double)p->wall_ns : 0;
-        for (size_t k = i; k < j; k++)
+        for (size_t k = i; k < j; k++) {
             phase_of[k] = nphases;
+            rs[k].phase = nphases;
+        }
         nphases++;
         i = j;
     }
@@ -291,7 +303,42 @@ int gt_phases(struct gt_trace *t, int gpu_times, struct gt_report *r)
         if (bad)
             goto fail;
     }
-    qsort(rows, nphases, sizeof(*rows), gt_phase_by_first);
+    /* By first start; the ranges' phase indexes follow the rows. */
+    {
+        size_t *perm = malloc(nphases * sizeof(*perm)), *inv = malloc(nphases * sizeof(*inv));
+        struct gt_phase_row *sorted = malloc(nphases * sizeof(*sorted));
+        struct gt_phase_span *spans = malloc((nr < GT_PHASE_SPANS ? nr : GT_PHASE_SPANS) * sizeof(*spans));
+        if (!perm || !inv || !sorted || !spans) {
+            free(perm);
+            free(inv);
+            free(sorted);
+            free(spans);
+            goto fail;
+        }
+        gt_sort_rows = rows;
+        for (size_t k = 0; k < nphases; k++)
+            perm[k] = k;
+        qsort(perm, nphases, sizeof(*perm), gt_phase_perm_cmp);
+        for (size_t k = 0; k < nphases; k++) {
+            sorted[k] = rows[perm[k]];
+            inv[perm[k]] = k;
+        }
+        free(rows);
+        rows = sorted;
+        /* the earliest ranges, for the HTML timeline */
+        qsort(rs, nr, sizeof(*rs), gt_range_by_start_keep);
+        size_t ns = 0;
+        for (size_t k = 0; k < nr && ns < GT_PHASE_SPANS; k++) {
+            spans[ns].phase = inv[rs[k].phase];
+            spans[ns].start_ns = rs[k].start;
+            spans[ns].end_ns = rs[k].end;
+            ns++;
+        }
+        r->phase_spans = spans;
+        r->nphase_spans = ns;
+        free(perm);
+        free(inv);
+    }
 done:
     for (size_t k = 0; k < nr; k++)
         free(rs[k].name);

@@ -2,8 +2,10 @@
  * chrome://tracing open.
  *
  * Tracks: one per host thread (its CUDA calls, with their arguments and
- * call site), one per GPU stream (kernels, copies, memsets, under a
- * "GPU N" process), and one of idle gaps per GPU. A flow arrow runs from
+ * call site, and its NVTX push ranges and marks), one per GPU stream
+ * (kernels, copies, memsets, under a "GPU N" process), and one of idle
+ * gaps per GPU; NVTX start/end ranges, which may end on another thread,
+ * are async slices of the process. A flow arrow runs from
  * each call to the GPU work it caused. Rows are streamed from SQL to the
  * file: memory does not grow with the trace. */
 #include <errno.h>
@@ -128,6 +130,100 @@ static int gt_export_calls(struct gt_trace *t, struct gt_export *x, struct gt_si
             gt_site_put_json(x->out, site);
         }
         fputs("}}", x->out);
+    }
+    sqlite3_finalize(q);
+    return 0;
+}
+
+/* ---- NVTX (schema 6): ranges and marks ---- */
+
+static void gt_nvtx_args(struct gt_export *x, sqlite3_stmt *q, int col)
+{
+    /* domain, category_name, category, payload, then id */
+    fputs(",\"args\":{", x->out);
+    int any = 0;
+    if (sqlite3_column_type(q, col) != SQLITE_NULL) {
+        fputs("\"domain\":", x->out);
+        gt_put_json_string(x->out, (const char *)sqlite3_column_text(q, col));
+        any = 1;
+    }
+    if (sqlite3_column_int64(q, col + 2)) {
+        fprintf(x->out, "%s\"category\":%lld", any ? "," : "", (long long)sqlite3_column_int64(q, col + 2));
+        any = 1;
+        if (sqlite3_column_type(q, col + 1) != SQLITE_NULL) {
+            fputs(",\"category_name\":", x->out);
+            gt_put_json_string(x->out, (const char *)sqlite3_column_text(q, col + 1));
+        }
+    }
+    if (sqlite3_column_type(q, col + 3) == SQLITE_INTEGER) {
+        fprintf(x->out, "%s\"payload\":%lld", any ? "," : "", (long long)sqlite3_column_int64(q, col + 3));
+        any = 1;
+    } else if (sqlite3_column_type(q, col + 3) == SQLITE_FLOAT) {
+        fprintf(x->out, "%s\"payload\":%.17g", any ? "," : "", sqlite3_column_double(q, col + 3));
+        any = 1;
+    }
+    fprintf(x->out, "%s\"nvtx_id\":%lld}", any ? "," : "", (long long)sqlite3_column_int64(q, col + 4));
+}
+
+static int gt_export_nvtx(struct gt_trace *t, struct gt_export *x, int64_t pid)
+{
+    if (t->schema_version < 6)
+        return 0;
+    /* A range still open when the trace was finished is drawn to its end. */
+    int64_t end_ns = gt_trace_meta_int(t, "end_ns", 0);
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(t->db,
+                           "SELECT kind, tid, COALESCE(name, '(unnamed)'), start_ns, end_ns, domain, category_name, "
+                           "category, payload, id FROM ranges ORDER BY start_ns, id",
+                           -1, &q, NULL) != SQLITE_OK) {
+        gt_err("%s: %s", t->path, sqlite3_errmsg(t->db));
+        return -1;
+    }
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        int push = strcmp((const char *)sqlite3_column_text(q, 0), "push") == 0;
+        int64_t start = sqlite3_column_int64(q, 3);
+        int open = sqlite3_column_type(q, 4) == SQLITE_NULL;
+        int64_t end = open ? (end_ns > start ? end_ns : start) : sqlite3_column_int64(q, 4);
+        long long id = (long long)sqlite3_column_int64(q, 9);
+        if (push) {
+            gt_ev_begin(x);
+            fprintf(x->out, "{\"ph\":\"X\",\"pid\":%" PRId64 ",\"tid\":%lld,\"cat\":\"nvtx\",\"name\":", pid,
+                    (long long)sqlite3_column_int64(q, 1));
+            gt_put_json_string(x->out, (const char *)sqlite3_column_text(q, 2));
+            gt_ts(x, "ts", start);
+            gt_dur(x, start, end);
+            gt_nvtx_args(x, q, 5);
+            fputs("}", x->out);
+            continue;
+        }
+        /* start/end: an async slice, begun and ended by its id */
+        for (int e = 0; e < 2; e++) {
+            gt_ev_begin(x);
+            fprintf(x->out, "{\"ph\":\"%s\",\"pid\":%" PRId64 ",\"tid\":%lld,\"cat\":\"nvtx\",\"id\":%lld,"
+                            "\"name\":", e ? "e" : "b", pid, (long long)sqlite3_column_int64(q, 1), id);
+            gt_put_json_string(x->out, (const char *)sqlite3_column_text(q, 2));
+            gt_ts(x, "ts", e ? end : start);
+            if (!e)
+                gt_nvtx_args(x, q, 5);
+            fputs("}", x->out);
+        }
+    }
+    sqlite3_finalize(q);
+    if (sqlite3_prepare_v2(t->db,
+                           "SELECT tid, COALESCE(name, '(unnamed)'), ns, domain, category_name, category, payload, id "
+                           "FROM marks ORDER BY ns, id",
+                           -1, &q, NULL) != SQLITE_OK) {
+        gt_err("%s: %s", t->path, sqlite3_errmsg(t->db));
+        return -1;
+    }
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        gt_ev_begin(x);
+        fprintf(x->out, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRId64 ",\"tid\":%lld,\"cat\":\"nvtx\",\"name\":",
+                pid, (long long)sqlite3_column_int64(q, 0));
+        gt_put_json_string(x->out, (const char *)sqlite3_column_text(q, 1));
+        gt_ts(x, "ts", sqlite3_column_int64(q, 2));
+        gt_nvtx_args(x, q, 3);
+        fputs("}", x->out);
     }
     sqlite3_finalize(q);
     return 0;
@@ -258,10 +354,16 @@ int gt_export_chrome_trace(struct gt_trace *t, struct gt_export *x)
     free(cmd);
     gt_meta_name(x, "process_name", pid, 0, name);
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(t->db, "SELECT DISTINCT c.tid, th.name FROM calls c LEFT JOIN threads th ON th.tid = c.tid",
-                           -1, &q, NULL) == SQLITE_OK) {
+    /* Threads that made calls, and (schema 6) NVTX ranges or marks; the
+     * name NVTX gave a thread before the one the system knows. */
+    const char *threads = t->schema_version >= 6
+        ? "SELECT x.tid, COALESCE((SELECT n.name FROM thread_names n WHERE n.tid = x.tid), th.name) FROM "
+          "(SELECT tid FROM calls UNION SELECT tid FROM nvtx_ranges UNION SELECT tid FROM nvtx_marks) x "
+          "LEFT JOIN threads th ON th.tid = x.tid"
+        : "SELECT DISTINCT c.tid, th.name FROM calls c LEFT JOIN threads th ON th.tid = c.tid";
+    if (sqlite3_prepare_v2(t->db, threads, -1, &q, NULL) == SQLITE_OK) {
         while (sqlite3_step(q) == SQLITE_ROW) {
-            char tname[128];
+            char tname[320];
             const char *n = (const char *)sqlite3_column_text(q, 1);
             snprintf(tname, sizeof(tname), "%s (tid %lld)", n && *n ? n : "thread",
                      (long long)sqlite3_column_int64(q, 0));
@@ -286,6 +388,8 @@ int gt_export_chrome_trace(struct gt_trace *t, struct gt_export *x)
     }
     int rc = gt_export_calls(t, x, &sites, pid);
     gt_sites_free(&sites);
+    if (rc == 0)
+        rc = gt_export_nvtx(t, x, pid);
     if (rc == 0)
         rc = gt_export_gpu(t, x, pid);
     if (rc == 0)

@@ -169,7 +169,8 @@ static void gt_timeline(FILE *out, const struct gt_report *r, const struct gt_bu
 {
     char d1[32];
     int rows = b->ndev ? b->ndev : 1;
-    double h = GT_TL_ROW * rows + 26;
+    int prow = r->nphase_spans && b->span ? 1 : 0; /* the NVTX phases' row, under the GPUs */
+    double h = GT_TL_ROW * (rows + prow) + 26;
     double w = GT_TL_LEFT + GT_TL_W;
     fprintf(out, "<svg class=timeline viewBox=\"0 0 %.0f %.0f\" width=\"100%%\" role=img>\n", w + 10, h);
     double bw = GT_TL_W / (double)(b->nb ? b->nb : 1);
@@ -206,8 +207,31 @@ static void gt_timeline(FILE *out, const struct gt_report *r, const struct gt_bu
             fputs("</title></a>\n", out);
         }
     }
+    if (prow) {
+        static const char *const colors[] = {"#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2",
+                                             "#eeca3b", "#9d755d"};
+        double y = GT_TL_ROW * rows + 4;
+        fprintf(out, "<text x=4 y=%.1f>phases</text>\n", y + GT_TL_ROW / 2);
+        for (size_t i = 0; i < r->nphase_spans; i++) {
+            const struct gt_phase_span *sp = &r->phase_spans[i];
+            if (sp->phase >= r->nphases)
+                continue;
+            /* clipped to the span the axis shows */
+            uint64_t a = sp->start_ns < b->t0 ? b->t0 : sp->start_ns;
+            uint64_t e = sp->end_ns > b->t0 + b->span ? b->t0 + b->span : sp->end_ns;
+            if (e <= a)
+                continue;
+            double x0 = GT_TL_LEFT + GT_TL_W * (double)(a - b->t0) / (double)b->span;
+            double pw = GT_TL_W * (double)(e - a) / (double)b->span;
+            fprintf(out, "<rect x=%.2f y=%.1f width=%.2f height=%.1f fill=\"%s\"><title>", x0, y,
+                    pw < 1 ? 1 : pw, GT_TL_ROW - 10, colors[sp->phase % 8]);
+            gt_esc(out, r->phases[sp->phase].name);
+            fprintf(out, " %s</title></rect>\n",
+                    gt_fmt_duration((int64_t)(sp->end_ns - sp->start_ns), d1, sizeof(d1)));
+        }
+    }
     /* The time axis: five ticks. */
-    double ay = GT_TL_ROW * rows + 4;
+    double ay = GT_TL_ROW * (rows + prow) + 4;
     for (int k = 0; k <= 4; k++) {
         double x = GT_TL_LEFT + GT_TL_W * k / 4.0;
         fprintf(out, "<line x1=%.1f x2=%.1f y1=%.1f y2=%.1f stroke=\"#9aa3b0\"/>", x, x, ay - 6, ay);
@@ -217,8 +241,11 @@ static void gt_timeline(FILE *out, const struct gt_report *r, const struct gt_bu
     }
     fputs("</svg>\n<div class=\"legend dim\"><span style=\"background:#2e9e4f\"></span>busy"
           "<span style=\"background:#e9ecf1\"></span>idle<span style=\"background:#d9534f\"></span>"
-          "idle gap (click for its row)</div>\n",
+          "idle gap (click for its row)",
           out);
+    if (prow)
+        fputs("; phases: top-level NVTX ranges, a color per name (hover for name and length)", out);
+    fputs("</div>\n", out);
 }
 
 /* prefix + s into dst, cut to fit with "..." at the end. */
@@ -448,7 +475,7 @@ static void gt_html_small_tables(FILE *out, const struct gt_report *r, const str
               "<th class=n>launch host</th><th class=n>H2D</th><th class=n>syncs</th><th class=n>sync time</th>"
               "</tr>\n",
               out);
-        for (size_t i = 0; i < r->nphases; i++) {
+        for (size_t i = 0; i < gt_top(r->nphases, o); i++) {
             const struct gt_phase_row *p = &r->phases[i];
             char d4[32], d5[32];
             fputs("<tr><td><code>", out);

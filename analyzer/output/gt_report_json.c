@@ -318,14 +318,15 @@ static void gt_json_truncated(FILE *out, const struct gt_report_item *v, size_t 
         m.streams += x->streams;
         m.api += x->api;
         m.errors += x->errors;
+        m.phases += x->phases;
     }
     fprintf(out,
             ",\"truncated\":{\"findings\":%zu,\"idle_gaps\":%zu,\"idle_by_site\":%zu,\"kernels\":%zu,"
             "\"launch_overhead.kernels\":%zu,\"launch_overhead.sites\":%zu,\"graph_launches\":%zu,\"transfers.by_kind\":%zu,"
             "\"transfers.by_size\":%zu,\"h2d_hotspots\":%zu,\"syncs\":%zu,\"streams\":%zu,\"api\":%zu,"
-            "\"errors\":%zu}",
+            "\"errors\":%zu,\"phases\":%zu}",
             m.findings, m.gaps, m.idle_sites, m.kernels, m.launch_kernels, m.launch_sites, m.graphs, m.xfer_kind,
-            m.xfer_size, m.h2d, m.syncs, m.streams, m.api, m.errors);
+            m.xfer_size, m.h2d, m.syncs, m.streams, m.api, m.errors, m.phases);
 }
 
 void gt_report_json(FILE *out, const struct gt_report_item *v, size_t n)

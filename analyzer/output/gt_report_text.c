@@ -359,6 +359,7 @@ static void gt_text_phases(FILE *out, const struct gt_report *r)
         fprintf(out, "    launches %llu (host %s), H2D %s, syncs %llu (%s)\n", U(p->launches),
                 DUR(p->launch_host_ns, gt_b1), BYTES(p->h2d_bytes, gt_b2), U(p->syncs), DUR(p->sync_ns, gt_b3));
     }
+    gt_more(out, r->more.phases, "phases");
 }
 
 static void gt_text_errors(FILE *out, const struct gt_report *r)

@@ -387,6 +387,13 @@ static void gt_nvtx_pop(struct gt_writer *w, struct gt_nvtx_w *n, const struct g
     r->end_ns = e->start_ns;
     r->end_tid = e->tid;
     gt_nvtx_store(w, n, r);
+    if (!st->n) {
+        /* Nothing open: the memory goes back, so threads that come and
+         * go leave only their slot behind. */
+        free(st->open);
+        st->open = NULL;
+        st->cap = 0;
+    }
 }
 
 /* ---- start/end: range id -> open range, open addressing, deletion by

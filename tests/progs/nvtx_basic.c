@@ -21,7 +21,8 @@
  *     worker thread, named "worker": ends "cross-thread"; push "worker-range" with a
  *       cudaMemsetAsync on s inside; pop
  *     hostile names: 1000 'x' (cut to 256), "bad\xff\xfeutf8", an SQL quote, control
- *       characters, NULL (a range with no name)
+ *       characters, NULL (a range with no name); a wide mark "A", a surrogate, a value
+ *       past U+10FFFF, "B" (each bad value U+FFFD)
  *     one pop too many (NVTX returns a negative level)
  *     push "left-open", never popped: open at exit
  *   argv[1] = "deep" N: N nested pushes of "level", then N pops.
@@ -173,6 +174,8 @@ int main(int argc, char **argv)
     nvtxRangePop();
     nvtxRangePushA(NULL);
     nvtxRangePop();
+    wchar_t badw[] = {L'A', (wchar_t)0xD800, (wchar_t)0x110000, L'B', 0};
+    nvtxMarkW(badw);
 
     int extra = nvtxRangePop();
     nvtxRangePushA("left-open");
