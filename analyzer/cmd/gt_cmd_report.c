@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "analysis/gt_analyze.h"
+#include "base/gt_progress.h"
+#include "trace/gt_scan.h"
 #include "cmd/gt_cmds.h"
 #include "base/gt_fmt.h"
 #include "output/gt_report_html.h"
@@ -78,7 +80,7 @@ static int gt_parse(int argc, char **argv, struct gt_report_opts *o)
     static const struct option longs[] = {
         {"format", required_argument, NULL, 'f'}, {"top", required_argument, NULL, 't'},
         {"min-gap", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'},
-        {"output", required_argument, NULL, 'o'}, {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'}, {NULL, 0, NULL, 0},
     };
     o->json = o->html = 0;
     o->output = NULL;
@@ -87,8 +89,11 @@ static int gt_parse(int argc, char **argv, struct gt_report_opts *o)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "ho:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:q", longs, NULL)) != -1) {
         switch (c) {
+        case 'q':
+            gt_progress_quiet = 1;
+            break;
         case 'f':
             o->json = o->html = 0;
             if (strcmp(optarg, "json") == 0)
@@ -178,7 +183,10 @@ int gt_cmd_report(int argc, char **argv)
             struct gt_analyze_opts a = o.a;
             if (o.html)
                 a.top = 0;
-            if (gt_analyze(&t, &a, &x->r) < 0) {
+            gt_progress_begin("report", gt_scan_row_estimate(&t));
+            int arc = gt_analyze(&t, &a, &x->r);
+            gt_progress_end();
+            if (arc < 0) {
                 rc = GT_EXIT_FAIL;
             } else {
                 done++;

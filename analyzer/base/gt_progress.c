@@ -1,0 +1,61 @@
+/* gt_progress.c: the progress line (gt_progress.h). Nothing is printed
+ * before 2 s so quick commands stay quiet; on a terminal the line is
+ * redrawn with \r and erased at the end, elsewhere (a log) plain lines. */
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/gt_progress.h"
+
+int gt_progress_quiet;
+uint64_t gt_progress_rows;
+
+static const char *gt_what;
+static uint64_t gt_total;
+static double gt_t0, gt_last;
+static int gt_active, gt_shown, gt_tty;
+
+static double gt_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void gt_progress_begin(const char *what, uint64_t total)
+{
+    gt_what = what;
+    gt_total = total;
+    gt_progress_rows = 0;
+    gt_t0 = gt_last = gt_now();
+    gt_active = !gt_progress_quiet;
+    gt_shown = 0;
+    gt_tty = isatty(2);
+}
+
+void gt_progress_update(void)
+{
+    if (!gt_active)
+        return;
+    double now = gt_now();
+    if (now - gt_t0 < 2.0 || (gt_shown && now - gt_last < (gt_tty ? 0.25 : 5.0)))
+        return;
+    gt_last = now;
+    gt_shown = 1;
+    double rate = gt_progress_rows / (now - gt_t0);
+    char pct[16] = "";
+    if (gt_total) {
+        double p = 100.0 * gt_progress_rows / gt_total;
+        snprintf(pct, sizeof(pct), "%3.0f%%, ", p > 99 ? 99 : p);
+    }
+    fprintf(stderr, "%sgputrace %s: %s%.1fM rows read, %.2fM rows/s%s", gt_tty ? "\r" : "", gt_what, pct,
+            gt_progress_rows / 1e6, rate / 1e6, gt_tty ? "\033[K" : "\n");
+    fflush(stderr);
+}
+
+void gt_progress_end(void)
+{
+    if (gt_active && gt_shown && gt_tty)
+        fputs("\r\033[K", stderr);
+    gt_active = 0;
+}
