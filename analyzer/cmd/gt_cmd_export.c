@@ -153,8 +153,8 @@ int gt_cmd_export(int argc, char **argv)
         char at[32];
         gt_fmt_duration((int64_t)x.cut_at_ns, at, sizeof(at));
         fprintf(stderr,
-                "gputrace export: stopped at --max-events %llu: events from %s on were left out "
-                "(export them with --from %lluns)\n",
+                "gputrace export: stopped at --max-events %llu: the first event left out starts at %s "
+                "(export from there with --from %lluns)\n",
                 (unsigned long long)x.max_events, at, (unsigned long long)x.cut_at_ns);
     }
     for (int i = 0; i < opened; i++)
