@@ -31,7 +31,6 @@ typedef Perfetto__Protos__TracePacket gt_packet;
 typedef Perfetto__Protos__TrackEvent gt_tevent;
 
 #define GT_SEQ_CLEARED 1 /* TracePacket.SEQ_INCREMENTAL_STATE_CLEARED */
-#define GT_SEQ_NEEDS   2 /* TracePacket.SEQ_NEEDS_INCREMENTAL_STATE */
 /* Arrows drawn from one call to GPU records kept apart from it (a graph's
  * kernels, a batch's copies): the first this many. */
 #define GT_PF_FLOWS 256
@@ -60,8 +59,7 @@ struct gt_pf {
     /* Flows to GPU records kept apart from their calls (gpu_ops): how many
      * each call has in the window, which calls were written, and how many
      * of each call's records have been written. */
-    struct gt_map op_count, call_written, op_taken;
-    uint64_t row_flow;          /* flows to records kept in their call's row */
+    struct gt_map op_count, call_flow, op_taken;
     /* The packet being built: interned data it introduces. */
     Perfetto__Protos__InternedData in;
     Perfetto__Protos__EventName new_name, *new_name_p;
@@ -318,9 +316,11 @@ static void gt_pf_slice(struct gt_pf *w, const struct gt_pf_slice *s)
         e.debug_annotations = &ap;
     }
     gt_packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-    p.has_timestamp = p.has_sequence_flags = 1;
+    /* No SEQ_NEEDS_INCREMENTAL_STATE: it only asks a reader to drop
+     * packets whose sequence lost its start, which a file written whole
+     * never does; 2 bytes a slice. */
+    p.has_timestamp = 1;
     p.timestamp = gt_pf_rel(w, s->start);
-    p.sequence_flags = GT_SEQ_NEEDS;
     p.track_event = &e;
     if (w->in.n_event_names || w->in.n_source_locations)
         p.interned_data = &w->in;
@@ -354,12 +354,31 @@ static void gt_pf_op_name(const struct gt_op_rec *o, const char *kernel, struct 
     }
 }
 
-/* Flow ids: the trace's sequence in the top byte; then whether the GPU
- * record is kept in its call's row (numbered by call) or apart (by the
- * call's correlation id and the record's rank among the call's). */
-static uint64_t gt_pf_flow_apart(const struct gt_pf *w, int64_t link, uint64_t k)
+/* Flow ids are global in Perfetto, and free again once the flow ended
+ * (read in time order). An arrow to a GPU record kept in its call's row,
+ * whose start is known when the call is written, takes an id below
+ * GT_PF_RING (a 2-byte varint) that the flow before it has given back by
+ * the time this call starts; calls come by start time, so the ring is
+ * checked in passing. Other arrows take ids from GT_PF_RING on, one each
+ * over the export. A call whose GPU records are kept apart takes one id
+ * per record it has in the window, in a run; its records take them in
+ * turn. */
+#define GT_PF_RING 16384
+static uint64_t gt_pf_ring_free[GT_PF_RING]; /* by id: its last flow's end, +1 */
+static uint64_t gt_pf_ring_at = 1;
+static uint64_t gt_pf_next_flow = GT_PF_RING;
+
+static uint64_t gt_pf_row_flow(uint64_t start, uint64_t end)
 {
-    return (uint64_t)w->seq << 56 | ((uint64_t)link & ((1ull << 35) - 1)) << 20 | (k & 0xfffff);
+    for (int tries = 0; tries < 64; tries++) {
+        uint64_t id = gt_pf_ring_at;
+        gt_pf_ring_at = gt_pf_ring_at + 1 < GT_PF_RING ? gt_pf_ring_at + 1 : 1;
+        if (gt_pf_ring_free[id] <= start + 1) {
+            gt_pf_ring_free[id] = end + 1;
+            return id;
+        }
+    }
+    return gt_pf_next_flow++;
 }
 
 static void gt_pf_on_call(const struct gt_rec *r, void *arg)
@@ -377,16 +396,16 @@ static void gt_pf_on_call(const struct gt_rec *r, void *arg)
     size_t nflows = 0;
     uint64_t row_flow = 0;
     if (op_in && in)
-        flows[nflows++] = row_flow = (uint64_t)w->seq << 56 | 1ull << 55 | ++w->row_flow;
+        flows[nflows++] = row_flow = gt_pf_row_flow(gt_pf_rel(w, (int64_t)r->start), gt_pf_rel(w, (int64_t)r->op.start));
     if (in) {
-        if (r->link) {
-            int64_t *count = gt_map_at(&w->op_count, (uint64_t)r->link);
-            for (int64_t k = 0; count && k < *count && k < GT_PF_FLOWS; k++)
-                flows[nflows++] = gt_pf_flow_apart(w, r->link, (uint64_t)k);
-            if (count && *count) {
-                int64_t *written = gt_map_at(&w->call_written, (uint64_t)r->link);
-                if (written)
-                    *written = 1;
+        int64_t *count = r->link ? gt_map_at(&w->op_count, (uint64_t)r->link) : NULL;
+        if (count && *count) {
+            int64_t n = *count < GT_PF_FLOWS ? *count : GT_PF_FLOWS;
+            int64_t *first = gt_map_at(&w->call_flow, (uint64_t)r->link);
+            if (first) {
+                *first = (int64_t)gt_pf_next_flow;
+                for (int64_t k = 0; k < n; k++)
+                    flows[nflows++] = gt_pf_next_flow++;
             }
         }
         char rbuf[96];
@@ -417,14 +436,15 @@ static void gt_pf_on_op(const struct gt_op_rec *o, void *arg)
                             .end = (int64_t)o->end};
     gt_pf_op_name(o, NULL, &s);
     if (o->link) {
-        int64_t *written = gt_map_at(&w->call_written, (uint64_t)o->link);
-        if (written && *written) {
+        int64_t *first = gt_map_at(&w->call_flow, (uint64_t)o->link);
+        int64_t f = first ? *first : 0;
+        if (f) {
             /* taken: the records of this call written so far, + 1 */
             int64_t *taken = gt_map_at(&w->op_taken, (uint64_t)o->link);
             if (taken) {
                 int64_t k = *taken ? *taken - 1 : 0;
                 if (k < GT_PF_FLOWS)
-                    s.end_flow = gt_pf_flow_apart(w, o->link, (uint64_t)k);
+                    s.end_flow = (uint64_t)(f + k);
                 *taken = k + 2;
             }
         }
@@ -543,7 +563,7 @@ out:
     gt_map_free(&w.name_iid);
     gt_map_free(&w.name_ptr);
     gt_map_free(&w.op_count);
-    gt_map_free(&w.call_written);
+    gt_map_free(&w.call_flow);
     gt_map_free(&w.op_taken);
     for (uint64_t i = 0; i < w.nnames; i++)
         free(w.names[i]);
