@@ -17,7 +17,7 @@ GT_ANALYZER_OBJS := $(patsubst analyzer/%.c,$(BUILD)/analyzer/%.o,$(GT_ANALYZER_
 # protoc-c into $(BUILD)/gen/ and encoded by libprotobuf-c.
 GT_PROTO_C := $(BUILD)/gen/perfetto_trace.pb-c.c
 GT_PROTO_O := $(BUILD)/gen/perfetto_trace.pb-c.o
-GT_ANALYZER_LIBS := -lsqlite3 -lprotobuf-c -lz -lm
+GT_ANALYZER_LIBS := -lsqlite3 -lprotobuf-c -lz -lm -pthread
 
 $(GT_PROTO_C): analyzer/output/perfetto_trace.proto
 	@mkdir -p $(dir $@)

@@ -15,6 +15,8 @@ static uint64_t gt_total;
 static double gt_t0, gt_last;
 static int gt_active, gt_shown, gt_tty;
 
+static void gt_progress_draw(void);
+
 static double gt_now(void)
 {
     struct timespec ts;
@@ -35,21 +37,29 @@ void gt_progress_begin(const char *what, uint64_t total)
 
 void gt_progress_update(void)
 {
-    if (!gt_active)
+    static int busy; /* one thread draws at a time; the other skips */
+    if (!gt_active || __atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
         return;
+    gt_progress_draw();
+    __atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+}
+
+static void gt_progress_draw(void)
+{
     double now = gt_now();
     if (now - gt_t0 < 2.0 || (gt_shown && now - gt_last < (gt_tty ? 0.25 : 5.0)))
         return;
     gt_last = now;
     gt_shown = 1;
-    double rate = gt_progress_rows / (now - gt_t0);
+    uint64_t rows = __atomic_load_n(&gt_progress_rows, __ATOMIC_RELAXED);
+    double rate = rows / (now - gt_t0);
     char pct[16] = "";
     if (gt_total) {
-        double p = 100.0 * gt_progress_rows / gt_total;
+        double p = 100.0 * rows / gt_total;
         snprintf(pct, sizeof(pct), "%3.0f%%, ", p > 99 ? 99 : p);
     }
     fprintf(stderr, "%sgputrace %s: %s%.1fM rows read, %.2fM rows/s%s", gt_tty ? "\r" : "", gt_what, pct,
-            gt_progress_rows / 1e6, rate / 1e6, gt_tty ? "\033[K" : "\n");
+            rows / 1e6, rate / 1e6, gt_tty ? "\033[K" : "\n");
     fflush(stderr);
 }
 

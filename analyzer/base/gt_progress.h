@@ -17,10 +17,11 @@ void gt_progress_update(void);
 /* Clears the line, if one was shown. */
 void gt_progress_end(void);
 
-/* One row read: cheap enough for every row of a scan. */
+/* One row read: cheap enough for every row of a scan. Scans may run on
+ * two threads at once (export's own pass and the gap analysis). */
 static inline void gt_progress_row(void)
 {
-    if ((++gt_progress_rows & 0xffff) == 0)
+    if ((__atomic_add_fetch(&gt_progress_rows, 1, __ATOMIC_RELAXED) & 0xffff) == 0)
         gt_progress_update();
 }
 

@@ -14,6 +14,7 @@
  * track's slices reach the file in start order, which Perfetto needs to
  * tell a slice that ends at t from the next one that starts at t. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -487,13 +488,34 @@ static int gt_pf_count_ops(struct gt_pf *w)
     return 0;
 }
 
-/* Idle gaps, from the same analysis as the report. */
-static int gt_pf_gaps(struct gt_pf *w)
-{
-    struct gt_analyze_opts o = {.min_gap_ns = w->x->min_gap_ns, .top = 0};
+/* The idle gaps come from the report's own analysis, a pass of its own
+ * over the trace: it runs beside the export's pass, on a connection of its
+ * own, and its gaps are written once both are done. */
+struct gt_pf_gapjob {
+    const char *path;
+    uint64_t min_gap_ns;
     struct gt_report r;
-    if (gt_analyze(w->t, &o, &r) < 0)
+    int rc;
+};
+
+static void *gt_pf_gap_run(void *arg)
+{
+    struct gt_pf_gapjob *j = arg;
+    struct gt_trace t;
+    j->rc = -1;
+    if (gt_trace_open(&t, j->path) != 0)
+        return NULL;
+    struct gt_analyze_opts o = {.min_gap_ns = j->min_gap_ns, .top = 0};
+    j->rc = gt_analyze(&t, &o, &j->r);
+    gt_trace_close(&t);
+    return NULL;
+}
+
+static int gt_pf_gaps(struct gt_pf *w, struct gt_pf_gapjob *j)
+{
+    if (j->rc < 0)
         return -1;
+    const struct gt_report r = j->r;
     uint64_t idle[64] = {0};
     for (size_t i = 0; i < r.ngaps && !w->failed; i++) {
         const struct gt_gap *g = &r.gaps[i];
@@ -511,7 +533,6 @@ static int gt_pf_gaps(struct gt_pf *w)
                                 .cause = gt_cause_names[g->cause]};
         gt_pf_slice(w, &s);
     }
-    gt_report_free(&r);
     return 0;
 }
 
@@ -549,10 +570,19 @@ int gt_export_perfetto_trace(struct gt_trace *t, struct gt_export *x, uint32_t s
     int64_t from = x->origin_ns + (int64_t)x->from_ns;
     int64_t to = x->to_ns > (uint64_t)INT64_MAX - (uint64_t)x->origin_ns ? INT64_MAX : x->origin_ns + (int64_t)x->to_ns;
     gt_scan_set_window(w.scan, from, to);
-    if (gt_pf_count_ops(&w) < 0 || gt_scan_calls(w.scan, gt_pf_on_call, &w) < 0 ||
-        gt_scan_ops(w.scan, gt_pf_on_op, &w) < 0 || gt_pf_gaps(&w) < 0)
-        goto out;
-    rc = 0;
+    struct gt_pf_gapjob job = {.path = t->path, .min_gap_ns = x->min_gap_ns, .rc = -1};
+    pthread_t gap_thread;
+    int threaded = pthread_create(&gap_thread, NULL, gt_pf_gap_run, &job) == 0;
+    int ok = gt_pf_count_ops(&w) == 0 && gt_scan_calls(w.scan, gt_pf_on_call, &w) == 0 &&
+             gt_scan_ops(w.scan, gt_pf_on_op, &w) == 0;
+    if (threaded)
+        pthread_join(gap_thread, NULL);
+    else if (ok)
+        gt_pf_gap_run(&job);
+    if (ok && gt_pf_gaps(&w, &job) == 0)
+        rc = 0;
+    if (job.rc == 0)
+        gt_report_free(&job.r);
 out:
     next_uuid = w.next_uuid;
     gt_scan_close(w.scan);
