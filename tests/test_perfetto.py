@@ -381,3 +381,29 @@ def test_perfetto_bench_shaped_trace():
     tl = check_export(db, r.stdout, min_gap="20us")
     flows = [f for s in tl.slices for f in s["flows"]]
     assert len(flows) > len(set(flows)), "ids reused"
+
+
+def test_progress_line():
+    """export and report print a progress line on standard error once they
+    have run GPUTRACE_PROGRESS_AFTER seconds (2 by default; 0 here, so the
+    test needs no slow run): plain lines when stderr is not a terminal;
+    nothing with -q."""
+    import sys
+    sys.path.insert(0, os.path.join(gtlib.ROOT, "bench"))
+    import big_trace
+    db = big_trace.make(os.path.join(tmpdir(), "big.db"), 150000)
+    env = dict(os.environ, GPUTRACE_PROGRESS_AFTER="0")
+    line = rb"gputrace %s: +\d+%%, \d+\.\dM rows read, \d+\.\d\dM rows/s\n"
+    r = export("-o", os.devnull, db, env=env)
+    assert_eq(r.returncode, 0)
+    assert re.fullmatch(b"(%s)+" % (line % b"export"), r.stderr), r.stderr
+    r = export("-q", "-o", os.devnull, db, env=env)
+    assert_eq((r.returncode, r.stderr), (0, b""))
+    r = subprocess.run([GPUTRACE, "report", "-o", os.devnull, db], capture_output=True, env=env)
+    assert_eq(r.returncode, 0)
+    assert re.fullmatch(b"(%s)+" % (line % b"report"), r.stderr), r.stderr
+    r = subprocess.run([GPUTRACE, "report", "-q", "-o", os.devnull, db], capture_output=True, env=env)
+    assert_eq((r.returncode, r.stderr), (0, b""))
+    # and by default, a quick run says nothing
+    r = export("-o", os.devnull, db)
+    assert_eq((r.returncode, r.stderr), (0, b""))

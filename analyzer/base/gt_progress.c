@@ -2,6 +2,7 @@
  * before 2 s so quick commands stay quiet; on a terminal the line is
  * redrawn with \r and erased at the end, elsewhere (a log) plain lines. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -12,7 +13,7 @@ uint64_t gt_progress_rows;
 
 static const char *gt_what;
 static uint64_t gt_total;
-static double gt_t0, gt_last;
+static double gt_t0, gt_last, gt_after;
 static int gt_active, gt_shown, gt_tty;
 
 static void gt_progress_draw(void);
@@ -33,6 +34,9 @@ void gt_progress_begin(const char *what, uint64_t total)
     gt_active = !gt_progress_quiet;
     gt_shown = 0;
     gt_tty = isatty(2);
+    /* GPUTRACE_PROGRESS_AFTER: seconds before the line shows (tests set 0) */
+    const char *after = getenv("GPUTRACE_PROGRESS_AFTER");
+    gt_after = after && *after ? atof(after) : 2.0;
 }
 
 void gt_progress_update(void)
@@ -47,7 +51,7 @@ void gt_progress_update(void)
 static void gt_progress_draw(void)
 {
     double now = gt_now();
-    if (now - gt_t0 < 2.0 || (gt_shown && now - gt_last < (gt_tty ? 0.25 : 5.0)))
+    if (now - gt_t0 < gt_after || (gt_shown && now - gt_last < (gt_tty ? 0.25 : 5.0)))
         return;
     gt_last = now;
     gt_shown = 1;

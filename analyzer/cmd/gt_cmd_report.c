@@ -20,7 +20,7 @@ void gt_cmd_report_usage(FILE *out)
 {
     fprintf(out,
             "usage: gputrace report [--format text|json|html] [-o FILE] [--top N]\n"
-            "                       [--min-gap DURATION] TRACE.db...\n"
+            "                       [--min-gap DURATION] [-q] TRACE.db...\n"
             "\n"
             "Where the time went, from one trace per process (docs/report.md defines\n"
             "every figure):\n"
@@ -56,6 +56,8 @@ void gt_cmd_report_usage(FILE *out)
             "  -o, --output FILE    write there (default: standard output)\n"
             "  --top N              rows per table (default 10; 0: all)\n"
             "  --min-gap DURATION   shortest idle gap listed: 250us, 1ms, 2s, or ns\n"
+            "  -q, --quiet          no progress line (shown on standard error when a\n"
+            "                       trace takes more than 2 s to read)\n"
             "                       (default 1ms)\n"
             "\n"
             "Several traces (one per process of a job) give a section per process,\n"
