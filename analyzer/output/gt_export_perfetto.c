@@ -10,9 +10,15 @@
  *
  * Rows are streamed from the storage tables by start time (one pass over
  * the calls, carrying the GPU records kept in their rows, then one over
- * the GPU records kept apart): memory does not grow with the trace. Each
- * track's slices reach the file in start order, which Perfetto needs to
- * tell a slice that ends at t from the next one that starts at t. */
+ * the GPU records kept apart): memory does not grow with the trace.
+ * Perfetto reads packets by timestamp, file order breaking ties, so a
+ * track's slices must reach the file in start order for a slice that ends
+ * at t to close before the next one opens at t. Threads' calls do; a
+ * stream's work comes in the order of the calls that queued it (its
+ * order on a stream, which runs in issue order), except that records kept
+ * apart from their calls (a graph's kernels) come after the rest: a tie
+ * between one of those and a record kept in its call's row, on the same
+ * stream, could nest the two. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
