@@ -302,6 +302,11 @@ def test_perfetto_outputs_stdout_file_and_gzip():
     assert_eq(export("--format", "chrome-json", "-o", jgz, run.trace).returncode, 0)
     with gzip.open(jgz, "rt") as f:
         assert json.load(f)["traceEvents"]
+    # a full disk: the reason, exit status 1
+    for fmt in ("perfetto", "chrome-json"):
+        r = export("--format", fmt, "-o", "/dev/full", run.trace)
+        assert_eq(r.returncode, 1, fmt)
+        assert_eq(r.stderr, b"gputrace: cannot write /dev/full: No space left on device\n")
     # an unwritable .gz: a clear error
     r = export("-o", os.path.join(d, "no", "dir", "t.gz"), run.trace)
     assert_eq(r.returncode, 1)
@@ -340,6 +345,31 @@ def test_perfetto_hostile_and_non_ascii_names():
     assert_eq(r.returncode, 0)
     ev = json.loads(r.stdout)["traceEvents"]
     assert set(HOSTILE) <= {e.get("name") for e in ev}
+
+
+def test_perfetto_several_processes_and_a_crashed_trace():
+    """Two processes' traces on one timeline, each on its own packet
+    sequence with its own process track; a trace whose process died
+    (its write-ahead log never checkpointed) exports what it committed."""
+    from make_trace import make_crashed_trace
+    d = tmpdir()
+    a, b = os.path.join(d, "a.db"), os.path.join(d, "b.db")
+    make_trace(a, calls=[launch("ka"), sync("device")], meta={"pid": "111"})
+    make_trace(b, calls=[launch("kb"), launch("kb"), sync("device")], meta={"pid": "222"})
+    r = export(a, b)
+    assert_eq((r.returncode, r.stderr), (0, b""))
+    packets = decode(r.stdout)
+    tl = Timeline(packets)
+    pids = sorted(one(one(tl.tracks[u], "process"), "pid") for u in tl.track_of(lambda x: "process" in x))
+    assert_eq(pids, [111, 222])
+    assert_eq(sorted(set(one(p, "trusted_packet_sequence_id") for p in packets)), [1, 2])
+    assert_eq(sorted(s["name"] for s in tl.slices),
+              sorted(["cudaLaunchKernel"] * 3 + ["cudaDeviceSynchronize"] * 2))
+    c = os.path.join(d, "crashed.db")
+    make_crashed_trace(c, calls=[launch("kc"), sync("device")])
+    r = export(c)
+    assert_eq(r.returncode, 0, r.stderr)
+    check_export(c, r.stdout)
 
 
 def test_perfetto_older_trace_versions():

@@ -68,14 +68,15 @@ FILE *gt_out_open(const char *path)
     return f;
 }
 
-int gt_out_close(FILE *f, const char *path)
+int gt_out_close(FILE *f, const char *path, int write_errno)
 {
-    int bad = ferror(f);
+    int bad = ferror(f) || write_errno;
+    errno = 0;
     if (f == stdout ? fflush(f) != 0 : fclose(f) != 0)
         bad = 1;
     if (bad) {
-        gt_err("cannot write %s: %s", path && strcmp(path, "-") != 0 ? path : "standard output",
-               strerror(errno ? errno : EIO));
+        int e = write_errno ? write_errno : errno ? errno : EIO;
+        gt_err("cannot write %s: %s", path && strcmp(path, "-") != 0 ? path : "standard output", strerror(e));
         return -1;
     }
     return 0;

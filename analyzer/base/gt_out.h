@@ -9,7 +9,8 @@
 /* NULL after an error message. */
 FILE *gt_out_open(const char *path);
 /* Flushes and closes (standard output is flushed, not closed). 0, or -1
- * after an error message naming `path`. */
-int gt_out_close(FILE *f, const char *path);
+ * after an error message naming `path` and the reason: `write_errno` when
+ * the writer saw a write fail (errno then), else the close's own. */
+int gt_out_close(FILE *f, const char *path, int write_errno);
 
 #endif

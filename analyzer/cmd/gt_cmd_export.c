@@ -146,7 +146,7 @@ int gt_cmd_export(int argc, char **argv)
         if (!perfetto)
             fputs("\n]}\n", x.out);
         gt_progress_end();
-        if (gt_out_close(x.out, output) < 0)
+        if (gt_out_close(x.out, output, x.write_errno) < 0)
             rc = GT_EXIT_FAIL;
     }
     if (rc == GT_EXIT_OK && x.cut) {

@@ -19,6 +19,7 @@ struct gt_export {
     uint64_t max_events; /* 0: no limit */
     int cut;             /* max_events was reached: events were left out */
     uint64_t cut_at_ns;  /* then: the start (from origin_ns) of the first one left out */
+    int write_errno;     /* the errno of the first write that failed; 0: none */
 };
 
 /* Whether an event starting at `ns` (trace time) is in the window. */

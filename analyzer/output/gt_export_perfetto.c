@@ -19,6 +19,7 @@
  * apart from their calls (a graph's kernels) come after the rest: a tie
  * between one of those and a record kept in its call's row, on the same
  * stream, could nest the two. */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -97,8 +98,11 @@ static void gt_pf_write(struct gt_pf *w, gt_packet *p)
         w->bufcap = n * 2;
     }
     perfetto__protos__trace__pack(&tr, w->buf);
-    if (fwrite(w->buf, 1, n, w->x->out) != n)
-        w->failed = 1; /* reported by the caller when the file is closed */
+    if (fwrite(w->buf, 1, n, w->x->out) != n) {
+        /* reported by the caller when it closes the file */
+        w->x->write_errno = errno ? errno : EIO;
+        w->failed = 1;
+    }
 }
 
 static uint64_t gt_pf_rel(const struct gt_pf *w, int64_t ns)
