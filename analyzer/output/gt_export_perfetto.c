@@ -409,9 +409,9 @@ static void gt_pf_on_call(const struct gt_rec *r, void *arg)
     if (op_in && in)
         flows[nflows++] = row_flow = gt_pf_row_flow(gt_pf_rel(w, (int64_t)r->start), gt_pf_rel(w, (int64_t)r->op.start));
     if (in) {
-        int64_t *count = r->link ? gt_map_at(&w->op_count, (uint64_t)r->link) : NULL;
-        if (count && *count) {
-            int64_t n = *count < GT_PF_FLOWS ? *count : GT_PF_FLOWS;
+        int64_t count = r->link ? gt_map_get(&w->op_count, (uint64_t)r->link) : 0;
+        if (count) {
+            int64_t n = count < GT_PF_FLOWS ? count : GT_PF_FLOWS;
             int64_t *first = gt_map_at(&w->call_flow, (uint64_t)r->link);
             if (first) {
                 *first = (int64_t)gt_pf_next_flow;
@@ -447,8 +447,7 @@ static void gt_pf_on_op(const struct gt_op_rec *o, void *arg)
                             .end = (int64_t)o->end};
     gt_pf_op_name(o, NULL, &s);
     if (o->link) {
-        int64_t *first = gt_map_at(&w->call_flow, (uint64_t)o->link);
-        int64_t f = first ? *first : 0;
+        int64_t f = gt_map_get(&w->call_flow, (uint64_t)o->link);
         if (f) {
             /* taken: the records of this call written so far, + 1 */
             int64_t *taken = gt_map_at(&w->op_taken, (uint64_t)o->link);
