@@ -229,6 +229,12 @@ def test_perfetto_export_matches_the_trace():
         assert_eq((r.returncode, r.stderr), (0, b""), argv)
         tl = check_export(db, r.stdout)
         assert tl.slices, argv
+        # and the middle third of the run alone
+        span = max(s["end"] for s in tl.slices)
+        lo, hi = span // 3, 2 * span // 3
+        r = export("--from", "%dns" % lo, "--to", "%dns" % hi, db)
+        assert_eq((r.returncode, r.stderr), (0, b""), argv)
+        check_export(db, r.stdout, lo, hi)
         if argv[0].endswith("truth_graph"):
             # a graph launch: an arrow to each kernel it ran
             assert max(len(s["flows"]) for s in tl.slices) > 1
