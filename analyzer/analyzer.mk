@@ -13,11 +13,24 @@ GT_ANALYZER_CFLAGS := $(CFLAGS_BASE) -Ianalyzer -I. -I$(BUILD)/gen
 # --stack-depth exactly as the traced processes will read them.
 GT_ANALYZER_OBJS := $(patsubst analyzer/%.c,$(BUILD)/analyzer/%.o,$(GT_ANALYZER_SRCS)) \
                     $(BUILD)/analyzer/shared_gt_config.o
+# Perfetto's trace messages (output/perfetto_trace.proto) as C, made by
+# protoc-c into $(BUILD)/gen/ and encoded by libprotobuf-c.
+GT_PROTO_C := $(BUILD)/gen/perfetto_trace.pb-c.c
+GT_PROTO_O := $(BUILD)/gen/perfetto_trace.pb-c.o
+GT_ANALYZER_LIBS := -lsqlite3 -lprotobuf-c -lz -lm -pthread
+
+$(GT_PROTO_C): analyzer/output/perfetto_trace.proto
+	@mkdir -p $(dir $@)
+	protoc-c --c_out=$(BUILD)/gen -Ianalyzer/output $<
+$(BUILD)/gen/perfetto_trace.pb-c.h: $(GT_PROTO_C)
+$(GT_PROTO_O): $(GT_PROTO_C)
+	$(CC) $(CFLAGS_BASE) -c $< -o $@
+$(GT_ANALYZER_OBJS): | $(BUILD)/gen/perfetto_trace.pb-c.h
 
 all: $(BUILD)/gputrace
 
-$(BUILD)/gputrace: $(GT_ANALYZER_OBJS)
-	$(CC) $(CFLAGS_BASE) -o $@ $^ -lsqlite3 -lm
+$(BUILD)/gputrace: $(GT_ANALYZER_OBJS) $(GT_PROTO_O)
+	$(CC) $(CFLAGS_BASE) -o $@ $^ $(GT_ANALYZER_LIBS)
 
 $(BUILD)/analyzer/%.o: analyzer/%.c
 	@mkdir -p $(dir $@)
@@ -33,7 +46,8 @@ $(BUILD)/analyzer/shared_gt_config.o: preload/base/gt_config.c
 # (tests/fuzz_trace.py).
 GT_ANALYZER_ASAN_FLAGS := $(GT_ANALYZER_CFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                           -fno-sanitize-recover=undefined
-$(BUILD)/asan/gputrace: $(GT_ANALYZER_SRCS) preload/base/gt_config.c $(GT_ANALYZER_HDRS)
+$(BUILD)/asan/gputrace: $(GT_ANALYZER_SRCS) preload/base/gt_config.c $(GT_ANALYZER_HDRS) $(GT_PROTO_C)
 	@mkdir -p $(dir $@)
-	$(CC) $(GT_ANALYZER_ASAN_FLAGS) -o $@ $(GT_ANALYZER_SRCS) preload/base/gt_config.c -Ipreload -lsqlite3 -lm
+	$(CC) $(GT_ANALYZER_ASAN_FLAGS) -o $@ $(GT_ANALYZER_SRCS) $(GT_PROTO_C) preload/base/gt_config.c -Ipreload \
+	    $(GT_ANALYZER_LIBS)
 tests-build: $(BUILD)/asan/gputrace

@@ -53,6 +53,10 @@ analyzer: `gputrace report` on a synthetic trace of --analyzer-events
 events (default 10,000,000; bench/big_trace.py): time and peak resident
 memory.
 
+export: `gputrace export` (Perfetto protobuf, the default) of a synthetic
+trace of --export-events calls (default 5,000,000; bench/big_trace.py):
+time, output size, peak resident memory; and gzip-compressed (.gz).
+
 The last lines put each figure beside the target docs/performance.md
 states for it. --only SECTION runs one section."""
 import argparse
@@ -217,6 +221,34 @@ def analyzer(args):
           % (args.analyzer_events, size / 1e6, made))
     print("  time %.1f s, peak resident %.0f MiB, status %d" % (secs, rss, status))
     RESULTS["analyzer"] = (args.analyzer_events, secs, rss)
+
+
+def timed_export(db, out):
+    """`gputrace export -q -o out db`: (seconds, peak resident MiB, exit status)."""
+    pid = os.fork()
+    if pid == 0:
+        os.execv(os.path.join(gtlib.BUILD, "gputrace"), ["gputrace", "export", "-q", "-o", out, db])
+    t0 = time.monotonic()
+    _, status, usage = os.wait4(pid, 0)
+    return time.monotonic() - t0, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+
+
+def export(args):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import big_trace
+    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
+        db = os.path.join(d, "big.db")
+        big_trace.make(db, args.export_events)
+        print("export: gputrace export of a synthetic %d-call trace (bench/big_trace.py, %.0f MB)"
+              % (args.export_events, os.path.getsize(db) / 1e6))
+        for name in ("t.pftrace", "t.pftrace.gz"):
+            out = os.path.join(d, name)
+            secs, rss, status = timed_export(db, out)
+            size = os.path.getsize(out) if os.path.exists(out) else 0
+            print("  %-13s time %.1f s, %.0f MB, peak resident %.0f MiB, status %d"
+                  % (name, secs, size / 1e6, rss, status))
+            RESULTS["export" + ("_gz" if name.endswith(".gz") else "")] = (args.export_events, secs, size, rss)
+            os.unlink(out)
 
 
 def threads(args):
@@ -424,6 +456,12 @@ def summary():
         n, secs, rss = RESULTS["analyzer"]
         row("report on %dM events" % (n // 1000000), "%.1f s, %.0f MiB" % (secs, rss), "10 s, 512 MiB",
             secs < 10 and rss < 512)
+    if "export" in RESULTS:
+        n, secs, size, rss = RESULTS["export"]
+        row("export (Perfetto) of %dM calls" % (n // 1000000), "%.1f s, %.0f MB, %.0f MiB" % (secs, size / 1e6, rss),
+            "15 s, 400 MB, 600 MiB", secs < 15 and size < 400e6 and rss < 600)
+        n, secs, size, rss = RESULTS["export_gz"]
+        row("  the same, .gz", "%.1f s, %.0f MB, %.0f MiB" % (secs, size / 1e6, rss), "reported", True)
     if not rows:
         return
     print("summary against the targets:")
@@ -507,15 +545,17 @@ def main():
     ap.add_argument("--cost-events", type=int, default=500000)
     ap.add_argument("--cost-rounds", type=int, default=3)
     ap.add_argument("--nvtx-pairs", type=int, default=20000)
+    ap.add_argument("--export-events", type=int, default=5000000)
     ap.add_argument("--only", choices=("python-call-cost", "c-call-cost", "writer", "total-cost", "threads", "nvtx",
-                                       "analyzer"))
+                                       "analyzer", "export"))
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
     if not os.path.exists(gtlib.SHIM):
         sys.exit("bench: build first (make)")
     print("machine: %s, %d CPUs" % (os.uname().machine, os.cpu_count()))
     sections = [("python-call-cost", python_call_cost), ("c-call-cost", c_call_cost), ("writer", writer),
-                ("total-cost", total_cost), ("threads", threads), ("nvtx", nvtx), ("analyzer", analyzer)]
+                ("total-cost", total_cost), ("threads", threads), ("nvtx", nvtx), ("analyzer", analyzer),
+                ("export", export)]
     for name, fn in sections:
         if args.only in (None, name):
             fn(args)

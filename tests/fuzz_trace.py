@@ -30,6 +30,7 @@ COMMANDS = [
     ["audit", "--max-idle-pct", "50", "--max-pageable-h2d-bytes", "1", "--max-launch-bound-pct", "10",
      "--max-sync-pct", "50"],
     ["export", "--format", "perfetto", "-o", "/dev/null"], ["report", "--format", "html", "-o", "/dev/null"],
+    ["export", "--format", "chrome-json", "-o", "/dev/null"], ["export", "--from", "1us", "--to", "1s", "-o", "/dev/null"],
 ]
 
 

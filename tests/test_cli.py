@@ -461,7 +461,7 @@ def test_versions_2_to_5_traces_read_the_same():
         info.pop("path")
         report = gt("report", "--format", "json", path)
         gtlib.assert_eq(report.returncode, 0, report.stderr)
-        export = gt("export", "--format", "perfetto", path)
+        export = gt("export", "--format", "chrome-json", path)
         gtlib.assert_eq(export.returncode, 0, export.stderr)
         rep = json.loads(report.stdout)
         gtlib.assert_eq([x.pop("schema_version") for x in rep["traces"]], [version])

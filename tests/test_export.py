@@ -1,4 +1,5 @@
-"""gputrace export --format perfetto, and the summary `gputrace record`
+"""gputrace export --format chrome-json (tests/test_perfetto.py: the default
+protobuf format), and the summary `gputrace record`
 ends with: checked against the trace they come from."""
 import json
 import os
@@ -16,12 +17,12 @@ def export(*args):
     return subprocess.run([GPUTRACE, "export"] + list(args), capture_output=True, text=True)
 
 
-def test_export_perfetto_tracks_flows_and_gaps():
+def test_export_chrome_json_tracks_flows_and_gaps():
     run = run_traced([prog("stall")])
     assert_eq(run.proc.returncode, 0, run.proc.stderr)
     db = run.trace
     out = os.path.join(run.outdir, "t.json")
-    r = export("--format", "perfetto", db, "-o", out)
+    r = export("--format", "chrome-json", db, "-o", out)
     assert_eq((r.returncode, r.stdout, r.stderr), (0, "", ""))
     with open(out) as f:
         doc = json.load(f)
@@ -74,11 +75,16 @@ def test_export_perfetto_tracks_flows_and_gaps():
 def test_export_usage_errors():
     d = tmpdir()
     run = run_traced([prog("rt_basic")])
-    r = export(run.trace)
-    assert_eq(r.returncode, 2)
-    assert "--format is required" in r.stderr, r.stderr
     r = export("--format", "html", run.trace)
     assert_eq(r.returncode, 2)
+    assert "--format must be perfetto or chrome-json" in r.stderr, r.stderr
+    r = export("--max-events", "10", "--format", "chrome-json", run.trace)
+    assert_eq(r.returncode, 2)
+    for bad in (["--from", "soon"], ["--to", "-1s"], ["--max-events", "0"], ["--max-events", "x"],
+                ["--from", "2s", "--to", "1s"]):
+        r = export(*bad, run.trace)
+        assert_eq(r.returncode, 2, bad)
+        assert r.stderr.startswith("gputrace export: ") or r.stderr.startswith("gputrace: "), r.stderr
     r = export("--format", "perfetto", os.path.join(d, "missing.db"))
     assert_eq(r.returncode, 2)
     assert r.stderr.startswith("gputrace: "), r.stderr
@@ -86,7 +92,10 @@ def test_export_usage_errors():
     assert_eq(r.returncode, 1)
     assert "cannot write" in r.stderr, r.stderr
     # to standard output by default
-    r = export("--format", "perfetto", run.trace)
+    r = export("--format", "chrome-json", run.trace)
+    assert_eq(r.returncode, 0)
+    assert json.loads(r.stdout)["traceEvents"]
+    r = export("--format", "chrome-json", "-o", "-", run.trace)
     assert_eq(r.returncode, 0)
     assert json.loads(r.stdout)["traceEvents"]
 

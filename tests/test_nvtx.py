@@ -115,7 +115,7 @@ def test_nvtx_c_program_every_kind_of_range():
     assert_eq(meta(run, "nvtx_ranges_not_kept"), "0")
     assert_eq(meta(run, "nvtx_dropped_strings"), "0")
     # the analyzer reads the trace as before
-    for cmd in (["info"], ["report"], ["export", "--format", "perfetto"]):
+    for cmd in (["info"], ["report"], ["export", "--format", "chrome-json"]):
         r = subprocess.run([GPUTRACE] + cmd + [run.trace], capture_output=True, text=True)
         assert_eq(r.returncode, 0, r.stderr)
 
@@ -320,7 +320,7 @@ def test_nvtx_export_ranges_on_their_threads():
     carry the names NVTX gave them."""
     import json
     run = run_nvtx([prog("nvtx_basic")])
-    r = subprocess.run([GPUTRACE, "export", "--format", "perfetto", run.trace], capture_output=True, text=True)
+    r = subprocess.run([GPUTRACE, "export", "--format", "chrome-json", run.trace], capture_output=True, text=True)
     assert_eq(r.returncode, 0, r.stderr)
     evs = json.loads(r.stdout)
     evs = evs["traceEvents"] if isinstance(evs, dict) else evs

@@ -53,6 +53,16 @@ int64_t *gt_map_at(struct gt_map *m, uint64_t key)
     return &m->val[j];
 }
 
+int64_t gt_map_get(const struct gt_map *m, uint64_t key)
+{
+    if (!m->slots)
+        return 0;
+    size_t j = gt_map_home(key, m->slots);
+    while (m->val[j] && m->key[j] != key)
+        j = (j + 1) & (m->slots - 1);
+    return m->val[j];
+}
+
 uint64_t gt_map_hash_text(const char *s)
 {
     uint64_t h = 1469598103934665603ull;

@@ -17,6 +17,9 @@ struct gt_map {
  * of memory. Set a new key's value to something other than 0 before the
  * next call, or the slot stays empty. */
 int64_t *gt_map_at(struct gt_map *m, uint64_t key);
+/* The value of `key`, 0 when absent; adds nothing (for lookups that
+ * mostly miss, which gt_map_at would count toward growing). */
+int64_t gt_map_get(const struct gt_map *m, uint64_t key);
 void gt_map_free(struct gt_map *m);
 /* A hash of a string, for tables keyed by text (FNV-1a). */
 uint64_t gt_map_hash_text(const char *s);

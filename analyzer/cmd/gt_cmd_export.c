@@ -1,5 +1,6 @@
-/* gt_cmd_export.c: `gputrace export --format perfetto`: options, traces and
- * the document around output/gt_export_chrome.c's events. */
+/* gt_cmd_export.c: `gputrace export`: options, traces, the output file,
+ * and the document around output/gt_export_perfetto.c's packets or
+ * output/gt_export_chrome.c's JSON events. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -8,27 +9,44 @@
 
 #include "cmd/gt_cmds.h"
 #include "base/gt_fmt.h"
+#include "base/gt_out.h"
+#include "base/gt_progress.h"
 #include "output/gt_export_chrome.h"
+#include "output/gt_export_perfetto.h"
+#include "trace/gt_scan.h"
 #include "trace/gt_trace.h"
 
 void gt_cmd_export_usage(FILE *out)
 {
     fprintf(out,
-            "usage: gputrace export --format perfetto [-o FILE] [--min-gap DUR] TRACE.db...\n"
+            "usage: gputrace export [--format perfetto|chrome-json] [-o FILE] [--from T] [--to T]\n"
+            "                       [--max-events N] [--min-gap DUR] [-q] TRACE.db...\n"
             "\n"
-            "Writes the traces as Chrome trace event JSON, which ui.perfetto.dev and\n"
-            "chrome://tracing open: a track per host thread with its CUDA calls (name,\n"
-            "arguments, result, call site, Python frames first) and its NVTX ranges\n"
-            "and marks, a track per GPU stream with the kernels, copies and memsets\n"
-            "it ran, flow arrows from each call to the GPU work it caused, and a\n"
-            "track per GPU marking its idle gaps (with cause and the calls before\n"
-            "and after). Several traces (the processes of one job) share one\n"
-            "timeline. Times are microseconds from the earliest trace's start.\n"
+            "Writes the traces as a timeline that ui.perfetto.dev opens: a track per\n"
+            "host thread with its CUDA calls (name, call site, result when it failed),\n"
+            "a track per GPU stream with the kernels, copies and memsets it ran, flow\n"
+            "arrows from each call to the GPU work it caused, and a track per GPU\n"
+            "marking its idle gaps (with their cause). Several traces (the processes\n"
+            "of one job) share one timeline; times count from the earliest trace's start.\n"
+            "\n"
+            "formats:\n"
+            "  perfetto      Perfetto's native protobuf trace (default): compact, names\n"
+            "                and call sites written once; opens in ui.perfetto.dev and\n"
+            "                trace_processor at sizes JSON cannot\n"
+            "  chrome-json   Chrome trace event JSON (also chrome://tracing), with each\n"
+            "                call's arguments and the NVTX ranges and marks; several\n"
+            "                times larger\n"
             "\n"
             "options:\n"
-            "  --format perfetto    the only format so far (required)\n"
-            "  -o, --output FILE    where to write (default: standard output)\n"
+            "  --format FORMAT      perfetto (default) or chrome-json\n"
+            "  -o, --output FILE    where to write (default or '-': standard output);\n"
+            "                       a name ending in .gz is written gzip-compressed\n"
+            "  --from TIME          only events starting at or after TIME from the trace's\n"
+            "                       start (a duration: 1.5s, 200ms, 250us)\n"
+            "  --to TIME            only events starting before TIME from the start\n"
+            "  --max-events N       stop after N slices (perfetto only), saying where\n"
             "  --min-gap DURATION   shortest idle gap marked (default 1ms)\n"
+            "  -q, --quiet          no progress line\n"
             "  -h, --help           show this help\n"
             "\n"
             "exit status: 0; 1 if the output cannot be written; 2 for bad arguments\n"
@@ -39,14 +57,17 @@ int gt_cmd_export(int argc, char **argv)
 {
     static const struct option longs[] = {
         {"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
-        {"min-gap", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"min-gap", required_argument, NULL, 'g'}, {"from", required_argument, NULL, 'F'},
+        {"to", required_argument, NULL, 'T'},       {"max-events", required_argument, NULL, 'n'},
+        {"quiet", no_argument, NULL, 'q'},          {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
-    const char *format = NULL, *output = NULL;
-    struct gt_export x = {.first = 1, .min_gap_ns = 1000000};
+    const char *format = "perfetto", *output = NULL;
+    struct gt_export x = {.first = 1, .min_gap_ns = 1000000, .to_ns = UINT64_MAX};
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "ho:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:q", longs, NULL)) != -1) {
         switch (c) {
         case 'f':
             format = optarg;
@@ -59,6 +80,24 @@ int gt_cmd_export(int argc, char **argv)
                 return gt_usage_error("export", "--min-gap must be a duration such as 250us, 1ms or 2s, not '%s'",
                                       optarg);
             break;
+        case 'F':
+        case 'T':
+            if (gt_parse_duration(optarg, c == 'F' ? &x.from_ns : &x.to_ns) < 0)
+                return gt_usage_error("export", "--%s must be a time from the trace's start such as 1.5s or "
+                                      "200ms, not '%s'", c == 'F' ? "from" : "to", optarg);
+            break;
+        case 'n': {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || optarg[0] == '-' || v == 0)
+                return gt_usage_error("export", "--max-events must be a positive number, not '%s'", optarg);
+            x.max_events = v;
+            break;
+        }
+        case 'q':
+            gt_progress_quiet = 1;
+            break;
         case 'h':
             gt_cmd_export_usage(stdout);
             return GT_EXIT_OK;
@@ -66,10 +105,13 @@ int gt_cmd_export(int argc, char **argv)
             return gt_usage_error("export", "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (!format)
-        return gt_usage_error("export", "--format is required (perfetto)");
-    if (strcmp(format, "perfetto") != 0)
-        return gt_usage_error("export", "--format must be perfetto, not '%s'", format);
+    int perfetto = strcmp(format, "perfetto") == 0;
+    if (!perfetto && strcmp(format, "chrome-json") != 0)
+        return gt_usage_error("export", "--format must be perfetto or chrome-json, not '%s'", format);
+    if (x.max_events && !perfetto)
+        return gt_usage_error("export", "--max-events needs --format perfetto");
+    if (x.to_ns <= x.from_ns)
+        return gt_usage_error("export", "--to must be later than --from");
     if (optind >= argc)
         return gt_usage_error("export", "no trace given");
     int n = argc - optind;
@@ -89,23 +131,32 @@ int gt_cmd_export(int argc, char **argv)
     }
     if (x.origin_ns == INT64_MAX)
         x.origin_ns = 0;
+    if (rc == GT_EXIT_OK && !(x.out = gt_out_open(output)))
+        rc = GT_EXIT_FAIL;
     if (rc == GT_EXIT_OK) {
-        x.out = output && strcmp(output, "-") != 0 ? fopen(output, "w") : stdout;
-        if (!x.out) {
-            gt_err("cannot write %s: %s", output, strerror(errno));
-            rc = GT_EXIT_FAIL;
-        }
-    }
-    if (rc == GT_EXIT_OK) {
-        fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", x.out);
+        /* rows read: the export's own pass, and the idle-gap analysis's */
+        uint64_t rows = 0;
+        for (int i = 0; i < n; i++)
+            rows += 2 * gt_scan_row_estimate(&t[i]);
+        gt_progress_begin("export", rows);
+        if (!perfetto)
+            fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", x.out);
         for (int i = 0; i < n && rc == GT_EXIT_OK; i++)
-            if (gt_export_chrome_trace(&t[i], &x) < 0)
+            if ((perfetto ? gt_export_perfetto_trace(&t[i], &x, (uint32_t)i + 1) : gt_export_chrome_trace(&t[i], &x)) < 0)
                 rc = GT_EXIT_USAGE;
-        fputs("\n]}\n", x.out);
-        if (x.out != stdout ? fclose(x.out) != 0 : fflush(stdout) != 0) {
-            gt_err("cannot write %s: %s", output ? output : "standard output", strerror(errno));
+        if (!perfetto)
+            fputs("\n]}\n", x.out);
+        gt_progress_end();
+        if (gt_out_close(x.out, output, x.write_errno) < 0)
             rc = GT_EXIT_FAIL;
-        }
+    }
+    if (rc == GT_EXIT_OK && x.cut) {
+        char at[32];
+        gt_fmt_duration((int64_t)x.cut_at_ns, at, sizeof(at));
+        fprintf(stderr,
+                "gputrace export: stopped at --max-events %llu: the first event left out starts at %s "
+                "(export from there with --from %lluns)\n",
+                (unsigned long long)x.max_events, at, (unsigned long long)x.cut_at_ns);
     }
     for (int i = 0; i < opened; i++)
         gt_trace_close(&t[i]);

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "analysis/gt_analyze.h"
+#include "base/gt_progress.h"
+#include "trace/gt_scan.h"
 #include "cmd/gt_cmds.h"
 #include "base/gt_fmt.h"
 #include "output/gt_report_html.h"
@@ -18,7 +20,7 @@ void gt_cmd_report_usage(FILE *out)
 {
     fprintf(out,
             "usage: gputrace report [--format text|json|html] [-o FILE] [--top N]\n"
-            "                       [--min-gap DURATION] TRACE.db...\n"
+            "                       [--min-gap DURATION] [-q] TRACE.db...\n"
             "\n"
             "Where the time went, from one trace per process (docs/report.md defines\n"
             "every figure):\n"
@@ -57,6 +59,8 @@ void gt_cmd_report_usage(FILE *out)
             "  -o, --output FILE    write there (default: standard output)\n"
             "  --top N              rows per table (default 10; 0: all)\n"
             "  --min-gap DURATION   shortest idle gap listed: 250us, 1ms, 2s, or ns\n"
+            "  -q, --quiet          no progress line (shown on standard error when a\n"
+            "                       trace takes more than 2 s to read)\n"
             "                       (default 1ms)\n"
             "\n"
             "Several traces (one per process of a job) give a section per process,\n"
@@ -81,7 +85,7 @@ static int gt_parse(int argc, char **argv, struct gt_report_opts *o)
     static const struct option longs[] = {
         {"format", required_argument, NULL, 'f'}, {"top", required_argument, NULL, 't'},
         {"min-gap", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'},
-        {"output", required_argument, NULL, 'o'}, {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'}, {NULL, 0, NULL, 0},
     };
     o->json = o->html = 0;
     o->output = NULL;
@@ -90,8 +94,11 @@ static int gt_parse(int argc, char **argv, struct gt_report_opts *o)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "ho:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:q", longs, NULL)) != -1) {
         switch (c) {
+        case 'q':
+            gt_progress_quiet = 1;
+            break;
         case 'f':
             o->json = o->html = 0;
             if (strcmp(optarg, "json") == 0)
@@ -181,7 +188,10 @@ int gt_cmd_report(int argc, char **argv)
             struct gt_analyze_opts a = o.a;
             if (o.html)
                 a.top = 0;
-            if (gt_analyze(&t, &a, &x->r) < 0) {
+            gt_progress_begin("report", gt_scan_row_estimate(&t));
+            int arc = gt_analyze(&t, &a, &x->r);
+            gt_progress_end();
+            if (arc < 0) {
                 rc = GT_EXIT_FAIL;
             } else {
                 done++;

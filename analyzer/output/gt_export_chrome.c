@@ -24,6 +24,12 @@
 #define GT_GPU_PID_BASE 1000000000LL /* GPU "processes": apart from any real pid */
 #define GT_IDLE_TID     2147483647LL /* the idle-gap track of a GPU */
 
+int gt_export_in_window(const struct gt_export *x, int64_t ns)
+{
+    uint64_t at = ns > x->origin_ns ? (uint64_t)ns - (uint64_t)x->origin_ns : 0;
+    return at >= x->from_ns && at < x->to_ns;
+}
+
 static void gt_ev_begin(struct gt_export *x)
 {
     fputs(x->first ? "\n" : ",\n", x->out);
@@ -86,6 +92,8 @@ static int gt_export_calls(struct gt_trace *t, struct gt_export *x, struct gt_si
         return -1;
     }
     while (sqlite3_step(q) == SQLITE_ROW) {
+        if (!gt_export_in_window(x, sqlite3_column_int64(q, 4)))
+            continue;
         gt_ev_begin(x);
         fprintf(x->out, "{\"ph\":\"X\",\"pid\":%" PRId64 ",\"tid\":%lld,\"name\":", pid,
                 (long long)sqlite3_column_int64(q, 1));
@@ -246,6 +254,8 @@ static int gt_export_gpu(struct gt_trace *t, struct gt_export *x, int64_t pid)
     int64_t named[512];
     size_t nnamed = 0;
     while (sqlite3_step(q) == SQLITE_ROW) {
+        if (!gt_export_in_window(x, sqlite3_column_int64(q, 4)))
+            continue;
         int64_t dev = sqlite3_column_int64(q, 2), stream = sqlite3_column_int64(q, 3);
         int64_t gpid = gt_gpu_track_pid(pid, dev);
         int seen = 0;
@@ -286,7 +296,7 @@ static int gt_export_gpu(struct gt_trace *t, struct gt_export *x, int64_t pid)
         fputs("}}", x->out);
         /* The arrow: from the call (bound to the slice around its start) to
          * the GPU slice (bound to the one enclosing its start). */
-        if (sqlite3_column_type(q, 9) != SQLITE_NULL) {
+        if (sqlite3_column_type(q, 9) != SQLITE_NULL && gt_export_in_window(x, sqlite3_column_int64(q, 11))) {
             /* Unique per arrow: the GPU record's id, or its call's where
              * the record has none (kept in the call's row). */
             long long id = sqlite3_column_type(q, 0) != SQLITE_NULL ? 2 * (long long)sqlite3_column_int64(q, 0)
@@ -320,6 +330,8 @@ static int gt_export_gaps(struct gt_trace *t, struct gt_export *x, int64_t pid)
     int named[64] = {0};
     for (size_t i = 0; i < r.ngaps; i++) {
         const struct gt_gap *g = &r.gaps[i];
+        if (!gt_export_in_window(x, (int64_t)g->start_ns))
+            continue;
         int64_t gpid = gt_gpu_track_pid(pid, g->device);
         if (!named[g->device & 63]) {
             named[g->device & 63] = 1;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/gt_map.h"
+#include "base/gt_progress.h"
 #include "gt_error_names.h"
 #include "trace/gt_scan.h"
 
@@ -42,6 +43,8 @@ struct gt_scan {
     struct gt_launch_config *configs; /* by launch_configs.id */
     int64_t nconfigs;
     sqlite3_stmt *result_name;  /* the trace's own result_names, when it has them */
+    int windowed;               /* calls and ops read by start time, within [from, to) */
+    int64_t from, to;
 };
 
 static const char *gt_names_intern(struct gt_names *n, const char *name)
@@ -89,6 +92,26 @@ static int gt_prepare(struct gt_scan *s, const char *sql, sqlite3_stmt **q)
         return -1;
     }
     return 0;
+}
+
+/* `sql` as is, or when the scan is windowed, limited to rows whose `col`
+ * lies in [from, to) and ordered by it (through the start-time indexes).
+ * `join` is " WHERE" or " AND", whichever follows `sql`. */
+static int gt_prepare_window(struct gt_scan *s, const char *sql, const char *join, const char *col,
+                             int64_t from, sqlite3_stmt **q)
+{
+    if (!s->windowed)
+        return gt_prepare(s, sql, q);
+    char *full = sqlite3_mprintf("%s%s %s >= ?1 AND %s < ?2 ORDER BY %s", sql, join, col, col, col);
+    if (!full)
+        return -1;
+    int rc = gt_prepare(s, full, q);
+    sqlite3_free(full);
+    if (rc == 0) {
+        sqlite3_bind_int64(*q, 1, from);
+        sqlite3_bind_int64(*q, 2, s->to);
+    }
+    return rc;
 }
 
 /* A query that failed part way through. */
@@ -337,12 +360,14 @@ static int gt_cupti_copy_kind(int64_t k)
 static int gt_scan_ops_raw(struct gt_scan *s, gt_op_fn fn, void *arg)
 {
     sqlite3_stmt *q;
-    if (gt_prepare(s, "SELECT g.kind, g.device, g.stream, g.start_ns, g.start_ns + g.dur_ns, g.corr, "
-                      "COALESCE(n.demangled, n.value), g.bytes, g.copy_kind, g.src_kind, g.dst_kind "
-                      "FROM gpu_ops g LEFT JOIN strings n ON n.id = g.name_id WHERE g.kind < 3", &q) < 0)
+    if (gt_prepare_window(s, "SELECT g.kind, g.device, g.stream, g.start_ns, g.start_ns + g.dur_ns, g.corr, "
+                             "COALESCE(n.demangled, n.value), g.bytes, g.copy_kind, g.src_kind, g.dst_kind "
+                             "FROM gpu_ops g LEFT JOIN strings n ON n.id = g.name_id WHERE g.kind < 3",
+                          " AND", "g.start_ns", s->from, &q) < 0)
         return -1;
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        gt_progress_row();
         struct gt_op_rec o;
         memset(&o, 0, sizeof(o));
         o.kind = sqlite3_column_int(q, 0);
@@ -370,11 +395,19 @@ static int gt_scan_ops_raw(struct gt_scan *s, gt_op_fn fn, void *arg)
 static int gt_scan_calls_raw(struct gt_scan *s, gt_rec_fn fn, void *arg)
 {
     sqlite3_stmt *q;
-    if (gt_prepare(s, "SELECT api_id, start_ns, dur_ns, result, stack_id, pystack_id, corr, a0, a1, g_start_ns, "
-                      "g_dur_ns, g_stream, tid, stream FROM events", &q) < 0)
+    /* A call kept with its GPU record is read when that record starts in
+     * the window even if the call started before it. */
+    int64_t lag = 0;
+    if (s->windowed && gt_trace_int(s->t, "SELECT max(g_start_ns) FROM events", &lag) < 0)
+        return -1;
+    if (gt_prepare_window(s, "SELECT api_id, start_ns, dur_ns, result, stack_id, pystack_id, corr, a0, a1, "
+                             "g_start_ns, g_dur_ns, g_stream, tid, stream FROM events",
+                          " WHERE", "start_ns", lag > 0 && s->from > INT64_MIN + lag ? s->from - lag : s->from,
+                          &q) < 0)
         return -1;
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        gt_progress_row();
         struct gt_rec r;
         memset(&r, 0, sizeof(r));
         int64_t api = sqlite3_column_int64(q, 0);
@@ -479,11 +512,12 @@ static int gt_sync_code(const char *k)
 static int gt_scan_ops_views(struct gt_scan *s, gt_op_fn fn, void *arg)
 {
     sqlite3_stmt *q;
-    if (gt_prepare(s, "SELECT kind, device, stream, start_ns, end_ns, api_call_id, name, bytes, copy_kind, "
-                      "src_kind, dst_kind FROM gpu_activity", &q) < 0)
+    if (gt_prepare_window(s, "SELECT kind, device, stream, start_ns, end_ns, api_call_id, name, bytes, copy_kind, "
+                             "src_kind, dst_kind FROM gpu_activity", " WHERE", "start_ns", s->from, &q) < 0)
         return -1;
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        gt_progress_row();
         struct gt_op_rec o;
         memset(&o, 0, sizeof(o));
         const char *kind = (const char *)sqlite3_column_text(q, 0);
@@ -513,17 +547,18 @@ static int gt_scan_ops_views(struct gt_scan *s, gt_op_fn fn, void *arg)
 static int gt_scan_calls_views(struct gt_scan *s, gt_rec_fn fn, void *arg)
 {
     sqlite3_stmt *q;
-    if (gt_prepare(s, "SELECT c.id, c.name, c.category, c.tid, c.start_ns, c.end_ns, c.result, "
+    if (gt_prepare_window(s, "SELECT c.id, c.name, c.category, c.tid, c.start_ns, c.end_ns, c.result, "
                       "COALESCE(c.stack_id, 0) | (COALESCE(c.pystack_id, 0) << 32), c.pystack_id IS NOT NULL, "
                       "c.captured, COALESCE(n.demangled, n.value), l.device, a.kind, a.bytes, a.host_mem, a.async, "
                       "a.device, m.bytes, m.async, m.device, y.kind, al.bytes, c.stream "
                       "FROM api_calls c LEFT JOIN launch_args l ON l.call_id = c.id "
                       "LEFT JOIN strings n ON n.id = l.name_id LEFT JOIN copy_args a ON a.call_id = c.id "
                       "LEFT JOIN memset_args m ON m.call_id = c.id LEFT JOIN sync_args y ON y.call_id = c.id "
-                      "LEFT JOIN alloc_args al ON al.call_id = c.id", &q) < 0)
+                      "LEFT JOIN alloc_args al ON al.call_id = c.id", " WHERE", "c.start_ns", s->from, &q) < 0)
         return -1;
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        gt_progress_row();
         struct gt_rec r;
         memset(&r, 0, sizeof(r));
         int64_t api = gt_api_by_name(s, (const char *)sqlite3_column_text(q, 1),
@@ -575,6 +610,23 @@ static int gt_scan_calls_views(struct gt_scan *s, gt_rec_fn fn, void *arg)
         fn(&r, arg);
     }
     return gt_step_done(s, q, rc);
+}
+
+uint64_t gt_scan_row_estimate(struct gt_trace *t)
+{
+    int64_t n = 0;
+    if (t->schema_version >= 4 &&
+        gt_trace_int(t, "SELECT COALESCE((SELECT max(rowid) FROM events), 0) + "
+                        "COALESCE((SELECT max(rowid) FROM gpu_ops), 0)", &n) < 0)
+        return 0;
+    return n > 0 ? (uint64_t)n : 0;
+}
+
+void gt_scan_set_window(struct gt_scan *s, int64_t from, int64_t to)
+{
+    s->windowed = 1;
+    s->from = from;
+    s->to = to;
 }
 
 int gt_scan_ops(struct gt_scan *s, gt_op_fn fn, void *arg)

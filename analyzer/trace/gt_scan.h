@@ -71,6 +71,15 @@ void gt_scan_close(struct gt_scan *s);
 int gt_scan_ops(struct gt_scan *s, gt_op_fn fn, void *arg);
 /* Every call once, in no particular order. */
 int gt_scan_calls(struct gt_scan *s, gt_rec_fn fn, void *arg);
+/* From now on gt_scan_ops and gt_scan_calls give the rows that start in
+ * [from, to) (trace times, ns), by start time, through the start-time
+ * indexes (for export's timeline). Calls that carry their GPU record come
+ * from early enough that every record starting in the window comes too:
+ * the caller filters those by their own times. */
+void gt_scan_set_window(struct gt_scan *s, int64_t from, int64_t to);
+/* About how many rows gt_scan_calls and gt_scan_ops read together, for a
+ * progress line; 0 when not known cheaply (traces before version 4). */
+uint64_t gt_scan_row_estimate(struct gt_trace *t);
 /* Every call's category and host times, by start time (through the
  * start-time index; analysis/gt_spans.c replays them from memory, and
  * this stands in when that cannot be had). */
