@@ -350,8 +350,8 @@ def test_existing_trace_is_replaced():
 
 def test_schema_version_and_views():
     run = run_traced([prog("rt_basic")])
-    assert_eq(run.q1("PRAGMA user_version"), 5)
-    assert_eq(run.q1("SELECT value FROM meta WHERE key = 'schema_version'"), "5")
+    assert_eq(run.q1("PRAGMA user_version"), 6)
+    assert_eq(run.q1("SELECT value FROM meta WHERE key = 'schema_version'"), "6")
     views = set(r[0] for r in run.q("SELECT name FROM sqlite_master WHERE type = 'view'"))
     for v in ("api_calls", "kernels", "memcpys", "memsets", "syncs", "stack_frames", "allocations", "calls",
               "launch_args", "copy_args", "memset_args", "sync_args", "alloc_args", "gpu_records", "gpu_activity",
@@ -359,7 +359,7 @@ def test_schema_version_and_views():
         assert v in views, v
     # version 5 columns come last, after every older one
     for view, last in (("calls", "error"), ("api_calls", "error"), ("kernels", "via"), ("memcpys", "via"),
-                       ("memsets", "via"), ("gpu_activity", "via")):
+                       ("memsets", "via"), ("gpu_activity", "via"), ("stack_frames", "inlined")):
         assert_eq(run.q("SELECT name FROM pragma_table_info(?)", view)[-1][0], last, view)
     for key in ("tracer", "tracer_version", "pid", "cmdline", "host", "start_ns", "end_ns",
                 "dropped_events", "dropped_stacks", "complete"):

@@ -87,3 +87,4 @@ $(TPROG)/launch_loop: bench/launch_loop.c tests/fakecuda/fakecuda.h $(FAKECUDA_L
 	$(CC) $(CFLAGS_BASE) -O2 -g $(CUDA_INC) -Itests/fakecuda -o $@ $< $(TEST_LIBS)
 tests-build: $(TPROG)/launch_loop
 -include tests/truth.mk
+-include tests/lines.mk

@@ -50,7 +50,7 @@ static const char *const gt_sql[ST_COUNT] = {
     [ST_LAUNCH_CONFIG] = "INSERT INTO launch_configs VALUES(?,?,?,?,?,?,?,?,?,?,?)",
     [ST_STRING] = "INSERT INTO strings VALUES(?,?,?)",
     [ST_MODULE] = "INSERT INTO modules VALUES(?,?)",
-    [ST_FRAME] = "INSERT INTO frames VALUES(?,?,?,?,?)",
+    [ST_FRAME] = "INSERT INTO frames VALUES(?,?,?,?,?,?,?,?,?)",
     [ST_STACK] = "INSERT INTO stacks VALUES(?,?,?)",
     [ST_META] = "INSERT OR REPLACE INTO meta VALUES(?,?)",
     [ST_GPU] = "INSERT INTO gpu_ops(id,kind,corr,correlation_id,device,stream,start_ns,dur_ns,name_id,bytes,"
@@ -460,7 +460,7 @@ static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *c
     char buf[8192];
     gt_meta(w, "tracer", "gputrace");
     gt_meta(w, "tracer_version", GT_VERSION);
-    gt_meta(w, "schema_version", "5");
+    gt_meta(w, "schema_version", "6");
     gt_meta_u64(w, "pid", (uint64_t)getpid());
     gt_meta_u64(w, "ppid", (uint64_t)getppid());
     gt_meta_u64(w, "process_start_ticks", gt_process_start_ticks());
@@ -500,6 +500,12 @@ static void gt_writer_free(struct gt_writer *w)
     gt_writer_close_db(w);
     gt_strlist_free(&w->modules);
     gt_idmap_free(&w->frames);
+    free(w->frame_first);
+    free(w->frame_n);
+    w->frame_first = NULL;
+    w->frame_n = NULL;
+    w->frame_cap = 0;
+    w->frame_rows = 0;
     free(w->tids);
     gt_strlist_free(&w->gpu_names);
     free(w->stack_done);
