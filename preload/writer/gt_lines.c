@@ -25,11 +25,37 @@
 #include "writer/gt_lines.h"
 #include "writer/gt_symbols.h"
 
+/* A compile unit's functions by address, built the first time one of its
+ * frames is resolved: dwarf_getscopes walks the whole unit on each
+ * lookup, which made a big unit cost hundreds of microseconds a frame. */
+struct gt_dw_kid {
+    Dwarf_Addr lo, hi;
+    Dwarf_Off off;
+};
+
+struct gt_dw_fn {
+    Dwarf_Addr lo, hi;
+    Dwarf_Off off;       /* the subprogram's DIE */
+    /* Its direct children that hold code (inlined subroutines, blocks),
+     * by range, listed the first time it is looked into: a function's
+     * other children (call sites, variables) can be thousands. */
+    struct gt_dw_kid *kids;
+    int nkids;           /* -1: not listed yet */
+};
+
+struct gt_dw_cu {
+    struct gt_dw_cu *next;
+    Dwarf_Off off;       /* the unit's DIE */
+    struct gt_dw_fn *fns;
+    size_t n, cap;
+};
+
 struct gt_dw_module {
     struct gt_dw_module *next;
     char path[PATH_MAX];
     Dwfl *dwfl;          /* NULL: the file could not be read */
     Dwfl_Module *mod;
+    struct gt_dw_cu *cus;
 };
 
 static struct gt_dw_module *gt_dw_modules;
@@ -142,6 +168,110 @@ static void gt_die_name(Dwarf_Die *die, char *out, size_t len)
         snprintf(out, len, "?");
 }
 
+static void gt_cu_add(struct gt_dw_cu *c, Dwarf_Addr lo, Dwarf_Addr hi, Dwarf_Off off)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 64;
+        struct gt_dw_fn *f = realloc(c->fns, cap * sizeof(*f));
+        if (!f)
+            return;
+        c->fns = f;
+        c->cap = cap;
+    }
+    c->fns[c->n++] = (struct gt_dw_fn){lo, hi, off, NULL, -1};
+}
+
+/* The subprograms under parent with code, namespaces and classes entered. */
+static void gt_cu_collect(struct gt_dw_cu *c, Dwarf_Die *parent, int depth)
+{
+    Dwarf_Die child;
+    if (depth > 16 || dwarf_child(parent, &child) != 0)
+        return;
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_subprogram) {
+            Dwarf_Addr base, lo, hi;
+            for (ptrdiff_t o = 0; (o = dwarf_ranges(&child, o, &base, &lo, &hi)) > 0;)
+                gt_cu_add(c, lo, hi, dwarf_dieoffset(&child));
+        } else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+                   tag == DW_TAG_union_type || tag == DW_TAG_module)
+            gt_cu_collect(c, &child, depth + 1);
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static int gt_fn_cmp(const void *a, const void *b)
+{
+    const struct gt_dw_fn *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static struct gt_dw_cu *gt_cu_for(struct gt_dw_module *m, Dwarf_Die *cudie)
+{
+    Dwarf_Off off = dwarf_dieoffset(cudie);
+    for (struct gt_dw_cu *c = m->cus; c; c = c->next)
+        if (c->off == off)
+            return c;
+    struct gt_dw_cu *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->off = off;
+    gt_cu_collect(c, cudie, 0);
+    qsort(c->fns, c->n, sizeof(*c->fns), gt_fn_cmp);
+    c->next = m->cus;
+    m->cus = c;
+    return c;
+}
+
+/* The function holding addr: the last range starting at or before it
+ * that contains it. */
+static int gt_is_code_scope(int tag)
+{
+    return tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block || tag == DW_TAG_try_block ||
+           tag == DW_TAG_catch_block;
+}
+
+static void gt_fn_list_kids(struct gt_dw_fn *f, Dwarf_Die *fn)
+{
+    f->nkids = 0;
+    size_t cap = 0;
+    Dwarf_Die child;
+    if (dwarf_child(fn, &child) != 0)
+        return;
+    do {
+        if (!gt_is_code_scope(dwarf_tag(&child)))
+            continue;
+        Dwarf_Addr base, lo, hi;
+        for (ptrdiff_t o = 0; (o = dwarf_ranges(&child, o, &base, &lo, &hi)) > 0;) {
+            if ((size_t)f->nkids == cap) {
+                cap = cap ? cap * 2 : 8;
+                struct gt_dw_kid *k = realloc(f->kids, cap * sizeof(*k));
+                if (!k)
+                    return;
+                f->kids = k;
+            }
+            f->kids[f->nkids++] = (struct gt_dw_kid){lo, hi, dwarf_dieoffset(&child)};
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static struct gt_dw_fn *gt_cu_function(struct gt_dw_cu *c, Dwarf_Addr addr)
+{
+    size_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->fns[mid].lo <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i-- > 0 && lo - i <= 8;)
+        if (addr < c->fns[i].hi)
+            return &c->fns[i];
+    return NULL;
+}
+
+#define GT_INLINE_DEPTH 32
+
 static int gt_resolve(struct gt_dw_module *m, uint64_t offset, struct gt_line *out, int max)
 {
     Dwarf_Addr bias = 0;
@@ -161,43 +291,63 @@ static int gt_resolve(struct gt_dw_module *m, uint64_t offset, struct gt_line *o
     size_t nfiles = 0;
     dwarf_getsrcfiles(cu, &files, &nfiles);
 
-    Dwarf_Die *scopes = NULL;
-    int nscopes = dwarf_getscopes(cu, addr, &scopes);
-    if (nscopes > 0) {
-        /* dwarf_getscopes follows an inlined subroutine into its abstract
-         * definition; the functions it was inlined into are the DIE's
-         * physical parents. */
-        Dwarf_Die *chain = NULL;
-        int nchain = dwarf_getscopes_die(&scopes[0], &chain);
-        if (nchain > 0) {
-            free(scopes);
-            scopes = chain;
-            nscopes = nchain;
-        } else
-            free(chain);
+    /* The function, then the inlined subroutines holding addr, outermost
+     * first, going down through lexical blocks. */
+    Dwarf_Die fn, inl[GT_INLINE_DEPTH];
+    int have_fn = 0, ninl = 0;
+    struct gt_dw_cu *c = gt_cu_for(m, cu);
+    struct gt_dw_fn *fe = c ? gt_cu_function(c, addr) : NULL;
+    Dwarf *dw = dwarf_cu_getdwarf(cu->cu);
+    if (fe && dw && dwarf_offdie(dw, fe->off, &fn)) {
+        have_fn = 1;
+        Dwarf_Die cur = fn, child;
+        if (fe->nkids < 0)
+            gt_fn_list_kids(fe, &fn);
+        /* The function's own level from its list. */
+        for (int i = 0; i < fe->nkids; i++)
+            if (fe->kids[i].lo <= addr && addr < fe->kids[i].hi && dwarf_offdie(dw, fe->kids[i].off, &child)) {
+                if (dwarf_tag(&child) == DW_TAG_inlined_subroutine)
+                    inl[ninl++] = child;
+                cur = child;
+                break;
+            }
+        for (int guard = 0; cur.addr != fn.addr && guard < 256 && dwarf_child(&cur, &child) == 0; guard++) {
+            int found = 0;
+            do {
+                int tag = dwarf_tag(&child);
+                if (gt_is_code_scope(tag) && dwarf_haspc(&child, addr) == 1) {
+                    if (tag == DW_TAG_inlined_subroutine && ninl < GT_INLINE_DEPTH)
+                        inl[ninl++] = child;
+                    cur = child;
+                    found = 1;
+                    break;
+                }
+            } while (dwarf_siblingof(&child, &child) == 0);
+            if (!found)
+                break;
+        }
     }
+
     int n = 0;
-    /* Each inlined subroutine is a frame at the current position; its call
-     * site (DW_AT_call_file/line/column) becomes the position of the
-     * function it was inlined into. */
-    for (int i = 0; i < nscopes && n < max - 1; i++) {
-        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
-            continue;
+    /* Each inlined subroutine, innermost first, is a frame at the current
+     * position; its call site (DW_AT_call_file/line/column) becomes the
+     * position of the function it was inlined into. */
+    for (int i = ninl; i-- > 0 && n < max - 1;) {
         struct gt_line *f = &out[n++];
         snprintf(f->file, sizeof(f->file), "%s", file ? file : "");
         f->line = line;
         f->column = col;
         f->inlined = 1;
-        gt_die_name(&scopes[i], f->func, sizeof(f->func));
+        gt_die_name(&inl[i], f->func, sizeof(f->func));
         Dwarf_Attribute a;
         Dwarf_Word v = 0;
         file = NULL;
-        if (dwarf_attr(&scopes[i], DW_AT_call_file, &a) && dwarf_formudata(&a, &v) == 0 && files)
+        if (dwarf_attr(&inl[i], DW_AT_call_file, &a) && dwarf_formudata(&a, &v) == 0 && files)
             file = dwarf_filesrc(files, v, NULL, NULL);
         line = col = 0;
-        if (dwarf_attr(&scopes[i], DW_AT_call_line, &a) && dwarf_formudata(&a, &v) == 0)
+        if (dwarf_attr(&inl[i], DW_AT_call_line, &a) && dwarf_formudata(&a, &v) == 0)
             line = (int)v;
-        if (dwarf_attr(&scopes[i], DW_AT_call_column, &a) && dwarf_formudata(&a, &v) == 0)
+        if (dwarf_attr(&inl[i], DW_AT_call_column, &a) && dwarf_formudata(&a, &v) == 0)
             col = (int)v;
     }
     struct gt_line *f = &out[n++];
@@ -208,13 +358,8 @@ static int gt_resolve(struct gt_dw_module *m, uint64_t offset, struct gt_line *o
     f->func[0] = 0;
     /* The real function's DWARF name, for modules whose symbol table is
      * stripped (the writer prefers the symbol table's). */
-    /* The innermost subprogram holds the inlined chain. */
-    for (int i = 0; i < nscopes; i++)
-        if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
-            gt_die_name(&scopes[i], f->func, sizeof(f->func));
-            break;
-        }
-    free(scopes);
+    if (have_fn)
+        gt_die_name(&fn, f->func, sizeof(f->func));
     return n;
 }
 
@@ -237,6 +382,14 @@ void gt_lines_reset(void)
         gt_dw_modules = m->next;
         if (m->dwfl)
             dwfl_end(m->dwfl);
+        while (m->cus) {
+            struct gt_dw_cu *c = m->cus;
+            m->cus = c->next;
+            for (size_t i = 0; i < c->n; i++)
+                free(c->fns[i].kids);
+            free(c->fns);
+            free(c);
+        }
         free(m);
     }
     pthread_mutex_unlock(&gt_dw_lock);
