@@ -57,6 +57,9 @@ void gt_cmd_record_usage(FILE *out)
             "  GPUTRACE_CUPTI_PATH     the CUPTI library to load (default: the one\n"
             "                          beside the process's CUDA runtime, then the\n"
             "                          library path, then /usr/local/cuda).\n"
+            "  GPUTRACE_DEBUG_DIR      one more root for separate debug files (by\n"
+            "                          build-id or .gnu_debuglink), searched before\n"
+            "                          /usr/lib/debug, for native source lines.\n"
             "\n"
             "exit status: COMMAND's; 127 if it was not found, 126 if it could not\n"
             "be run; 2 for a usage error or a missing libgputrace.so.\n",

@@ -363,9 +363,23 @@ static int gt_resolve(struct gt_dw_module *m, uint64_t offset, struct gt_line *o
     return n;
 }
 
+/* The system's own libraries (libc, libstdc++, the loader, an installed
+ * libpython...) are never the user's site, and reading their separate
+ * debug files when installed cost the writer 100 ms and more at the first
+ * frame (libc's alone), time it does not drain the rings: they keep
+ * function + offset. */
+static int gt_system_library(const char *path)
+{
+    static const char *const dirs[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/usr/lib32/", "/lib32/"};
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+        if (strncmp(path, dirs[i], strlen(dirs[i])) == 0)
+            return 1;
+    return 0;
+}
+
 int gt_lines_resolve(const char *path, uint64_t offset, struct gt_line *out, int max)
 {
-    if (!path || !path[0] || max < 1)
+    if (!path || !path[0] || max < 1 || gt_system_library(path))
         return 0;
     pthread_mutex_lock(&gt_dw_lock);
     struct gt_dw_module *m = gt_dw_module_for(path);

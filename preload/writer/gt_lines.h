@@ -23,7 +23,8 @@ struct gt_line {
  * being the real (not inlined) function; returns n, 0 when the module has
  * no line information for it. Looks for separate debug information by
  * build-id and .gnu_debuglink under /usr/lib/debug (and the directory in
- * GPUTRACE_DEBUG_DIR, read once); never the network. */
+ * GPUTRACE_DEBUG_DIR); never the network. Modules in the system's library
+ * directories (/lib, /usr/lib, /lib64, /usr/lib64, ...) are not resolved. */
 int gt_lines_resolve(const char *path, uint64_t offset, struct gt_line *out, int max);
 /* Drops every module's debug information. */
 void gt_lines_reset(void);
