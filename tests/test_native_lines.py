@@ -159,3 +159,48 @@ def test_lines_nvcc_launch_names_users_line():
     sites = [s["site"] for s in rep["launch_overhead"]["sites"]]
     assert_eq(sites, [["lines_cu.cu:%d in launch_storm(float*, int)" % mk["launch_storm"],
                        "lines_cu.cu:%d in main" % mk["main_storm"], sites[0][2]]], "launch site")
+
+
+def test_lines_site_text_shortening_and_plumbing():
+    """Site texts of a synthetic version 6 trace, set from the spec
+    (docs/report.md, "Call sites"): template arguments elided, long names
+    cut to 80 characters with the location kept, nvcc's plumbing and the
+    kernel's host-side function skipped; the oracle reads them the same."""
+    import make_trace as mt
+    import oracle
+    long_fn = "void very::long_namespace::name<float>::" + "x" * 90 + "(int)"
+    stub = [("/bin/app", "__device_stub__Z6kernelPf(float*)"), ("/bin/app", "kernel(float*)"),
+            ("/bin/app", "void ns::run<std::vector<int, std::allocator<int> >, 3>(std::vector<int>&)"),
+            ("/bin/app", "main")]
+    calls = [mt.launch("k", stack=[("/usr/lib/libcudart.so.13", "cudaLaunchKernel")] + stub),
+             mt.memcpy("HtoD", 4096, stack=[("/bin/app", "ns::Foo<int>::operator<<(ns::Bar<int> const&)"),
+                                            ("/bin/app", long_fn), ("/bin/app", None)])]
+    d = tmpdir()
+    path = mt.make_trace(os.path.join(d, "t.db"), calls=calls)
+    import sqlite3
+    db = sqlite3.connect(path)
+    # source lines for some frames (as the writer stores them), none for the others
+    for fn, file, line in (("void ns::run<std::vector<int, std::allocator<int> >, 3>(std::vector<int>&)",
+                            "/src/train.cu", 21), ("main", "/src/train.cu", 30),
+                           ("kernel(float*)", "/src/train.cu", 5)):
+        db.execute("UPDATE frames SET file = ?, line = ? WHERE function = ?", (file, line, fn))
+    db.execute("UPDATE frames SET file = '/src/io.cc', line = 7 WHERE function IS NULL")
+    db.commit()
+    db.close()
+    rep = _report(path)
+    want_launch = ["train.cu:21 in void ns::run<...>(std::vector<...>&)", "train.cu:30 in main"]
+    assert_eq([s["site"] for s in rep["launch_overhead"]["sites"]], [want_launch], "launch site")
+    short_long = ("void very::long_namespace::name<...>::" + "x" * 90)[:77] + "..."
+    off = query(path, "SELECT offset FROM frames WHERE function IS NULL")[0][0]
+    want_copy = ["ns::Foo<...>::operator<<(ns::Bar<...> const&) (app+0x%x)" % query(
+        path, "SELECT offset FROM frames WHERE function LIKE 'ns::Foo%'")[0][0],
+        "%s (app+0x%x)" % (short_long, query(path, "SELECT offset FROM frames WHERE function = ?", long_fn)[0][0]),
+        "io.cc:7 in app+0x%x" % off]
+    assert_eq([h["site"] for h in rep["h2d_hotspots"]], [want_copy], "copy site")
+    # the oracle, written from the spec, reads the same
+    assert_eq(oracle.short_function("a<b<c>>::operator<=(x<y>)"), "a<...>::operator<=(x<...>)")
+    con = sqlite3.connect(path)
+    sites = oracle.Sites(con, 6)
+    sid = query(path, "SELECT stack_id FROM api_calls WHERE category = 'launch'")[0][0]
+    assert_eq(list(sites.site(sid, None)), want_launch, "oracle launch site")
+    con.close()
