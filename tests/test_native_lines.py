@@ -51,15 +51,16 @@ def _h2d_sites(db):
 
 
 def _check_copy_stack(frames, mk, src="lines.c"):
-    """inline_copy (inlined) < middle_copy < outer_copy < main, each at its line."""
-    want = [("inline_copy", mk["inline_copy"], 1), ("middle_copy", mk["middle_copy"], 0),
-            ("outer_copy", mk["outer_copy"], 0), ("main", mk["main_copy"], 0)]
-    got = [(f[0], f[2], f[4]) for f in frames[:4]]
+    """inner_copy (inlined) < inline_copy (inlined) < middle_copy < outer_copy < main, each at its line."""
+    want = [("inner_copy", mk["inner_copy"], 1), ("inline_copy", mk["inline_copy"], 1),
+            ("middle_copy", mk["middle_copy"], 0), ("outer_copy", mk["outer_copy"], 0), ("main", mk["main_copy"], 0)]
+    got = [(f[0], f[2], f[4]) for f in frames[:5]]
     assert_eq(got, want, "copy stack (function, line, inlined)")
-    for f in frames[:4]:
+    for f in frames[:5]:
         assert f[1] and os.path.basename(f[1]) == src, f
-    # the inlined frame and the one it was inlined into: one instruction
-    assert_eq(frames[0][5:], frames[1][5:], "inlined frame's module and offset")
+    # the inlined frames and the one they were inlined into: one instruction
+    assert_eq(frames[0][5:], frames[2][5:], "inlined frames' module and offset")
+    assert_eq(frames[1][5:], frames[2][5:], "inlined frames' module and offset")
 
 
 def test_lines_c_exact_lines_inlined_helper():
@@ -71,9 +72,9 @@ def test_lines_c_exact_lines_inlined_helper():
               [("launch_step", mk["launch_step"], 0), ("main", mk["main_launch"], 0)], "launch stack")
     assert launch[0][3] and launch[0][3] > 0, launch[0]  # a column
     # the report reads them as Python frames are read: file:LINE in function
-    assert_eq(_h2d_sites(r.trace), [["lines.c:%d in inline_copy" % mk["inline_copy"],
-                                      "lines.c:%d in middle_copy" % mk["middle_copy"],
-                                      "lines.c:%d in outer_copy" % mk["outer_copy"]]], "H2D site")
+    assert_eq(_h2d_sites(r.trace), [["lines.c:%d in inner_copy" % mk["inner_copy"],
+                                      "lines.c:%d in inline_copy" % mk["inline_copy"],
+                                      "lines.c:%d in middle_copy" % mk["middle_copy"]]], "H2D site")
     # info: how many call instructions have lines (all but _start's here, libc's depending on its debug files)
     info = json.loads(subprocess.run([GPUTRACE, "info", "--format", "json", r.trace], capture_output=True,
                                      text=True).stdout)

@@ -3,7 +3,7 @@
  * name the lines the test reads (it finds them in this file, so edits
  * that move code keep the test right).
  *
- *   main -> outer_copy -> middle_copy -> [inlined] inline_copy -> cudaMemcpy
+ *   main -> outer_copy -> middle_copy -> [inlined] inline_copy -> [inlined] inner_copy -> cudaMemcpy
  *   main -> launch_step -> cudaLaunchKernel
  */
 #include <stdio.h>
@@ -11,10 +11,16 @@
 #include <cuda_runtime_api.h>
 #include "fakecuda.h"
 
+static __attribute__((always_inline)) inline void inner_copy(void *dst, const void *src, size_t n)
+{
+    if (cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice) != cudaSuccess) /* LINE:inner_copy */
+        exit(1);
+}
+
+/* Inlined, and holding an inlined call itself: two inlined frames. */
 static __attribute__((always_inline)) inline void inline_copy(void *dst, const void *src, size_t n)
 {
-    if (cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice) != cudaSuccess) /* LINE:inline_copy */
-        exit(1);
+    inner_copy(dst, src, n); /* LINE:inline_copy */
 }
 
 __attribute__((noinline)) void middle_copy(void *dst, const void *src, size_t n)
