@@ -35,7 +35,7 @@ def make(path, n):
                     (3, "cudaStreamSynchronize", "sync", "runtime")])
     db.executemany("INSERT INTO strings VALUES (?, ?, NULL)", [(i, "kernel_%d" % i) for i in range(1, 101)])
     db.executemany("INSERT INTO modules VALUES (?, ?)", [(1, "/usr/bin/app"), (2, "/usr/lib/libtorch.so")])
-    db.executemany("INSERT INTO frames VALUES (?, ?, ?, ?, ?)",
+    db.executemany("INSERT INTO frames (id, ip, module_id, offset, function) VALUES (?, ?, ?, ?, ?)",
                    [(i, 0x400000 + i * 16, 1 + i % 2, i * 16, "fn_%d" % i) for i in range(1, 4001)])
     db.executemany("INSERT INTO stacks VALUES (?, ?, ?)",
                    [(s, d, (s - 1) * 8 + d + 1) for s in range(1, 501) for d in range(8)])

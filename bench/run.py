@@ -49,6 +49,13 @@ stacks off, and with 32-frame stacks (a range carries the stack of its
 push). --nvtx-pairs pairs per run (default 20,000: as many as the rings
 hold, so none is dropped however far behind the writer is).
 
+lines: a program whose stacks reach --lines-frames distinct native frames
+(default 5,000: half as many functions, each launching from its own call
+instruction, each called from its own line of main), built with -g and
+without DWARF, traced: the process's CPU time (the writer's libdw work
+is the difference), per frame resolved to a line, and the trace's size
+with and without lines.
+
 analyzer: `gputrace report` on a synthetic trace of --analyzer-events
 events (default 10,000,000; bench/big_trace.py): time and peak resident
 memory.
@@ -406,6 +413,66 @@ def nvtx(args):
         RESULTS["nvtx " + name] = (p50 - base50, p99 - base99)
 
 
+def _lines_program(d, nfuncs, debug):
+    """C source with nfuncs launching functions, each called once from main."""
+    src = os.path.join(d, "many_frames.c")
+    with open(src, "w") as f:
+        f.write("#include <cuda_runtime_api.h>\n#include \"fakecuda.h\"\n")
+        f.write("static dim3 g = {1, 1, 1}, b = {32, 1, 1};\n")
+        for i in range(nfuncs):
+            f.write("__attribute__((noinline)) void f%d(const void *k) { cudaLaunchKernel(k, g, b, 0, 0, 0); "
+                    "__asm__ volatile(\"\" ::: \"memory\"); }\n" % i)
+        f.write("int main(void) {\n  const void *k = fakecuda_runtime_kernel(\"k\", 0);\n")
+        for i in range(nfuncs):
+            f.write("  f%d(k);\n" % i)
+        f.write("  cudaDeviceSynchronize();\n  return 0;\n}\n")
+    exe = os.path.join(d, "many_frames" + ("_g" if debug else ""))
+    subprocess.run(["cc", "-O1", "-g" if debug else "-g0", "-I/usr/local/cuda/include",
+                    "-I" + os.path.join(ROOT, "tests", "fakecuda"), "-o", exe, src,
+                    "-L" + gtlib.FAKECUDA, "-lcudart", "-lcuda"], check=True)
+    return exe
+
+
+def _cpu_run(exe, env):
+    """CPU seconds (user + system) of one run of exe."""
+    p = subprocess.Popen([exe], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    if status != 0:
+        sys.exit("bench: %s failed" % exe)
+    return ru.ru_utime + ru.ru_stime
+
+
+def lines(args):
+    """Native source lines: the writer's libdw cost and the trace's size."""
+    nfuncs = args.lines_frames // 2
+    print("lines: %d distinct native frames (%d functions), GPU timing off, %d rounds"
+          % (2 * nfuncs, nfuncs, args.rounds))
+    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
+        exes = {"no DWARF": _lines_program(d, nfuncs, False), "-g": _lines_program(d, nfuncs, True)}
+        cpu = {}
+        for name, exe in exes.items():
+            base_env = gtlib.base_env({"FAKECUDA_KERNEL_NS": "0"})
+            traced_env = dict(base_env, LD_PRELOAD=gtlib.SHIM, GPUTRACE_GPU_TIMING="off",
+                              GPUTRACE_OUTPUT=os.path.join(d, name.replace(" ", "_") + ".db"))
+            plain, traced = [], []
+            for _ in range(args.rounds):
+                plain.append(_cpu_run(exe, base_env))
+                traced.append(_cpu_run(exe, traced_env))
+            db = traced_env["GPUTRACE_OUTPUT"]
+            n, with_lines = gtlib.query(db, "SELECT count(*), count(line) FROM frames WHERE inlined = 0")[0]
+            size = os.path.getsize(db)
+            cpu[name] = (statistics.median(plain), statistics.median(traced), n, with_lines, size)
+            print("  %-9s untraced %6.1f ms CPU, traced %6.1f ms CPU; %d frames, %d with lines; trace %.1f KiB"
+                  % (name, cpu[name][0] * 1e3, cpu[name][1] * 1e3, n, with_lines, size / 1024))
+        g, nog = cpu["-g"], cpu["no DWARF"]
+        extra = (g[1] - g[0]) - (nog[1] - nog[0])
+        per = extra / max(1, g[3] - nog[3])
+        print("  lines cost %+.1f ms CPU in all, %.1f us per frame resolved; trace %+.1f KiB (%+.0f%%)"
+              % (extra * 1e3, per * 1e6, (g[4] - nog[4]) / 1024, 100.0 * (g[4] - nog[4]) / max(1, nog[4])))
+        RESULTS["lines"] = {"frames": g[2], "with_lines": g[3], "extra_cpu_s": extra, "per_frame_s": per,
+                            "size_lines": g[4], "size_no_lines": nog[4]}
+
+
 def summary():
     """Each figure beside its target (docs/performance.md)."""
     rows = []
@@ -546,16 +613,17 @@ def main():
     ap.add_argument("--cost-rounds", type=int, default=3)
     ap.add_argument("--nvtx-pairs", type=int, default=20000)
     ap.add_argument("--export-events", type=int, default=5000000)
+    ap.add_argument("--lines-frames", type=int, default=5000)
     ap.add_argument("--only", choices=("python-call-cost", "c-call-cost", "writer", "total-cost", "threads", "nvtx",
-                                       "analyzer", "export"))
+                                       "lines", "analyzer", "export"))
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
     if not os.path.exists(gtlib.SHIM):
         sys.exit("bench: build first (make)")
     print("machine: %s, %d CPUs" % (os.uname().machine, os.cpu_count()))
     sections = [("python-call-cost", python_call_cost), ("c-call-cost", c_call_cost), ("writer", writer),
-                ("total-cost", total_cost), ("threads", threads), ("nvtx", nvtx), ("analyzer", analyzer),
-                ("export", export)]
+                ("total-cost", total_cost), ("threads", threads), ("nvtx", nvtx), ("lines", lines),
+                ("analyzer", analyzer), ("export", export)]
     for name, fn in sections:
         if args.only in (None, name):
             fn(args)

@@ -135,7 +135,13 @@ CREATE TABLE frames (
     ip        INTEGER NOT NULL,
     module_id INTEGER REFERENCES modules(id),
     offset    INTEGER,           -- ip - 1 (inside the call instruction) relative to the module's load base
-    function  TEXT               -- demangled; NULL when unknown
+    function  TEXT,              -- demangled; NULL when unknown
+    -- version 6 (source lines, from DWARF): NULL when the module has no line information
+    file      TEXT,              -- source file of the call, as the line table names it
+    line      INTEGER,
+    "column"  INTEGER,
+    inlined   INTEGER NOT NULL DEFAULT 0  -- 1: a function inlined at the next depth's line
+    -- end version 6 (source lines)
 );
 
 -- Deduplicated stacks: frame at each depth, 0 = innermost (the caller of the CUDA API).
@@ -398,7 +404,8 @@ SELECT a.call_id AS api_call_id, n.name AS api, a.kind, a.ptr, a.bytes,
 FROM alloc_args a JOIN events e ON e.id = a.call_id JOIN api_names n ON n.id = e.api_id;
 
 CREATE VIEW stack_frames AS
-SELECT s.stack_id, s.depth, m.path AS module, f.offset, f.function, f.ip
+SELECT s.stack_id, s.depth, m.path AS module, f.offset, f.function, f.ip,
+       f.file, f.line, f."column", f.inlined -- version 6 (source lines)
 FROM stacks s JOIN frames f ON f.id = s.frame_id
 LEFT JOIN modules m ON m.id = f.module_id;
 

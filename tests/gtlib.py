@@ -132,3 +132,14 @@ def stack_functions(db, stack_id, limit=8):
 
 def assert_eq(a, b, what=""):
     assert a == b, "%s: expected %r, got %r" % (what, b, a)
+
+
+def site_function(frame):
+    """The function a site frame names, in either form docs/report.md
+    gives: `file:LINE in function` (native with lines, Python) or
+    `function (module+0xOFF)`."""
+    import re
+    m = re.match(r"^[^ ]+:(\d+|\?) in (.*)$", frame)
+    if m:
+        return m.group(2).split("(")[0]
+    return frame.split(" ")[0]

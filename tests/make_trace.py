@@ -275,7 +275,7 @@ def make_trace(path, calls=(), meta=None, complete=True, user_version=None, thre
                 mid = intern("modules", module_ids, module,
                              lambda i: db.execute("INSERT INTO modules VALUES (?, ?)", (i, module)))
                 fid = intern("frames", frame_ids, (module, function),
-                             lambda i: db.execute("INSERT INTO frames VALUES (?, ?, ?, ?, ?)",
+                             lambda i: db.execute("INSERT INTO frames (id, ip, module_id, offset, function) VALUES (?, ?, ?, ?, ?)",
                                                   (i, 0x400000 + i * 16, mid, i * 16 + past_call, function)))
                 db.execute("INSERT INTO stacks VALUES (?, ?, ?)", (sid, depth, fid))
         return intern("stacks", stack_ids, key, add)

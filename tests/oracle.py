@@ -101,6 +101,8 @@ Questions on the spec, and the reading this oracle takes (each also marked
     fill the rest (five Python frames when no native frame qualifies,
     four beside one native frame, three beside two), rather than "the
     innermost three Python frames" of the general rule.
+ Q18 a native frame with a line but no function name reads
+    `file:LINE in module+0xOFF` (the spec's "or module+0xoffset").
 """
 import bisect
 import json
@@ -139,6 +141,29 @@ FRAMEWORKS = re.compile(r"^lib(torch|c10|caffe2|shm\.so|nvfuser|triton|xla|jax|t
 SKIP_NATIVE = [CUDA_LIBS, TRACER, LIBC, PYTHON, FRAMEWORKS]
 # below the interpreter, for a call made from Python
 SKIP_UNDER_PY = [CUDA_LIBS, TRACER, LIBC, re.compile(r"^libffi"), re.compile(r"^_ctypes")]
+
+
+def short_function(name):
+    """docs/report.md, "Call sites": template argument lists read <...>
+    (not the < of operator<, operator<<, operator<=, operator<=>); more
+    than 80 characters: the first 77 and "...". Written from the spec:
+    split the name into the text outside the outermost <...> groups."""
+    kept, level, i = [], 0, 0
+    while i < len(name):
+        c = name[i]
+        if level == 0:
+            if c == "<" and not re.search(r"operator<?$", name[:i]):
+                kept.append("<...>")
+                level = 1
+            else:
+                kept.append(c)
+        elif c == "<":
+            level += 1
+        elif c == ">":
+            level -= 1
+        i += 1
+    out = "".join(kept)
+    return out[:77] + "..." if len(out) > 80 else out
 
 
 def _skipped(module, patterns):
@@ -301,9 +326,11 @@ class Sites:
     def __init__(self, con, version):
         self.version = version
         self.native = defaultdict(list)
-        for sid, _depth, module, offset, function in con.execute(
-                "SELECT stack_id, depth, module, offset, function FROM stack_frames ORDER BY stack_id, depth"):
-            self.native[sid].append((module, offset, function))
+        lines = "file, line" if version >= 6 else "NULL, NULL"  # source lines since version 6
+        for sid, _depth, module, offset, function, file, line in con.execute(
+                "SELECT stack_id, depth, module, offset, function, %s FROM stack_frames "
+                "ORDER BY stack_id, depth" % lines):
+            self.native[sid].append((module, offset, function, file, line))
         self.py = defaultdict(list)
         if con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'py_stack_frames'").fetchone()[0]:
             for pid, _depth, file, function, line in con.execute(
@@ -312,10 +339,28 @@ class Sites:
         self.cache = {}
 
     def native_text(self, frame):
-        module, offset, function = frame
+        module, offset, function, file, line = frame
         off = (offset or 0) - (1 if self.version < 5 else 0)  # the call instruction's (Q15 before v5)
         where = "%s+0x%x" % (os.path.basename(module) if module else "??", off)
-        return "%s (%s)" % (function, where) if function else where  # Q10
+        name = short_function(function) if function else ""
+        if line is not None:  # read as Python frames are; Q18: no function -> module+0xOFF
+            return "%s:%d in %s" % (os.path.basename(file or "?"), line, name or where)
+        return "%s (%s)" % (name, where) if name else where  # Q10
+
+    @staticmethod
+    def nvcc_plumbing(frames):
+        """Which frames are nvcc's launch plumbing (docs/report.md): by
+        function name or source file, and the frame after each stub."""
+        out = []
+        prev_stub = False
+        for _module, _offset, function, file, _line in frames:
+            fn = function or ""
+            base = os.path.basename(file) if file else ""
+            out.append(prev_stub or fn.startswith("__device_stub__") or fn.startswith("__cuda")
+                       or "cudaLaunchKernel<" in fn or base in ("cuda_runtime.h", "device_functions.h")
+                       or base.endswith(".stub.c"))
+            prev_stub = fn.startswith("__device_stub__")
+        return out
 
     @staticmethod
     def py_text(frame):
@@ -346,7 +391,8 @@ class Sites:
             # Q17: five frames in all, the Python frames taking what the native ones leave
             out = [self.py_text(f) for f in py[:5 - len(native)]] + native
         else:
-            user = [f for f in frames if not _skipped(f[0], SKIP_NATIVE)]
+            plumbing = self.nvcc_plumbing(frames)
+            user = [f for f, p in zip(frames, plumbing) if not p and not _skipped(f[0], SKIP_NATIVE)]
             if not user:
                 user = frames  # no user frame: the innermost three stand in
             out = [self.native_text(f) for f in user[:3]]

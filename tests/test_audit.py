@@ -410,8 +410,8 @@ def test_audit_real_run_timing():
     assert r.returncode == 1, r
     out = lines(r)
     assert re.match(r"FAIL max-pageable-h2d-bytes: 1048576 B \(1\.0 MiB\) > 1048575 B \(1024\.0 KiB\) "
-                    r"\(worst: main \(timing\+0x[0-9a-f]+\), 1\.0 MiB pageable in 1 copy\)$", out[0]), out
-    m = re.match(r"FAIL max-sync-pct: (\d+\.\d+)% > 50% \(worst: main \(timing\+0x[0-9a-f]+\), "
+                    r"\(worst: timing\.c:\d+ in main, 1\.0 MiB pageable in 1 copy\)$", out[0]), out
+    m = re.match(r"FAIL max-sync-pct: (\d+\.\d+)% > 50% \(worst: timing\.c:\d+ in main, "
                  r"(\d+\.\d+) ms blocked in 1 device sync\)$", out[1])
     assert m, out
     # the blocked time is the sync call's, from the trace: it waited from
@@ -445,7 +445,7 @@ def test_audit_real_run_launch_bound():
     r = audit("--max-launch-bound-pct", "50", "--max-idle-pct", "50", path)
     assert r.returncode == 1, r
     out = lines(r)
-    m = re.match(r"FAIL max-idle-pct: (\d+\.\d+)% > 50% \(worst: main \(timing\+0x[0-9a-f]+\), "
+    m = re.match(r"FAIL max-idle-pct: (\d+\.\d+)% > 50% \(worst: timing\.c:\d+ in main, "
                  r"(\d+\.\d+) ms idle before its GPU work, host busy launching\)$", out[0])
     assert m and float(m.group(1)) > 50 and float(m.group(2)) >= 20, out
     assert out[1] == "ok   max-launch-bound-pct: 0.0% <= 50%", out

@@ -414,7 +414,7 @@ def export_view(doc):
     return out
 
 
-def test_versions_2_to_5_traces_read_the_same():
+def test_versions_2_to_6_traces_read_the_same():
     """The same calls stored as schema version 2 wrote them (a row in calls
     plus one in its kind's table, GPU records linked through ext_corr), as
     version 3 wrote them (one events row with nine argument columns, GPU
@@ -438,7 +438,8 @@ def test_versions_2_to_5_traces_read_the_same():
     out = {}
     for name, version, schema, fold in (("v2", 2, v2, True), ("v3", 3, v3, True), ("v4", 4, v4, True),
                                         ("v4-gpu_ops", 4, v4, False), ("v5", 5, v5, True),
-                                        ("v5-gpu_ops", 5, v5, False), ("v6", 6, mt.SCHEMA, True)):
+                                        ("v5-gpu_ops", 5, v5, False), ("v6", 6, mt.SCHEMA, True),
+                                        ("v6-gpu_ops", 6, mt.SCHEMA, False)):
         path = mt.make_trace(os.path.join(d, name + ".db"), calls=calls, schema=schema)
         db = sqlite3.connect(path)
         for i, (cid,) in enumerate(db.execute("SELECT call_id FROM launch_args ORDER BY call_id").fetchall()[:8]):
@@ -459,6 +460,9 @@ def test_versions_2_to_5_traces_read_the_same():
         info = json.loads(gt("info", "--format", "json", path).stdout)
         gtlib.assert_eq(info.pop("schema_version"), version)
         info.pop("path")
+        # native frames and how many have lines: counted since version 6 (here none has a line)
+        frames = (info.pop("native_frames"), info.pop("native_frames_with_lines"))
+        gtlib.assert_eq(frames, (len(gtlib.query(path, "SELECT * FROM frames")), 0) if version >= 6 else (None, None))
         report = gt("report", "--format", "json", path)
         gtlib.assert_eq(report.returncode, 0, report.stderr)
         export = gt("export", "--format", "chrome-json", path)
@@ -470,7 +474,7 @@ def test_versions_2_to_5_traces_read_the_same():
         gtlib.assert_eq(info["allocations"], 2)
         gtlib.assert_eq(len(gtlib.query(path, "SELECT * FROM gpu_activity WHERE linked = 1")), 8 + 5)
         gtlib.assert_eq(gtlib.query(path, "SELECT count(*) FROM memcpys WHERE host_mem = 'pinned'")[0][0], 3)
-    for name in ("v3", "v4", "v4-gpu_ops", "v5", "v5-gpu_ops", "v6"):
+    for name in ("v3", "v4", "v4-gpu_ops", "v5", "v5-gpu_ops", "v6", "v6-gpu_ops"):
         gtlib.assert_eq(out[name][0], out["v2"][0], "info " + name)
         gtlib.assert_eq(json.dumps(out[name][1], sort_keys=True).replace(name + ".db", "v2.db"),
                         json.dumps(out["v2"][1], sort_keys=True), "report " + name)

@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 
 import make_trace as mt
-from gtlib import GPUTRACE, assert_eq, prog, query, run_traced, tmpdir
+from gtlib import GPUTRACE, assert_eq, prog, query, run_traced, site_function, tmpdir
 
 STALL_ENV = {"FAKECUDA_LAUNCH_NS": "20000"}
 KIB = 1024
@@ -37,9 +37,9 @@ def test_report_finds_the_planted_stall():
     assert_eq(stall["cause"], "host")
     # the GPU work that ended before the gap is first_kernel's (the sync in
     # wait_first ran no GPU work); the work that ended it, second_kernel's
-    assert stall["before"][0].startswith("launch_first "), stall["before"]
+    assert site_function(stall["before"][0]) == "launch_first", stall["before"]
     assert_eq(stall["before_api"], "cudaLaunchKernel")
-    assert stall["after"][0].startswith("launch_second "), stall["after"]
+    assert site_function(stall["after"][0]) == "launch_second", stall["after"]
     assert_eq(stall["after_api"], "cudaLaunchKernel")
     assert_eq(stall["device"], 0)
     # the only long one (a loaded machine may add gaps of a few ms)
@@ -51,7 +51,7 @@ def test_report_finds_the_planted_stall():
     assert_eq(devs[0]["busy_ns"], doc["summary"]["busy_ns"])  # one device: its own idle is the total
     # aggregated by the call that ended the idle time: the stall's end leads
     top = doc["idle_by_site"][0]
-    assert top["site"][0].startswith("launch_second "), top
+    assert site_function(top["site"][0]) == "launch_second", top
     assert top["idle_ns"] >= stall["dur_ns"], top
     # every breakdown adds up: by site and by cause, start-up and tear-down included
     assert_eq(sum(x["idle_ns"] for x in doc["idle_by_site"]), doc["summary"]["idle_ns"])
@@ -73,7 +73,7 @@ def test_report_launch_bound_kernels_and_sites():
     assert_eq(kernels["first_kernel"]["gpu_total_ns"], 1_000_000)
     assert_eq(kernels["first_kernel"]["launch_bound"], 0)
     sites = doc["launch_overhead"]["sites"]
-    assert sites[0]["site"][0].startswith("launch_burst "), sites[0]
+    assert site_function(sites[0]["site"][0]) == "launch_burst", sites[0]
     assert_eq(sites[0]["count"], 200)
     assert any("CUDA Graph" in a for a in doc["advice"]), doc["advice"]
     # launch-caused idle: the GPU waits on the host's launches between tiny kernels
@@ -87,13 +87,13 @@ def test_report_h2d_hotspots_and_syncs():
     h2d = doc["h2d_hotspots"]
     assert_eq(len(h2d), 1)
     h = h2d[0]
-    assert h["site"][0].startswith("feed "), h
+    assert site_function(h["site"][0]) == "feed", h
     assert_eq((h["bytes"], h["count"], h["pageable_bytes"], h["pinned_bytes"]), (150 * 4 * KIB, 150, 600 * KIB, 0))
     assert_eq((h["blocking"], h["async"], h["small_copy_storm"]), (150, 0, True))
     assert_eq(doc["summary"]["pageable_h2d_bytes"], 600 * KIB)
-    syncs = [(x["kind"], x["count"], x["site"][0].split()[0]) for x in doc["syncs"]]
+    syncs = [(x["kind"], x["count"], site_function(x["site"][0])) for x in doc["syncs"]]
     assert ("device", 1, "wait_first") in syncs and ("device", 1, "launch_second") in syncs, syncs
-    waited = [x for x in doc["syncs"] if x["site"][0].startswith("wait_first ")][0]
+    waited = [x for x in doc["syncs"] if site_function(x["site"][0]) == "wait_first"][0]
     # it blocked until the 1 ms kernel was done: no longer than the kernel
     # (plus slack), and it returned after the kernel ended on the GPU (how
     # much of the kernel it waited for depends on when the host got there)
@@ -109,10 +109,10 @@ def test_report_pinned_vs_pageable_and_implicit_syncs():
     h = doc["h2d_hotspots"]
     # two call sites (two lines of upload_batch): one pageable and blocking, one pinned and async
     assert_eq(len(h), 2)
-    assert all(x["site"][0].startswith("upload_batch ") for x in h), h
+    assert all(site_function(x["site"][0]) == "upload_batch" for x in h), h
     by_kind = sorted((x["bytes"], x["pageable_bytes"], x["pinned_bytes"], x["blocking"], x["async"]) for x in h)
     assert_eq(by_kind, [(1 << 20, 0, 1 << 20, 0, 1), (1 << 20, 1 << 20, 0, 1, 0)])
-    kinds = sorted((x["kind"], x["site"][0].split()[0]) for x in doc["syncs"])
+    kinds = sorted((x["kind"], site_function(x["site"][0])) for x in doc["syncs"])
     assert ("memcpy_dtoh", "download") in kinds, kinds
     assert ("stream", "wait_all") in kinds and ("event", "wait_all") in kinds, kinds
 

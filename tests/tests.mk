@@ -103,3 +103,4 @@ $(TPROG)/nvtx_loop: bench/nvtx_loop.c $(FAKECUDA_LIBS)
 	$(CC) $(CFLAGS_BASE) -O2 -g $(CUDA_INC) -o $@ $< $(TEST_LIBS)
 tests-build: $(TPROG)/nvtx_loop
 -include tests/sim.mk
+-include tests/lines.mk

@@ -71,8 +71,13 @@ int gt_sites_init(struct gt_sites *s, sqlite3 *db, int schema_version)
     s->cache = calloc((size_t)s->max_id + 1, sizeof(*s->cache));
     if (!s->cache)
         return -1;
-    if (sqlite3_prepare_v2(db, "SELECT module, offset, function FROM stack_frames WHERE stack_id = ? ORDER BY depth",
-                           -1, &s->frames, NULL) != SQLITE_OK)
+    /* Source lines since version 6. */
+    const char *frames_sql = schema_version >= 6
+                                 ? "SELECT module, offset, function, file, line FROM stack_frames "
+                                   "WHERE stack_id = ? ORDER BY depth"
+                                 : "SELECT module, offset, function, NULL, NULL FROM stack_frames "
+                                   "WHERE stack_id = ? ORDER BY depth";
+    if (sqlite3_prepare_v2(db, frames_sql, -1, &s->frames, NULL) != SQLITE_OK)
         return -1;
     if (sqlite3_prepare_v2(db, "SELECT file, function, line FROM py_stack_frames WHERE pystack_id = ? ORDER BY depth",
                            -1, &s->pyframes, NULL) != SQLITE_OK)
@@ -80,16 +85,82 @@ int gt_sites_init(struct gt_sites *s, sqlite3 *db, int schema_version)
     return 0;
 }
 
-static void gt_native_frame_text(const struct gt_sites *s, char *out, size_t len, const char *module,
-                                 int64_t offset, const char *fn)
+/* A function name as it reads in a site: template argument lists elided,
+ * at most 80 characters (docs/report.md, "Call sites"). */
+static void gt_short_function(const char *fn, char *out, size_t len)
 {
+    size_t o = 0;
+    int depth = 0;
+    for (const char *p = fn; *p && o + 6 < len; p++) {
+        if (depth == 0 && *p == '<') {
+            /* operator<, operator<<, operator<=, operator<=> are names */
+            size_t k = (size_t)(p - fn);
+            int op = (k >= 8 && strncmp(p - 8, "operator", 8) == 0) ||
+                     (k >= 9 && strncmp(p - 9, "operator<", 9) == 0);
+            if (!op) {
+                depth = 1;
+                memcpy(out + o, "<...>", 5);
+                o += 5;
+                continue;
+            }
+        } else if (depth > 0) {
+            if (*p == '<')
+                depth++;
+            else if (*p == '>')
+                depth--;
+            continue;
+        }
+        out[o++] = *p;
+    }
+    out[o] = 0;
+    if (o > 80)
+        snprintf(out + 77, len - 77, "...");
+}
+
+/* One frame of s->frames' current row, as docs/report.md spells it. */
+static void gt_native_frame_text(const struct gt_sites *s, char *out, size_t len)
+{
+    sqlite3_stmt *q = s->frames;
+    const char *module = (const char *)sqlite3_column_text(q, 0);
+    int64_t offset = sqlite3_column_int64(q, 1);
+    const char *fn = (const char *)sqlite3_column_text(q, 2);
+    const char *file = (const char *)sqlite3_column_text(q, 3);
     if (offset > 0)
         offset -= s->offset_less;
     const char *base = module ? gt_base(module) : "?";
-    if (fn && *fn)
-        snprintf(out, len, "%s (%s+0x%llx)", fn, base, (unsigned long long)offset);
+    char shortfn[96];
+    gt_short_function(fn ? fn : "", shortfn, sizeof(shortfn));
+    if (sqlite3_column_type(q, 4) != SQLITE_NULL) {
+        long long line = (long long)sqlite3_column_int64(q, 4);
+        if (shortfn[0])
+            snprintf(out, len, "%s:%lld in %s", gt_base(file ? file : "?"), line, shortfn);
+        else
+            snprintf(out, len, "%s:%lld in %s+0x%llx", gt_base(file ? file : "?"), line, base,
+                     (unsigned long long)offset);
+    } else if (shortfn[0])
+        snprintf(out, len, "%s (%s+0x%llx)", shortfn, base, (unsigned long long)offset);
     else
         snprintf(out, len, "%s+0x%llx", base, (unsigned long long)offset);
+}
+
+static int gt_ends_with(const char *s, const char *end)
+{
+    size_t n = strlen(s), m = strlen(end);
+    return n >= m && strcmp(s + n - m, end) == 0;
+}
+
+/* nvcc's launch plumbing in the user's own binary (docs/report.md). */
+static int gt_is_launch_plumbing(const char *fn, const char *file)
+{
+    if (fn && (strncmp(fn, "__device_stub__", 15) == 0 || strncmp(fn, "__cuda", 6) == 0 ||
+               strstr(fn, "cudaLaunchKernel<")))
+        return 1;
+    if (file) {
+        const char *b = gt_base(file);
+        if (strcmp(b, "cuda_runtime.h") == 0 || strcmp(b, "device_functions.h") == 0 || gt_ends_with(b, ".stub.c"))
+            return 1;
+    }
+    return 0;
 }
 
 /* A library file by its package path (torch/nn/modules/module.py), any
@@ -131,8 +202,7 @@ static void gt_mixed_site(struct gt_sites *s, int64_t stack_id, int64_t pystack_
                 break;
             if (module && gt_in_list(module, gt_plumbing, sizeof(gt_plumbing) / sizeof(gt_plumbing[0])))
                 continue;
-            gt_native_frame_text(s, outer, sizeof(outer), module, sqlite3_column_int64(s->frames, 1),
-                                 (const char *)sqlite3_column_text(s->frames, 2));
+            gt_native_frame_text(s, outer, sizeof(outer));
             if (!inner[0])
                 snprintf(inner, sizeof(inner), "%s", outer);
         }
@@ -210,14 +280,18 @@ static struct gt_site *gt_site_get(struct gt_sites *s, int64_t key)
     /* The innermost user frames; if the whole stack is library code, its
      * innermost frames are the best there is. */
     struct gt_site any = {0};
+    int after_stub = 0;
     while (sqlite3_step(s->frames) == SQLITE_ROW) {
         const char *module = (const char *)sqlite3_column_text(s->frames, 0);
+        const char *fn = (const char *)sqlite3_column_text(s->frames, 2);
         char frame[160];
-        gt_native_frame_text(s, frame, sizeof(frame), module, sqlite3_column_int64(s->frames, 1),
-                             (const char *)sqlite3_column_text(s->frames, 2));
+        gt_native_frame_text(s, frame, sizeof(frame));
         if (any.nframes < GT_SITE_NATIVE_FRAMES)
             snprintf(any.frames[any.nframes++], sizeof(any.frames[0]), "%s", frame);
-        if (site->nframes < GT_SITE_NATIVE_FRAMES && gt_is_user_module(module))
+        /* the kernel's host-side function, right after its stub, is nvcc's too */
+        int plumbing = after_stub || gt_is_launch_plumbing(fn, (const char *)sqlite3_column_text(s->frames, 3));
+        after_stub = fn && strncmp(fn, "__device_stub__", 15) == 0;
+        if (site->nframes < GT_SITE_NATIVE_FRAMES && gt_is_user_module(module) && !plumbing)
             snprintf(site->frames[site->nframes++], sizeof(site->frames[0]), "%s", frame);
     }
     sqlite3_reset(s->frames);

@@ -56,6 +56,7 @@ struct gt_info {
     int64_t calls, failed, threads, launches, captured, graph_launches, kernels_run, memcpys, memcpy_bytes,
         memsets, memset_bytes, syncs,
         allocs, alloc_bytes, frees, stacks, python_calls, python_stacks;
+    int64_t frames, frames_with_lines; /* call instructions, and those with a source line (schema 6); -1 before */
     struct gt_kind copy_kinds[GT_MAX_KINDS], sync_kinds[GT_MAX_KINDS], top[GT_TOP_KERNELS];
     int ncopy, nsync, ntop;
 };
@@ -236,6 +237,13 @@ static int gt_info_collect(struct gt_trace *t, struct gt_info *in)
     if (gt_trace_int(t, "SELECT count(DISTINCT stack_id) FROM stacks", &in->stacks) < 0 ||
         gt_trace_int(t, "SELECT count(DISTINCT pystack_id) FROM py_stacks", &in->python_stacks) < 0)
         return -1;
+    /* One frames row per call instruction that is not an inlined function. */
+    in->frames = in->frames_with_lines = -1;
+    if (t->schema_version >= 6 &&
+        (gt_trace_int(t, "SELECT count(*) FROM frames WHERE inlined = 0", &in->frames) < 0 ||
+         gt_trace_int(t, "SELECT count(*) FROM frames WHERE inlined = 0 AND line IS NOT NULL",
+                      &in->frames_with_lines) < 0))
+        return -1;
     int64_t last = 0;
     if (gt_info_count(t, in, &last) < 0)
         return -1;
@@ -363,6 +371,11 @@ static void gt_info_text(struct gt_trace *t, const struct gt_info *in)
         printf("up to %lld frames per call\n", (long long)in->stack_depth);
     else
         printf("unknown depth\n");
+    if (in->frames > 0) {
+        gt_label("lines:");
+        printf("%lld of %lld native frames have a source line\n", (long long)in->frames_with_lines,
+               (long long)in->frames);
+    }
     if (in->python && in->python[0]) {
         gt_label("python:");
         printf("CPython ");
@@ -475,6 +488,8 @@ static void gt_info_json(struct gt_trace *t, const struct gt_info *in)
     printf(",\"cuda_runtime_version\":");
     gt_put_json_string(stdout, in->cuda_version);
     gt_json_int("stack_depth", in->stack_depth, 1);
+    gt_json_int("native_frames", in->frames, 1);
+    gt_json_int("native_frames_with_lines", in->frames_with_lines, 1);
     printf(",\"python\":");
     gt_put_json_string(stdout, in->python && in->python[0] ? in->python : NULL);
     gt_json_int("python_calls", in->python_calls, 0);

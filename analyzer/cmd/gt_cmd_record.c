@@ -60,6 +60,9 @@ void gt_cmd_record_usage(FILE *out)
             "  NVTX_INJECTION64_PATH   set to the shim, so NVTX ranges and marks are\n"
             "                          recorded; when COMMAND's environment already\n"
             "                          sets it (another NVTX tool), it is left alone.\n"
+            "  GPUTRACE_DEBUG_DIR      one more root for separate debug files (by\n"
+            "                          build-id or .gnu_debuglink), searched before\n"
+            "                          /usr/lib/debug, for native source lines.\n"
             "\n"
             "exit status: COMMAND's; 127 if it was not found, 126 if it could not\n"
             "be run; 2 for a usage error or a missing libgputrace.so.\n",

@@ -52,7 +52,7 @@ static const char *const gt_sql[ST_COUNT] = {
     [ST_LAUNCH_CONFIG] = "INSERT INTO launch_configs VALUES(?,?,?,?,?,?,?,?,?,?,?)",
     [ST_STRING] = "INSERT INTO strings VALUES(?,?,?)",
     [ST_MODULE] = "INSERT INTO modules VALUES(?,?)",
-    [ST_FRAME] = "INSERT INTO frames VALUES(?,?,?,?,?)",
+    [ST_FRAME] = "INSERT INTO frames VALUES(?,?,?,?,?,?,?,?,?)",
     [ST_STACK] = "INSERT INTO stacks VALUES(?,?,?)",
     [ST_META] = "INSERT OR REPLACE INTO meta VALUES(?,?)",
     [ST_GPU] = "INSERT INTO gpu_ops(id,kind,corr,correlation_id,device,stream,start_ns,dur_ns,name_id,bytes,"
@@ -573,6 +573,12 @@ static void gt_writer_free(struct gt_writer *w)
     gt_writer_close_db(w);
     gt_strlist_free(&w->modules);
     gt_idmap_free(&w->frames);
+    free(w->frame_first);
+    free(w->frame_n);
+    w->frame_first = NULL;
+    w->frame_n = NULL;
+    w->frame_cap = 0;
+    w->frame_rows = 0;
     free(w->tids);
     gt_strlist_free(&w->gpu_names);
     free(w->stack_done);

@@ -84,7 +84,11 @@ struct gt_writer {
     uint8_t *pystack_done; /* bitmap: Python stack ids already in the file */
     uint8_t *pycode_done;  /* bitmap: Python code ids already in the file */
     struct gt_idmap pyframes;  /* (code id << 32 | lasti) -> py_frames row id */
-    struct gt_idmap frames;    /* ip -> frames row id */
+    struct gt_idmap frames;    /* ip -> index into frame_first/frame_n, plus one */
+    int64_t *frame_first;      /* by that index: the first frames row of the ip (its innermost inlined frame) */
+    uint8_t *frame_n;          /* by that index: how many frames rows the ip has (1 + inlined frames) */
+    size_t frame_cap;
+    int64_t frame_rows;        /* frames rows written */
     struct gt_strlist modules;   /* module paths; id = index + 1 */
     struct gt_strlist gpu_names; /* kernel names from CUPTI; id = GT_GPU_NAME_BASE + index */
     struct gt_corrmap *corr;   /* CUPTI correlation id -> our external id (gt_writer_gpu.c) */

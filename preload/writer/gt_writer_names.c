@@ -10,6 +10,7 @@
 
 #include "hot/gt_names.h"
 #include "hot/gt_stacks.h"
+#include "writer/gt_lines.h"
 #include "writer/gt_symbols.h"
 #include "writer/gt_writer_int.h"
 
@@ -107,30 +108,84 @@ void gt_idmap_free(struct gt_idmap *m)
     memset(m, 0, sizeof(*m));
 }
 
-/* The row id of a frame, symbolized the first time its ip is seen. */
-static int64_t gt_frame_id(struct gt_writer *w, uintptr_t ip)
+/* Room for frame index k (0-based) in the per-ip arrays. */
+static int gt_frame_room(struct gt_writer *w, size_t k)
+{
+    if (k < w->frame_cap)
+        return 0;
+    size_t cap = w->frame_cap ? w->frame_cap * 2 : 1024;
+    while (cap <= k)
+        cap *= 2;
+    int64_t *first = realloc(w->frame_first, cap * sizeof(*first));
+    if (!first)
+        return -1;
+    w->frame_first = first;
+    uint8_t *n = realloc(w->frame_n, cap * sizeof(*n));
+    if (!n)
+        return -1;
+    w->frame_n = n;
+    w->frame_cap = cap;
+    return 0;
+}
+
+/* One frames row; line information NULL when line is NULL. */
+static void gt_frame_row(struct gt_writer *w, uintptr_t ip, int known, int64_t module_id, uint64_t offset,
+                         const char *func, const struct gt_line *line)
+{
+    sqlite3_stmt *s = w->st[ST_FRAME];
+    sqlite3_bind_int64(s, 1, ++w->frame_rows);
+    sqlite3_bind_int64(s, 2, (int64_t)ip);
+    if (known) {
+        sqlite3_bind_int64(s, 3, module_id);
+        sqlite3_bind_int64(s, 4, (int64_t)offset);
+        if (func && func[0])
+            sqlite3_bind_text(s, 5, func, -1, SQLITE_TRANSIENT);
+    }
+    if (line) {
+        if (line->file[0])
+            sqlite3_bind_text(s, 6, line->file, -1, SQLITE_TRANSIENT);
+        if (line->line > 0)
+            sqlite3_bind_int64(s, 7, line->line);
+        if (line->column > 0)
+            sqlite3_bind_int64(s, 8, line->column);
+    }
+    sqlite3_bind_int(s, 9, line ? line->inlined : 0);
+    gt_step(w, ST_FRAME);
+}
+
+/* The frames rows of a return address, symbolized and resolved to lines
+ * the first time it is seen: *n rows from the returned id on, the
+ * functions inlined at the call innermost first, then the function
+ * holding it. 0: out of memory. */
+static int64_t gt_frame_ids(struct gt_writer *w, uintptr_t ip, int *n)
 {
     int added;
-    int64_t id = gt_idmap_get(&w->frames, ip, &added);
-    if (!added)
-        return id;
-
+    int64_t k = gt_idmap_get(&w->frames, ip, &added);
+    *n = 0;
+    if (!k || gt_frame_room(w, (size_t)k - 1) < 0)
+        return 0;
+    if (!added) {
+        *n = w->frame_n[k - 1];
+        return w->frame_first[k - 1];
+    }
     char module[PATH_MAX], func[1024];
     uint64_t offset = 0;
     /* Named, and offset, by its call instruction (version 5): frames.ip
      * keeps the return address itself. */
     int known = gt_symbolize_return(ip, module, sizeof(module), &offset, func, sizeof(func)) == 0;
-    sqlite3_stmt *s = w->st[ST_FRAME];
-    sqlite3_bind_int64(s, 1, id);
-    sqlite3_bind_int64(s, 2, (int64_t)ip);
-    if (known) {
-        sqlite3_bind_int64(s, 3, gt_module_id(w, module));
-        sqlite3_bind_int64(s, 4, (int64_t)offset);
-        if (func[0])
-            sqlite3_bind_text(s, 5, func, -1, SQLITE_TRANSIENT);
-    }
-    gt_step(w, ST_FRAME);
-    return id;
+    int64_t module_id = known ? gt_module_id(w, module) : 0;
+    static struct gt_line lines[GT_LINES_MAX]; /* writer thread only; too big for its stack */
+    int nl = known ? gt_lines_resolve(module, offset, lines, GT_LINES_MAX) : 0;
+    int64_t first = w->frame_rows + 1;
+    for (int i = 0; i < nl; i++)
+        gt_frame_row(w, ip, known, module_id, offset, lines[i].inlined || !func[0] ? lines[i].func : func,
+                     &lines[i]);
+    if (!nl)
+        gt_frame_row(w, ip, known, module_id, offset, func, NULL);
+    w->frame_first[k - 1] = first;
+    w->frame_n[k - 1] = (uint8_t)(nl ? nl : 1);
+    *n = w->frame_n[k - 1];
+    return first;
 }
 
 void gt_emit_stack(struct gt_writer *w, uint32_t stack_id)
@@ -139,12 +194,18 @@ void gt_emit_stack(struct gt_writer *w, uint32_t stack_id)
         return;
     const uintptr_t *ips;
     uint32_t n = gt_stack_frames(stack_id, &ips);
+    /* Depth counts frames as they read: an ip with inlined functions
+     * takes one depth for each. */
+    uint32_t depth = 0;
     for (uint32_t d = 0; d < n; d++) {
-        int64_t fid = gt_frame_id(w, ips[d]);
-        sqlite3_bind_int64(w->st[ST_STACK], 1, stack_id);
-        sqlite3_bind_int64(w->st[ST_STACK], 2, d);
-        sqlite3_bind_int64(w->st[ST_STACK], 3, fid);
-        gt_step(w, ST_STACK);
+        int nf;
+        int64_t fid = gt_frame_ids(w, ips[d], &nf);
+        for (int i = 0; i < nf; i++) {
+            sqlite3_bind_int64(w->st[ST_STACK], 1, stack_id);
+            sqlite3_bind_int64(w->st[ST_STACK], 2, depth++);
+            sqlite3_bind_int64(w->st[ST_STACK], 3, fid + i);
+            gt_step(w, ST_STACK);
+        }
     }
 }
 
