@@ -187,3 +187,19 @@ def test_fork_in_standby_each_process_its_own_channel():
     assert_eq(sorted(f for f in os.listdir(d) if f.endswith(".db")), ["t-%d-w1.db" % child],
               "only the child recorded")
     _check_window(os.path.join(d, "t-%d-w1.db" % child), _log(os.path.join(d, "log.child")))
+
+
+def test_exec_in_standby():
+    """exec: the channel is the image's (removed before the exec, opened
+    again by the new image at its first CUDA call); a failed exec opens a
+    new one in the same image. Nothing is written, nothing said."""
+    for mode in ("exec", "exec-fail"):
+        d = tmpdir()
+        ctl = os.path.join(d, "ctl")
+        env = base_env({"GPUTRACE_MODE": "standby", "GPUTRACE_CONTROL_DIR": ctl,
+                        "GPUTRACE_OUTPUT": os.path.join(d, "t-%p.db"), "LD_PRELOAD": SHIM})
+        r = subprocess.run([prog("endings"), mode, "20"], env=env, capture_output=True, text=True, timeout=60)
+        assert_eq((r.returncode, r.stderr), (0, ""), mode)
+        assert r.stdout.startswith("ready\n"), r.stdout
+        assert_eq(os.listdir(ctl), [], "%s: no socket left behind" % mode)
+        assert_eq([f for f in os.listdir(d) if f.endswith(".db")], [], mode)

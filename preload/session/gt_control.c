@@ -16,6 +16,7 @@
  * are told the window is busy. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -201,16 +202,18 @@ static void gt_ctl_handle(int c)
 
 static void *gt_ctl_main(void *arg)
 {
-    (void)arg;
-    gt_tls_busy = 1; /* the tracer's own thread: never recorded */
+    int fd = (int)(intptr_t)arg; /* this channel's own: a restart makes another */
+    gt_tls_busy = 1;             /* the tracer's own thread: never recorded */
     for (;;) {
-        int c = accept4(gt_ctl_fd, NULL, NULL, SOCK_CLOEXEC);
+        int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
         if (c >= 0) {
             gt_ctl_handle(c);
             continue;
         }
-        if (errno == EBADF || errno == EINVAL || errno == ENOTSOCK)
+        if (errno == EBADF || errno == EINVAL || errno == ENOTSOCK) {
+            close(fd); /* shut down by gt_control_restart: this channel is over */
             return NULL;
+        }
         if (errno != EINTR && errno != ECONNABORTED)
             usleep(100000); /* out of descriptors: try again later, never spin */
     }
@@ -253,7 +256,7 @@ int gt_control_start(char *err, size_t err_len)
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_t t;
-    int rc = pthread_create(&t, &attr, gt_ctl_main, NULL);
+    int rc = pthread_create(&t, &attr, gt_ctl_main, (void *)(intptr_t)fd);
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
@@ -264,6 +267,14 @@ int gt_control_start(char *err, size_t err_len)
         return -1;
     }
     return 0;
+}
+
+int gt_control_restart(char *err, size_t err_len)
+{
+    if (gt_ctl_fd >= 0)
+        shutdown(gt_ctl_fd, SHUT_RDWR); /* its thread's accept() fails: it closes the socket and ends */
+    gt_ctl_fd = -1;
+    return gt_control_start(err, err_len);
 }
 
 void gt_control_stop(void)

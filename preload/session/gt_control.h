@@ -15,6 +15,9 @@ int gt_control_start(char *err, size_t err_len);
 /* Removes this process's socket (exit, exec); the thread ends with the
  * process or the image. */
 void gt_control_stop(void);
+/* After a failed exec: the old channel's thread is let go (its socket
+ * shut down) and a new channel opened. As gt_control_start. */
+int gt_control_restart(char *err, size_t err_len);
 /* In a fork child: the socket and the thread are the parent's. */
 void gt_control_after_fork_child(void);
 

@@ -280,8 +280,18 @@ int gt_finish_before_exec(void)
 
 void gt_exec_returned(int finished)
 {
-    if (!finished)
+    if (!finished) {
+        /* A standby process whose exec failed: its channel was closed for
+         * the image that never came; it opens a new one. */
+        if (atomic_load(&gt_state) == GT_STATE_STANDBY) {
+            char err[512];
+            if (gt_control_restart(err, sizeof(err)) < 0) {
+                gt_warn("standby: %s; not tracing this process", err);
+                atomic_store(&gt_state, GT_STATE_DISABLED);
+            }
+        }
         return;
+    }
     /* Reaped only when it is known to have finished: a wedged writer would
      * hang the join. */
     if (finished == 1)
