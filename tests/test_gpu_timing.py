@@ -45,10 +45,18 @@ def test_kernel_and_copy_times_come_back_exactly():
         assert s1 >= e0, (s0, e0, s1)
 
 
+def _why_short(run):
+    """What a trace missing GPU records says of itself, for the message."""
+    meta = dict(run.q("SELECT key, value FROM meta WHERE key IN ('cupti_dropped_records', 'dropped_events', "
+                      "'complete', 'gpu_timing_detail', 'events_written')"))
+    return "meta %r; kernels by time source %r; stderr %r" % (
+        meta, run.q("SELECT time_source, count(*) FROM kernels GROUP BY 1"), run.proc.stderr)
+
+
 def test_every_gpu_record_linked_to_its_call():
     run = run_traced([prog("threads"), "4", "300"], env=GROUND_TRUTH)
     assert run.proc.returncode == 0, run.proc.stderr
-    assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE kind = 'kernel'"), 1200)
+    assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE kind = 'kernel'"), 1200, _why_short(run))
     assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE linked = 0"), 0)
     # each launch call has exactly its own kernel
     assert_eq(run.q1("SELECT count(DISTINCT api_call_id) FROM gpu_activity WHERE kind = 'kernel'"), 1200)
@@ -110,7 +118,7 @@ def test_gpu_records_before_their_correlation_still_link():
     names: the writer stores them unlinked and links them when it comes."""
     run = run_traced([prog("threads"), "4", "300"], env=dict(GROUND_TRUTH, FAKECUDA_CUPTI_EXT_LATE="1"))
     assert run.proc.returncode == 0, run.proc.stderr
-    assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE kind = 'kernel'"), 1200)
+    assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE kind = 'kernel'"), 1200, _why_short(run))
     assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE linked = 0"), 0)
     assert_eq(run.q1("SELECT count(DISTINCT api_call_id) FROM gpu_activity WHERE kind = 'kernel'"), 1200)
     assert_eq(run.q1("SELECT count(*) FROM kernels WHERE time_source != 'gpu'"), 0)
