@@ -53,6 +53,15 @@ void gt_cmd_audit_usage(FILE *out)
                  "  max-pageable-h2d-bytes = 64MiB\n"
                  "An unknown key, a bad value or a key given twice is an error (status 2).\n"
                  "\n"
+                 "against a baseline (docs/diff.md):\n"
+                 "  gputrace audit --baseline BASE.db... [--max-regression-pct P]\n"
+                 "      [--max-new-pageable-h2d-bytes N] [--max-new-sync-sites N] NEW.db...\n"
+                 "  fails (1) on a figure or kernel that rose beyond noise by more than P%%,\n"
+                 "  more than N pageable H2D bytes at new sites (mean per NEW trace), or\n"
+                 "  more than N new sync sites; 2 when a side holds no GPU work, most of its\n"
+                 "  calls failed, a trace did not finish, or NEW's mean span is under half\n"
+                 "  BASE's.\n"
+                 "\n"
                  "exit status: 0 if every budget holds in every trace; 1 if any budget is\n"
                  "exceeded; 2 on a usage error, a bad budget file, or a trace that is\n"
                  "missing, unreadable, not a gputrace trace, from a newer gputrace, holds\n"
@@ -258,6 +267,9 @@ int gt_cmd_audit(int argc, char **argv)
     const char *budget_file = NULL;
     uint64_t min_gap_ns = GT_AUDIT_MIN_GAP_NS;
     char err[512];
+    for (int j = 1; j < argc && strcmp(argv[j], "--") != 0; j++)
+        if (strcmp(argv[j], "--baseline") == 0)
+            return gt_cmd_audit_baseline(argc, argv); /* budgets on change: docs/diff.md */
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];

@@ -11,6 +11,7 @@ static const struct gt_cmd gt_cmds[] = {
     {"report", "launch overhead, H2D hotspots, GPU idle gaps and syncs", gt_cmd_report, gt_cmd_report_usage},
     {"audit", "check traces against budgets (for CI): exit 1 if one is exceeded", gt_cmd_audit,
      gt_cmd_audit_usage},
+    {"diff", "compare traces before and after a change, per site", gt_cmd_diff, gt_cmd_diff_usage},
     {"export", "write traces as a timeline for ui.perfetto.dev", gt_cmd_export,
      gt_cmd_export_usage},
     {"trigger", "open a recording window in running standby processes", gt_cmd_trigger, gt_cmd_trigger_usage},

@@ -1,0 +1,258 @@
+/* gt_cmd_diff.c: `gputrace diff BASE.db... --vs NEW.db...` and
+ * `gputrace audit --baseline BASE.db... [BUDGETS] NEW.db...` (docs/diff.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/gt_budget.h"
+#include "analysis/gt_diff.h"
+#include "base/gt_fmt.h"
+#include "cmd/gt_cmds.h"
+#include "output/gt_diff_out.h"
+
+void gt_cmd_diff_usage(FILE *out)
+{
+    fprintf(out, "usage: gputrace diff [--format text|json] [--all] BASE.db... --vs NEW.db...\n"
+                 "\n"
+                 "Compares the traces before a change (BASE) with those after it (NEW):\n"
+                 "summary figures (GPU busy, GPU idle and idle by cause, launch host time,\n"
+                 "pageable H2D bytes, sync time), GPU time per kernel, pageable H2D bytes\n"
+                 "per call site and sync time per call site, each per second of span so\n"
+                 "runs of different length compare. Several traces a side (repeats, ranks)\n"
+                 "are averaged; their spread is the noise. Sites are matched by their text\n"
+                 "without +0x offsets, so two builds compare. A change is shown only when\n"
+                 "it is over 10%% of the base, over 1%% of the span (10ms/s; 64 KiB/s for\n"
+                 "bytes) and, with 2 or more traces a side, over 3 times the larger\n"
+                 "spread between a side's repeats. Sites found on one side only are listed\n"
+                 "as new or vanished. See docs/diff.md.\n"
+                 "\n"
+                 "options:\n"
+                 "  --vs            ends the BASE traces; the NEW ones follow\n"
+                 "  --format F      text (default) or json (every row, docs/diff.md)\n"
+                 "  --all           text: also list the figures within noise\n"
+                 "  -h, --help      show this help\n"
+                 "\n"
+                 "exit status: 0 on a comparison made; 2 on a usage error or a trace that\n"
+                 "cannot be read.\n");
+}
+
+int gt_cmd_diff(int argc, char **argv)
+{
+    int json = 0, all = 0, vs = -1;
+    char **base = calloc((size_t)argc, sizeof(char *)), **newp = calloc((size_t)argc, sizeof(char *));
+    int nbase = 0, nnew = 0;
+    if (!base || !newp) {
+        free(base);
+        free(newp);
+        gt_err("diff: out of memory");
+        return GT_EXIT_USAGE;
+    }
+    int rc = GT_EXIT_USAGE;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            gt_cmd_diff_usage(stdout);
+            rc = GT_EXIT_OK;
+            goto done;
+        } else if (strcmp(a, "--vs") == 0) {
+            if (vs >= 0) {
+                gt_usage_error("diff", "'--vs' given twice");
+                goto done;
+            }
+            vs = i;
+        } else if (strcmp(a, "--all") == 0) {
+            all = 1;
+        } else if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0) {
+            const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : "");
+            if (strcmp(v, "json") == 0)
+                json = 1;
+            else if (strcmp(v, "text") == 0)
+                json = 0;
+            else {
+                gt_usage_error("diff", "--format: '%s' is not text or json", v);
+                goto done;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            gt_usage_error("diff", "unknown option '%s'", a);
+            goto done;
+        } else if (vs < 0) {
+            base[nbase++] = argv[i];
+        } else {
+            newp[nnew++] = argv[i];
+        }
+    }
+    if (vs < 0 || !nbase || !nnew) {
+        gt_usage_error("diff", "needs BASE traces, then --vs, then NEW traces (e.g. gputrace diff a.db --vs b.db)");
+        goto done;
+    }
+    struct gt_diff d;
+    if (gt_diff_build(&d, base, nbase, newp, nnew) < 0)
+        goto done;
+    if (json)
+        gt_diff_json(stdout, &d);
+    else
+        gt_diff_text(stdout, &d, all);
+    gt_diff_free(&d);
+    rc = GT_EXIT_OK;
+done:
+    free(base);
+    free(newp);
+    return rc;
+}
+
+/* Whether a side can be judged at all; prints why not. */
+static int gt_side_ok(const struct gt_diff *d, int s)
+{
+    const char *side = s ? "NEW" : "BASE";
+    if (d->incomplete[s]) {
+        gt_err("audit --baseline: %d %s trace(s) left by a process that did not finish", d->incomplete[s], side);
+        return 0;
+    }
+    if (!d->busy_ns[s]) {
+        gt_err("audit --baseline: the %s traces hold no GPU work; a gate cannot pass on nothing", side);
+        return 0;
+    }
+    if (d->failed[s] * 2 > d->calls[s]) {
+        gt_err("audit --baseline: most CUDA calls of the %s traces failed (%llu of %llu)", side,
+               (unsigned long long)d->failed[s], (unsigned long long)d->calls[s]);
+        return 0;
+    }
+    return 1;
+}
+
+int gt_cmd_audit_baseline(int argc, char **argv)
+{
+    char **base = calloc((size_t)argc, sizeof(char *)), **newp = calloc((size_t)argc, sizeof(char *));
+    int nbase = 0, nnew = 0, in_base = 0, nbudgets = 0, rc = GT_EXIT_USAGE;
+    double max_pct = -1;
+    uint64_t max_bytes = 0;
+    long max_sites = -1;
+    int have_bytes = 0;
+    if (!base || !newp)
+        goto done;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--baseline") == 0) {
+            in_base = 1;
+            continue;
+        }
+        if (a[0] == '-' && a[1]) {
+            in_base = 0;
+            if (!v) {
+                gt_usage_error("audit", "option '%s' needs a value", a);
+                goto done;
+            }
+            char *end;
+            if (strcmp(a, "--max-regression-pct") == 0) {
+                max_pct = strtod(v, &end);
+                if (end == v || (*end && strcmp(end, "%") != 0) || max_pct < 0) {
+                    gt_usage_error("audit", "--max-regression-pct: '%s' is not a percent", v);
+                    goto done;
+                }
+            } else if (strcmp(a, "--max-new-pageable-h2d-bytes") == 0) {
+                if (gt_parse_bytes(v, &max_bytes) < 0) {
+                    gt_usage_error("audit", "--max-new-pageable-h2d-bytes: '%s' is not a size", v);
+                    goto done;
+                }
+                have_bytes = 1;
+            } else if (strcmp(a, "--max-new-sync-sites") == 0) {
+                max_sites = strtol(v, &end, 10);
+                if (end == v || *end || max_sites < 0) {
+                    gt_usage_error("audit", "--max-new-sync-sites: '%s' is not a count", v);
+                    goto done;
+                }
+            } else {
+                gt_usage_error("audit", "option '%s' is not one of --baseline's budgets", a);
+                goto done;
+            }
+            nbudgets++;
+            i++;
+            continue;
+        }
+        if (in_base)
+            base[nbase++] = argv[i];
+        else
+            newp[nnew++] = argv[i];
+    }
+    if (!nbudgets) {
+        gt_usage_error("audit", "--baseline needs a budget (--max-regression-pct, --max-new-pageable-h2d-bytes "
+                                "or --max-new-sync-sites)");
+        goto done;
+    }
+    if (!nbase || !nnew) {
+        gt_usage_error("audit", "needs --baseline BASE.db..., budgets, then NEW.db...");
+        goto done;
+    }
+    struct gt_diff d;
+    if (gt_diff_build(&d, base, nbase, newp, nnew) < 0)
+        goto done;
+    if (!gt_side_ok(&d, 0) || !gt_side_ok(&d, 1)) {
+        gt_diff_free(&d);
+        goto done;
+    }
+    if (d.span_ns[1] * 2 < d.span_ns[0]) {
+        char a[32], b[32];
+        gt_err("audit --baseline: the NEW traces' mean span (%s) is under half the baseline's (%s); "
+               "too short to judge",
+               gt_fmt_duration((int64_t)d.span_ns[1], a, sizeof(a)),
+               gt_fmt_duration((int64_t)d.span_ns[0], b, sizeof(b)));
+        gt_diff_free(&d);
+        goto done;
+    }
+    rc = GT_EXIT_OK;
+    double new_bytes = 0;
+    long new_sites = 0;
+    for (size_t i = 0; i < d.nrows; i++) {
+        const struct gt_diff_row *r = &d.rows[i];
+        if (r->cat == GT_DC_H2D && r->status == GT_DS_NEW)
+            new_bytes += r->raw[1];
+        if (r->cat == GT_DC_SYNC && r->status == GT_DS_NEW) {
+            new_sites++;
+            if (max_sites >= 0) {
+                printf("new sync site: ");
+                gt_put_text(stdout, r->name, 0);
+                printf(" (%llu calls)\n", (unsigned long long)r->count[1]);
+            }
+        }
+        if (max_pct >= 0 && r->worse_up && r->status == GT_DS_CHANGED && r->mean[1] > r->mean[0] &&
+            (r->mean[0] == 0 || r->change_pct > max_pct)) {
+            printf("FAIL max-regression-pct: %s ", gt_diff_cat_names[r->cat]);
+            gt_put_text(stdout, r->name, 0);
+            if (r->mean[0] > 0)
+                printf(" rose %.1f%% > %g%%", r->change_pct, max_pct);
+            else
+                printf(" rose from 0 (limit %g%%)", max_pct);
+            printf(" (%.0f -> %.0f %s per s of span)\n", r->mean[0], r->mean[1], r->bytes ? "B" : "ns");
+            rc = GT_EXIT_FAIL;
+        }
+    }
+    if (have_bytes) {
+        int fail = new_bytes > (double)max_bytes;
+        printf("%s max-new-pageable-h2d-bytes: %.0f B %s %llu B", fail ? "FAIL" : "ok  ", new_bytes,
+               fail ? ">" : "<=", (unsigned long long)max_bytes);
+        for (size_t i = 0; fail && i < d.nrows; i++)
+            if (d.rows[i].cat == GT_DC_H2D && d.rows[i].status == GT_DS_NEW) {
+                printf(" (new: ");
+                gt_put_text(stdout, d.rows[i].name, 0);
+                printf(")");
+            }
+        putchar('\n');
+        if (fail)
+            rc = GT_EXIT_FAIL;
+    }
+    if (max_sites >= 0) {
+        int fail = new_sites > max_sites;
+        printf("%s max-new-sync-sites: %ld %s %ld\n", fail ? "FAIL" : "ok  ", new_sites, fail ? ">" : "<=",
+               max_sites);
+        if (fail)
+            rc = GT_EXIT_FAIL;
+    }
+    if (max_pct >= 0 && rc != GT_EXIT_FAIL)
+        printf("ok   max-regression-pct: no figure rose beyond noise and %g%%\n", max_pct);
+    gt_diff_free(&d);
+done:
+    free(base);
+    free(newp);
+    return rc;
+}

@@ -1,0 +1,12 @@
+/* gt_diff_out.h: `gputrace diff` as text or JSON (docs/diff.md). */
+#ifndef GT_DIFF_OUT_H
+#define GT_DIFF_OUT_H
+
+#include <stdio.h>
+
+#include "analysis/gt_diff.h"
+
+void gt_diff_text(FILE *out, const struct gt_diff *d, int all);
+void gt_diff_json(FILE *out, const struct gt_diff *d);
+
+#endif
