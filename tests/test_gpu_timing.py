@@ -67,6 +67,16 @@ def test_every_gpu_record_linked_to_its_call():
     assert_eq(run.q1("SELECT value FROM meta WHERE key = 'cupti_dropped_records'"), "0")
 
 
+def test_records_in_the_drivers_hands_at_exit_are_kept():
+    """The program exits right after its last sync while the driver's
+    thread still holds the records of the last work (a loaded machine):
+    the flush at exit waits for them, and none is lost."""
+    run = run_traced([prog("threads"), "4", "300"], env=dict(GROUND_TRUTH, FAKECUDA_ACTIVITY_LAG_US="200000"))
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE kind = 'kernel'"), 1200, _why_short(run))
+    assert_eq(run.q1("SELECT count(*) FROM kernels WHERE time_source != 'gpu'"), 0)
+
+
 def test_unintercepted_gpu_work_lands_flagged():
     run = run_traced([prog("unhooked")], env=GROUND_TRUTH)
     assert_eq(run.proc.returncode, 0)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fk_driver.h"
 
@@ -15,6 +16,11 @@ static fakecuda_api_cb fk_api_cb;
 static void *fk_api_arg;
 static uint32_t fk_next_corr;
 static pthread_mutex_t fk_act_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Held from taking a batch to the end of its delivery: a flush must not
+ * return while the driver's thread still carries records it took, or a
+ * profiler flushing at exit would lose them (CUPTI's forced flush hands
+ * over every record of work that has ended). */
+static pthread_mutex_t fk_deliver_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t fk_act_cond = PTHREAD_COND_INITIALIZER;
 static struct fakecuda_activity *fk_pending;
 static size_t fk_npending, fk_cap;
@@ -83,15 +89,36 @@ static size_t fk_take(uint64_t until, struct fakecuda_activity **out)
     return n;
 }
 
+/* FAKECUDA_ACTIVITY_LAG_US: how long the driver's thread holds a batch
+ * it has taken before handing it over, as a loaded machine might
+ * deschedule it; a flush meanwhile waits for it. */
+static useconds_t fk_lag_us(void)
+{
+    const char *v = getenv("FAKECUDA_ACTIVITY_LAG_US");
+    char *end;
+    unsigned long x = v ? strtoul(v, &end, 10) : 0;
+    if (!v || !*v || *end || v[0] == '-' || x > 10000000) {
+        if (v)
+            fprintf(stderr, "fakecuda: FAKECUDA_ACTIVITY_LAG_US='%s' is not valid; using 0\n", v);
+        return 0;
+    }
+    return (useconds_t)x;
+}
+
 static void *fk_activity_thread(void *arg)
 {
     (void)arg;
+    useconds_t lag = fk_lag_us();
     for (;;) {
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
         struct fakecuda_activity *batch;
+        pthread_mutex_lock(&fk_deliver_lock);
         size_t n = fk_take(fakecuda_now_ns(), &batch);
+        if (n && lag)
+            usleep(lag);
         fk_deliver(batch, n);
+        pthread_mutex_unlock(&fk_deliver_lock);
         free(batch);
     }
     return NULL;
@@ -102,8 +129,10 @@ static void *fk_activity_thread(void *arg)
 FK_API void fakecuda_activity_flush(void)
 {
     struct fakecuda_activity *batch;
+    pthread_mutex_lock(&fk_deliver_lock);
     size_t n = fk_take(fakecuda_now_ns(), &batch);
     fk_deliver(batch, n);
+    pthread_mutex_unlock(&fk_deliver_lock);
     free(batch);
 }
 
