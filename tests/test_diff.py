@@ -15,16 +15,18 @@ GPUTRACE = gtlib.GPUTRACE
 _TRACES = {}
 
 
-def traces(variant):
-    """Two traces of one variant, recorded once per test run."""
-    if variant not in _TRACES:
+def traces(variant, build="diff_work", rep=0):
+    """Two traces of one variant of one build, recorded once per test run
+    (rep: another two)."""
+    key = (variant, build, rep)
+    if key not in _TRACES:
         paths = []
         for _ in range(2):
-            r = gtlib.run_traced([gtlib.prog("diff_work"), variant])
+            r = gtlib.run_traced([gtlib.prog(build), variant])
             assert r.proc.returncode == 0, r.proc.stderr
             paths.append(r.trace)
-        _TRACES[variant] = paths
-    return _TRACES[variant]
+        _TRACES[key] = paths
+    return _TRACES[key]
 
 
 def gt(*args):
@@ -44,7 +46,7 @@ def reported(doc):
         if row["status"] == "same":
             continue
         name = row["name"]
-        if row["kind"] in ("h2d_site", "sync_site"):
+        if row["kind"] in ("h2d_site", "sync_site", "launch_site"):
             name = gtlib.site_function(name.split(" < ")[0])
         out.add((row["kind"], name, row["status"]))
     return out
@@ -65,8 +67,11 @@ def close(a, b, what):
 
 
 def test_diff_repeats_silent():
+    # two repeats a side: their spread is the noise a loaded machine adds
+    # to per-second figures (a 10 ms sleep that overshoots stretches the
+    # span), which one trace a side cannot tell from a change
     for v in ("base", "sync"):
-        doc = diff_json(traces(v)[:1], traces(v)[1:])
+        doc = diff_json(traces(v), traces(v, rep=1))
         assert reported(doc) == set(), (v, reported(doc))
     r = gt("diff", *traces("base"), "--vs", *traces("base"))
     assert "no change beyond noise" in r.stdout, r.stdout
@@ -120,6 +125,94 @@ def test_diff_slow_kernel_named():
         close(k[side + "_raw"], sum(per) / 2, side + " kernel ns")
         close(k[side], sum(p / span_s(db) for p, db in zip(per, dbs)) / 2, side + " kernel ns/s")
     assert k["change_pct"] > 10
+
+
+def launches_at(db, fn):
+    """(launches, host ns in them) whose innermost frame is in fn."""
+    rows = gtlib.query(db, "SELECT a.stack_id, a.end_ns - a.start_ns FROM kernels k "
+                           "JOIN api_calls a ON a.id = k.api_call_id")
+    hits = [d for sid, d in rows if fn in gtlib.stack_functions(db, sid, 1)]
+    return len(hits), sum(hits)
+
+
+def test_diff_launch_site_named():
+    base, new = traces("base"), traces("launch")
+    doc = diff_json(base, new)
+    got = reported(doc)
+    assert {("launch_site", "launch_extra", "new"), ("kernel", "extra_kernel", "new")} <= got, got
+    # beside them, at most what 200 more short launches move in the summary
+    assert {k for k, _, _ in got} <= {"launch_site", "kernel", "summary"}, got
+    assert {n for k, n, _ in got if k != "summary"} == {"launch_extra", "extra_kernel"}, got
+    s = row(doc, "launch_site", lambda n: "launch_extra" in n)
+    per = [launches_at(db, "launch_extra") for db in new]
+    assert s["new_count"] == sum(n for n, _ in per) == 2 * 10 * 20, (s, per)
+    close(s["new_raw"], sum(ns for _, ns in per) / 2, "host ns in launch_extra's launches")
+    close(s["new"], sum(ns / span_s(db) for (_, ns), db in zip(per, new)) / 2, "per s of span")
+    assert s["base_count"] == 0
+    # the site every variant shares is matched, not new
+    st = row(doc, "launch_site", lambda n: n.split(" < ")[0].endswith(" in step") or n.startswith("step "))
+    assert st["status"] != "new" and st["base_count"] == st["new_count"] == 20, st
+
+
+def test_diff_matches_sites_across_builds_without_debug_info():
+    """Two builds without DWARF whose every frame sits at another offset in
+    the module: their sites read `function (module+0xOFF)` with different
+    offsets, and still match."""
+    a, b = traces("sync", "nodebug_a/diff_work"), traces("sync", "nodebug_b/diff_work")
+    site_sql = ("SELECT a.stack_id FROM syncs s JOIN api_calls a ON a.id = s.api_call_id "
+                "WHERE s.kind = 'device' ORDER BY a.start_ns LIMIT 1")
+    offs = []
+    for db in (a[0], b[0]):
+        sid = gtlib.query(db, site_sql)[0][0]
+        offs.append(gtlib.query(db, "SELECT offset FROM stack_frames WHERE stack_id = ? AND depth = 0",
+                                sid))
+    assert offs[0] != offs[1], ("the two builds put wait_step at the same offset", offs)
+    doc = diff_json(a, b)
+    assert {r["status"] for r in doc["rows"] if r["kind"] != "summary"} <= {"same", "changed"}, \
+        [r for r in doc["rows"] if r["status"] in ("new", "vanished")]
+    s = row(doc, "sync_site", lambda n: n.startswith("wait_step ("))
+    assert "+0x" not in s["name"] and s["base_count"] == s["new_count"] == 20, s
+    for kind in ("launch_site", "sync_site"):
+        assert all("+0x" not in r["name"] for r in doc["rows"] if r["kind"] == kind)
+
+
+def test_diff_html_side_by_side():
+    import html.parser
+    base, new = traces("base"), traces("pageable")
+    out = os.path.join(gtlib.tmpdir("gputrace-diff-"), "diff.html")
+    r = gt("diff", "--format", "html", "-o", out, *base, "--vs", *new)
+    assert r.returncode == 0 and r.stdout == "", r.stdout + r.stderr
+    doc = diff_json(base, new)
+
+    class Rows(html.parser.HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.rows, self.cell, self.cells, self.attrs = [], None, None, None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "tr" and dict(attrs).get("data-kind"):
+                self.attrs, self.cells = dict(attrs), []
+            elif tag == "td" and self.cells is not None:
+                self.cell = ""
+
+        def handle_endtag(self, tag):
+            if tag == "td" and self.cell is not None:
+                self.cells.append(self.cell)
+                self.cell = None
+            elif tag == "tr" and self.cells is not None:
+                self.rows.append((self.attrs["data-kind"], self.cells[0], self.attrs["class"]))
+                self.cells = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell += data
+
+    p = Rows()
+    with open(out, encoding="utf-8") as f:
+        text = f.read()
+    p.feed(text)
+    assert "<script" not in text and "http" not in text.split("</style>", 1)[0]
+    assert sorted(p.rows) == sorted((r["kind"], r["name"], r["status"]) for r in doc["rows"]), p.rows
 
 
 def test_audit_baseline():

@@ -104,3 +104,14 @@ $(TPROG)/nvtx_loop: bench/nvtx_loop.c $(FAKECUDA_LIBS)
 tests-build: $(TPROG)/nvtx_loop
 -include tests/sim.mk
 -include tests/lines.mk
+
+# diff_work without debug information, built twice with frames at other
+# offsets (DIFF_WORK_SHIFT): sites must match between the two builds.
+tests-build: $(TPROG)/nodebug_a/diff_work $(TPROG)/nodebug_b/diff_work
+NODEBUG_LIBS := -L$(BUILD)/fakecuda -lcudart -lcuda -lpthread -Wl,-rpath,'$$ORIGIN/../../../fakecuda'
+$(TPROG)/nodebug_a/diff_work: tests/progs/diff_work.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O1 -g0 $(CUDA_INC) -Itests/fakecuda -o $@ $< $(NODEBUG_LIBS)
+$(TPROG)/nodebug_b/diff_work: tests/progs/diff_work.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O1 -g0 -DDIFF_WORK_SHIFT -fno-toplevel-reorder $(CUDA_INC) -Itests/fakecuda -o $@ $< $(NODEBUG_LIBS)

@@ -13,7 +13,7 @@
 #include "base/gt_err.h"
 #include "trace/gt_trace.h"
 
-const char *const gt_diff_cat_names[GT_DCATS] = {"summary", "kernel", "h2d_site", "sync_site"};
+const char *const gt_diff_cat_names[GT_DCATS] = {"summary", "kernel", "launch_site", "h2d_site", "sync_site"};
 const char *const gt_diff_status_names[4] = {"same", "changed", "new", "vanished"};
 
 void gt_diff_strip(const char *in, char *out, size_t len)
@@ -57,7 +57,7 @@ static int gt_add(struct gt_diff *d, int side, int ti, double span_s, int cat, c
         gt_err("diff: out of memory");
         return -1;
     }
-    r->rate[side][ti] += v / span_s;
+    r->rate[side][ti] += r->once ? v : v / span_s;
     r->raw[side] += v;
     r->count[side] += count;
     return 0;
@@ -89,6 +89,13 @@ static int gt_diff_one(struct gt_diff *d, int side, int ti, const char *path)
     rc |= gt_add(d, side, ti, span_s, GT_DC_SUMMARY, "gpu_idle", (double)s->idle_ns, 0, 0, 1);
     for (int c = 0; c < GT_CAUSES; c++) {
         snprintf(name, sizeof(name), "idle_%s", gt_cause_names[c]);
+        /* Start-up and teardown happen once: per second of span they
+         * would shrink as the run grows. */
+        if (c == GT_CAUSE_STARTUP || c == GT_CAUSE_TEARDOWN) {
+            struct gt_diff_row *o = gt_row_get(d, GT_DC_SUMMARY, name, 0, 1);
+            if (o)
+                o->once = 1;
+        }
         rc |= gt_add(d, side, ti, span_s, GT_DC_SUMMARY, name, (double)s->idle_by_cause[c], 0, 0, 1);
     }
     rc |= gt_add(d, side, ti, span_s, GT_DC_SUMMARY, "launch_host", (double)s->launch_host_ns, s->launches, 0, 1);
@@ -97,6 +104,11 @@ static int gt_diff_one(struct gt_diff *d, int side, int ti, const char *path)
     for (size_t i = 0; i < r.nkernels; i++)
         rc |= gt_add(d, side, ti, span_s, GT_DC_KERNEL, r.kernels[i].name, (double)r.kernels[i].total_ns,
                      r.kernels[i].count, 0, 1);
+    for (size_t i = 0; i < r.nlaunch_sites; i++) {
+        gt_diff_strip(r.launch_sites[i].site.text, key, sizeof(key));
+        rc |= gt_add(d, side, ti, span_s, GT_DC_LAUNCH, key, (double)r.launch_sites[i].api_total_ns,
+                     r.launch_sites[i].count, 0, 1);
+    }
     for (size_t i = 0; i < r.nh2d; i++) {
         if (!r.h2d[i].pageable_bytes)
             continue; /* pinned-only sites are not what this compares */
@@ -138,7 +150,7 @@ static void gt_judge(const struct gt_diff *d, struct gt_diff_row *r)
         r->status = GT_DS_NEW;
         return;
     }
-    double floor = r->bytes ? GT_DIFF_FLOOR_BYTES_PER_S : GT_DIFF_FLOOR_NS_PER_S;
+    double floor = r->bytes ? GT_DIFF_FLOOR_BYTES_PER_S : r->once ? GT_DIFF_FLOOR_ONCE_NS : GT_DIFF_FLOOR_NS_PER_S;
     int beyond = fabs(diff) > GT_DIFF_REL * r->mean[0] && fabs(diff) > floor;
     if (beyond && d->ntraces[0] >= 2 && d->ntraces[1] >= 2)
         beyond = fabs(diff) > GT_DIFF_SPREAD_FACTOR * fmax(r->spread[0], r->spread[1]);

@@ -10,8 +10,8 @@
 
 #define GT_DIFF_MAX_TRACES 64
 
-enum gt_diff_cat { GT_DC_SUMMARY, GT_DC_KERNEL, GT_DC_H2D, GT_DC_SYNC, GT_DCATS };
-/* "summary", "kernel", "h2d_site", "sync_site" */
+enum gt_diff_cat { GT_DC_SUMMARY, GT_DC_KERNEL, GT_DC_LAUNCH, GT_DC_H2D, GT_DC_SYNC, GT_DCATS };
+/* "summary", "kernel", "launch_site", "h2d_site", "sync_site" */
 extern const char *const gt_diff_cat_names[GT_DCATS];
 
 enum gt_diff_status { GT_DS_SAME, GT_DS_CHANGED, GT_DS_NEW, GT_DS_VANISHED };
@@ -22,6 +22,8 @@ struct gt_diff_row {
     char name[840];                 /* figure, kernel name, or site text without +0x offsets */
     int bytes;                      /* 1: bytes per second; 0: ns per second */
     int worse_up;                   /* 1: an increase is a regression (audit --baseline) */
+    int once;                       /* 1: a cost paid once a run (start-up, teardown): compared
+                                     * per trace, not per second of span */
     double rate[2][GT_DIFF_MAX_TRACES]; /* per side (0 base, 1 new), per trace: value per s of span */
     uint64_t count[2];              /* calls/launches at it, summed over the side's traces */
     double raw[2];                  /* the value itself (ns or bytes), mean over the side's traces */
@@ -43,6 +45,7 @@ struct gt_diff {
 #define GT_DIFF_REL 0.10
 #define GT_DIFF_FLOOR_NS_PER_S 10e6   /* 1% of the span */
 #define GT_DIFF_FLOOR_BYTES_PER_S 65536.0
+#define GT_DIFF_FLOOR_ONCE_NS 10e6    /* once-a-run figures */
 #define GT_DIFF_SPREAD_FACTOR 3.0
 
 /* Reads and compares the traces; 0, or -1 after printing an error. */

@@ -1,5 +1,6 @@
 /* gt_cmd_diff.c: `gputrace diff BASE.db... --vs NEW.db...` and
  * `gputrace audit --baseline BASE.db... [BUDGETS] NEW.db...` (docs/diff.md). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,18 +8,21 @@
 #include "analysis/gt_budget.h"
 #include "analysis/gt_diff.h"
 #include "base/gt_fmt.h"
+#include "base/gt_out.h"
 #include "cmd/gt_cmds.h"
 #include "output/gt_diff_out.h"
 
 void gt_cmd_diff_usage(FILE *out)
 {
-    fprintf(out, "usage: gputrace diff [--format text|json] [--all] BASE.db... --vs NEW.db...\n"
+    fprintf(out, "usage: gputrace diff [--format text|json|html] [-o FILE] [--all] BASE.db... --vs NEW.db...\n"
                  "\n"
                  "Compares the traces before a change (BASE) with those after it (NEW):\n"
                  "summary figures (GPU busy, GPU idle and idle by cause, launch host time,\n"
-                 "pageable H2D bytes, sync time), GPU time per kernel, pageable H2D bytes\n"
-                 "per call site and sync time per call site, each per second of span so\n"
-                 "runs of different length compare. Several traces a side (repeats, ranks)\n"
+                 "pageable H2D bytes, sync time), GPU time per kernel, host time in\n"
+                 "launches per launch site, pageable H2D bytes per call site and sync\n"
+                 "time per call site, each per second of span so\n"
+                 "runs of different length compare (start-up and teardown idle: per run).\n"
+                 "Several traces a side (repeats, ranks)\n"
                  "are averaged; their spread is the noise. Sites are matched by their text\n"
                  "without +0x offsets, so two builds compare. A change is shown only when\n"
                  "it is over 10%% of the base, over 1%% of the span (10ms/s; 64 KiB/s for\n"
@@ -28,7 +32,9 @@ void gt_cmd_diff_usage(FILE *out)
                  "\n"
                  "options:\n"
                  "  --vs            ends the BASE traces; the NEW ones follow\n"
-                 "  --format F      text (default) or json (every row, docs/diff.md)\n"
+                 "  --format F      text (default), json (every row, docs/diff.md) or html\n"
+                 "                  (one self-contained page, BASE and NEW side by side)\n"
+                 "  -o, --output FILE  write there (default: standard output; .gz: compressed)\n"
                  "  --all           text: also list the figures within noise\n"
                  "  -h, --help      show this help\n"
                  "\n"
@@ -38,7 +44,8 @@ void gt_cmd_diff_usage(FILE *out)
 
 int gt_cmd_diff(int argc, char **argv)
 {
-    int json = 0, all = 0, vs = -1;
+    int fmt = 0, all = 0, vs = -1; /* fmt: 0 text, 1 json, 2 html */
+    const char *output = NULL;
     char **base = calloc((size_t)argc, sizeof(char *)), **newp = calloc((size_t)argc, sizeof(char *));
     int nbase = 0, nnew = 0;
     if (!base || !newp) {
@@ -65,11 +72,19 @@ int gt_cmd_diff(int argc, char **argv)
         } else if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0) {
             const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : "");
             if (strcmp(v, "json") == 0)
-                json = 1;
+                fmt = 1;
+            else if (strcmp(v, "html") == 0)
+                fmt = 2;
             else if (strcmp(v, "text") == 0)
-                json = 0;
+                fmt = 0;
             else {
-                gt_usage_error("diff", "--format: '%s' is not text or json", v);
+                gt_usage_error("diff", "--format: '%s' is not text, json or html", v);
+                goto done;
+            }
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strncmp(a, "--output=", 9) == 0) {
+            output = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : "");
+            if (!*output) {
+                gt_usage_error("diff", "%s needs a file name", a);
                 goto done;
             }
         } else if (a[0] == '-' && a[1]) {
@@ -88,11 +103,22 @@ int gt_cmd_diff(int argc, char **argv)
     struct gt_diff d;
     if (gt_diff_build(&d, base, nbase, newp, nnew) < 0)
         goto done;
-    if (json)
-        gt_diff_json(stdout, &d);
+    if (!output)
+        output = "-";
+    FILE *out = gt_out_open(output);
+    if (!out) {
+        gt_diff_free(&d);
+        goto done;
+    }
+    if (fmt == 1)
+        gt_diff_json(out, &d);
+    else if (fmt == 2)
+        gt_diff_html(out, &d);
     else
-        gt_diff_text(stdout, &d, all);
+        gt_diff_text(out, &d, all);
     gt_diff_free(&d);
+    if (gt_out_close(out, output, ferror(out) ? EIO : 0) < 0)
+        goto done;
     rc = GT_EXIT_OK;
 done:
     free(base);
@@ -223,7 +249,8 @@ int gt_cmd_audit_baseline(int argc, char **argv)
                 printf(" rose %.1f%% > %g%%", r->change_pct, max_pct);
             else
                 printf(" rose from 0 (limit %g%%)", max_pct);
-            printf(" (%.0f -> %.0f %s per s of span)\n", r->mean[0], r->mean[1], r->bytes ? "B" : "ns");
+            printf(" (%.0f -> %.0f %s)\n", r->mean[0], r->mean[1],
+                   r->bytes ? "B per s of span" : r->once ? "ns a run" : "ns per s of span");
             rc = GT_EXIT_FAIL;
         }
     }

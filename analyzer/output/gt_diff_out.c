@@ -1,25 +1,27 @@
 /* gt_diff_out.c: the comparison as text (what changed beyond the noise,
- * what is new, what vanished) or as one JSON document with every row. */
+ * what is new, what vanished), as one JSON document with every row, or as
+ * a self-contained HTML page with BASE and NEW side by side. */
 #include <stdio.h>
 
 #include "base/gt_fmt.h"
 #include "output/gt_diff_out.h"
+#include "output/gt_report_html.h"
 
-/* A rate: "12.3 ms/s" or "1.5 MiB/s". */
+/* A rate: "12.3 ms/s" or "1.5 MiB/s"; "3.1 ms a run" for once-a-run figures. */
 static const char *gt_rate(const struct gt_diff_row *r, double v, char *buf, size_t len)
 {
     char b[32];
     if (r->bytes)
         snprintf(buf, len, "%s/s", gt_fmt_bytes((int64_t)(v + 0.5), b, sizeof(b)));
     else
-        snprintf(buf, len, "%s/s", gt_fmt_duration((int64_t)(v + 0.5), b, sizeof(b)));
+        snprintf(buf, len, "%s%s", gt_fmt_duration((int64_t)(v + 0.5), b, sizeof(b)), r->once ? " a run" : "/s");
     return buf;
 }
 
 static void gt_line(FILE *out, const struct gt_diff_row *r)
 {
     char a[48], b[48];
-    fprintf(out, "  %-9s ", gt_diff_cat_names[r->cat]);
+    fprintf(out, "  %-11s ", gt_diff_cat_names[r->cat]);
     gt_put_text(out, r->name, 0);
     fprintf(out, ": %s -> %s", gt_rate(r, r->mean[0], a, sizeof(a)), gt_rate(r, r->mean[1], b, sizeof(b)));
     if (r->status == GT_DS_CHANGED && r->mean[0] > 0)
@@ -69,9 +71,85 @@ void gt_diff_json(FILE *out, const struct gt_diff *d)
                 ",\"unit\":\"%s\",\"base\":%.3f,\"new\":%.3f,\"base_spread\":%.3f,\"new_spread\":%.3f,"
                 "\"base_count\":%llu,\"new_count\":%llu,\"base_raw\":%.3f,\"new_raw\":%.3f,\"change_pct\":%.3f,"
                 "\"status\":\"%s\"}",
-                r->bytes ? "bytes_per_s" : "ns_per_s", r->mean[0], r->mean[1], r->spread[0], r->spread[1],
+                r->bytes ? "bytes_per_s" : r->once ? "ns_per_run" : "ns_per_s", r->mean[0], r->mean[1], r->spread[0], r->spread[1],
                 (unsigned long long)r->count[0], (unsigned long long)r->count[1], r->raw[0], r->raw[1],
                 r->change_pct, gt_diff_status_names[r->status]);
     }
     fputs("]}\n", out);
+}
+
+/* ---- HTML ---- */
+
+static void gt_diff_esc(FILE *out, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '&': fputs("&amp;", out); break;
+        case '"': fputs("&quot;", out); break;
+        default: fputc(*s, out);
+        }
+    }
+}
+
+static const char *const gt_diff_cat_titles[GT_DCATS] = {
+    "Summary figures", "GPU time per kernel", "Host time in launches per launch site",
+    "Pageable H2D bytes per call site", "Time blocked in syncs per call site"};
+
+static void gt_diff_html_row(FILE *out, const struct gt_diff_row *r)
+{
+    char a[48], b[48], sa[48], sb[48];
+    fprintf(out, "<tr class=\"%s\" data-kind=\"%s\"><td class=name>", gt_diff_status_names[r->status],
+            gt_diff_cat_names[r->cat]);
+    gt_diff_esc(out, r->name);
+    fprintf(out, "</td><td class=n>%s<br><span class=dim>&plusmn; %s</span></td>", gt_rate(r, r->mean[0], a, sizeof(a)),
+            gt_rate(r, r->spread[0], sa, sizeof(sa)));
+    fprintf(out, "<td class=n>%s<br><span class=dim>&plusmn; %s</span></td>", gt_rate(r, r->mean[1], b, sizeof(b)),
+            gt_rate(r, r->spread[1], sb, sizeof(sb)));
+    if (r->mean[0] > 0)
+        fprintf(out, "<td class=n>%+.1f%%</td>", r->change_pct);
+    else
+        fputs("<td class=n>&ndash;</td>", out);
+    if (r->cat != GT_DC_SUMMARY)
+        fprintf(out, "<td class=n>%llu &rarr; %llu</td>", (unsigned long long)r->count[0],
+                (unsigned long long)r->count[1]);
+    else
+        fputs("<td class=n></td>", out);
+    fprintf(out, "<td class=st>%s</td></tr>\n", gt_diff_status_names[r->status]);
+}
+
+void gt_diff_html(FILE *out, const struct gt_diff *d)
+{
+    char a[32], b[32];
+    gt_html_begin(out, "gputrace diff");
+    fputs("<style>tr.changed td.st,tr.new td.st{color:#b3261e;font-weight:600}tr.vanished td.st{color:#1a7f37;"
+          "font-weight:600}tr.same{color:#6b7685}td.name{word-break:break-word}</style>\n",
+          out);
+    fputs("<h1>gputrace diff</h1>\n<div class=cards>", out);
+    fprintf(out, "<div class=card id=base-side>BASE<b>%d trace%s</b>mean span %s</div>", d->ntraces[0],
+            d->ntraces[0] == 1 ? "" : "s", gt_fmt_duration((int64_t)d->span_ns[0], a, sizeof(a)));
+    fprintf(out, "<div class=card id=new-side>NEW<b>%d trace%s</b>mean span %s</div></div>\n", d->ntraces[1],
+            d->ntraces[1] == 1 ? "" : "s", gt_fmt_duration((int64_t)d->span_ns[1], b, sizeof(b)));
+    fputs("<p class=dim>Every figure is per second of span (mean over a side's traces, &plusmn; the spread "
+          "between them). A change is marked only beyond the noise rule of docs/diff.md; sites found on one "
+          "side only are new or vanished.</p>\n",
+          out);
+    static const int order[4] = {GT_DS_CHANGED, GT_DS_NEW, GT_DS_VANISHED, GT_DS_SAME};
+    for (int c = 0; c < GT_DCATS; c++) {
+        int any = 0;
+        for (size_t i = 0; i < d->nrows && !any; i++)
+            any = d->rows[i].cat == c;
+        if (!any)
+            continue;
+        fprintf(out, "<h2 id=\"%s\">%s</h2>\n<table><tr><th>%s</th><th class=n>BASE</th><th class=n>NEW</th>"
+                     "<th class=n>change</th><th class=n>calls</th><th>status</th></tr>\n",
+                gt_diff_cat_names[c], gt_diff_cat_titles[c], c == GT_DC_SUMMARY ? "figure" : c == GT_DC_KERNEL ? "kernel" : "site");
+        for (int k = 0; k < 4; k++)
+            for (size_t i = 0; i < d->nrows; i++)
+                if (d->rows[i].cat == c && d->rows[i].status == order[k])
+                    gt_diff_html_row(out, &d->rows[i]);
+        fputs("</table>\n", out);
+    }
+    fputs("<p class=dim>Written by gputrace diff.</p>\n</body></html>\n", out);
 }

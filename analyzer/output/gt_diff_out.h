@@ -1,4 +1,4 @@
-/* gt_diff_out.h: `gputrace diff` as text or JSON (docs/diff.md). */
+/* gt_diff_out.h: `gputrace diff` as text, JSON or HTML (docs/diff.md). */
 #ifndef GT_DIFF_OUT_H
 #define GT_DIFF_OUT_H
 
@@ -8,5 +8,7 @@
 
 void gt_diff_text(FILE *out, const struct gt_diff *d, int all);
 void gt_diff_json(FILE *out, const struct gt_diff *d);
+/* One self-contained page, BASE and NEW side by side. */
+void gt_diff_html(FILE *out, const struct gt_diff *d);
 
 #endif
