@@ -9,8 +9,11 @@
 
 
 void gt_stacks_init(int depth);
-/* The calling thread's stack, less the tracer's own frames. 0: none. */
+/* The calling thread's stack, less the tracer's own frames (this
+ * function's own frame is never part of it). 0: none. */
 uint32_t gt_stack_capture(void);
+/* Captures the calling thread answered from its memo of recurring stacks. */
+uint64_t gt_stacks_memo_hits(void);
 /* Frames of a stack id, innermost first. Returns the frame count. */
 uint32_t gt_stack_frames(uint32_t id, const uintptr_t **ips);
 uint64_t gt_stacks_dropped(void);
