@@ -97,16 +97,18 @@ static inline int gt_unwind(void **out, int max)
  * A stack is memoised the second time the unwinder returns it at the same
  * stack pointer (stacks seen once never pay for the memo), by a walk that
  * also reports where each return address is stored, each checked against
- * the stack's value. Only slots above the stack pointer, in increasing
- * order and within GT_MEMO_REACH of it, are memoised: the thread's own
- * stack, which stays mapped while the thread lives (a chain that leaves it,
- * as from a signal's alternate stack, is not memoised). x86-64 only: there
- * a return address is stored just below the caller's stack pointer. */
+ * the stack's value. The memo is used only while the stack pointer is in
+ * the thread's own stack, and only slots between it and the stack's top,
+ * in increasing order, are memoised: that part of the thread's stack is
+ * mapped while the thread lives, so reading the slots cannot fault (a
+ * chain that leaves the stack, as from a signal's alternate stack, and
+ * code running on stacks of its own, as coroutines do, are not
+ * memoised). x86-64 only: there a return address is stored just below
+ * the caller's stack pointer. */
 #if defined(__x86_64__)
 #define GT_MEMO 1
 #define GT_MEMO_WAYS 8
 #define GT_MEMO_DEPTH 64
-#define GT_MEMO_REACH (8u << 20)
 
 struct gt_memo_way {
     uintptr_t sp;       /* the key; 0: empty */
@@ -118,6 +120,7 @@ struct gt_memo_way {
 };
 
 struct gt_memo {
+    uintptr_t lo, hi;   /* the thread's stack */
     struct gt_memo_way way[GT_MEMO_WAYS];
     unsigned next;      /* the way replaced next */
     uint64_t hits;
@@ -147,12 +150,22 @@ static struct gt_memo *gt_memo_get(void)
         return m;
     pthread_once(&gt_memo_once, gt_memo_key_init);
     m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED || gt_memo_key == (pthread_key_t)-1 || pthread_setspecific(gt_memo_key, m) != 0) {
+    pthread_attr_t a;
+    void *addr = NULL;
+    size_t size = 0;
+    int bounded = 0;
+    if (m != MAP_FAILED && pthread_getattr_np(pthread_self(), &a) == 0) {
+        bounded = pthread_attr_getstack(&a, &addr, &size) == 0 && size;
+        pthread_attr_destroy(&a);
+    }
+    if (m == MAP_FAILED || !bounded || gt_memo_key == (pthread_key_t)-1 || pthread_setspecific(gt_memo_key, m) != 0) {
         if (m != MAP_FAILED)
             munmap(m, sizeof(*m));
         gt_memo_failed = 1;
         return NULL;
     }
+    m->lo = (uintptr_t)addr;
+    m->hi = (uintptr_t)addr + size;
     gt_memo_tls = m;
     return m;
 }
@@ -188,8 +201,8 @@ static uint32_t gt_memo_lookup(struct gt_memo *m, uintptr_t sp)
 
 /* Where each of ips[0..n) is stored, from a walk that reports each
  * frame's stack pointer; 0 when any is not where the rule says. */
-__attribute__((noinline)) static int gt_memo_build(struct gt_memo_way *w, uintptr_t sp, const uintptr_t *ips,
-                                                   uint32_t n)
+__attribute__((noinline)) static int gt_memo_build(struct gt_memo_way *w, uintptr_t sp, uintptr_t hi,
+                                                   const uintptr_t *ips, uint32_t n)
 {
     unw_context_t ctx;
     unw_cursor_t cur;
@@ -205,7 +218,7 @@ __attribute__((noinline)) static int gt_memo_build(struct gt_memo_way *w, uintpt
         if (k == 0 && (uintptr_t)ip != ips[0])
             continue;
         uintptr_t slot = (uintptr_t)csp - sizeof(uintptr_t);
-        if ((uintptr_t)ip != ips[k] || slot <= last || slot - sp >= GT_MEMO_REACH ||
+        if ((uintptr_t)ip != ips[k] || slot <= last || slot + sizeof(uintptr_t) > hi ||
             *(const uintptr_t *)slot != (uintptr_t)ip)
             return 0;
         w->slot[k] = slot;
@@ -224,7 +237,7 @@ static void gt_memo_learn(struct gt_memo *m, uintptr_t sp, uint32_t id, const ui
             continue;
         /* the second sighting */
         w->n = n;
-        if (gt_memo_build(w, sp, ips, n))
+        if (gt_memo_build(w, sp, m->hi, ips, n))
             w->id = id;
         else
             w->seen_id = 0; /* not memoisable here: don't walk it again soon */
@@ -254,6 +267,8 @@ uint32_t gt_stack_capture(void)
 #ifdef GT_MEMO
     uintptr_t sp = gt_memo_sp();
     struct gt_memo *m = gt_depth <= GT_MEMO_DEPTH ? gt_memo_get() : NULL;
+    if (m && (sp < m->lo || sp >= m->hi))
+        m = NULL; /* not on the thread's own stack */
     if (m) {
         uint32_t id = gt_memo_lookup(m, sp);
         if (id)

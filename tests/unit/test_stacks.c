@@ -4,6 +4,8 @@
  * that reaches gt_stack_capture at the same stack pointer. */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <ucontext.h>
 #include "hot/gt_stacks.h"
 #include "unit.h"
 
@@ -79,6 +81,37 @@ static void memo_checks(void)
 #endif
 }
 
+/* Code on a stack of its own (a coroutine's): captured, never memoised,
+ * so nothing reads a stack that may be freed and mapped again smaller. */
+static ucontext_t co_main, co_ctx;
+static uint32_t co_ids[50];
+
+static void co_body(void)
+{
+    for (int k = 0; k < 50; k++)
+        co_ids[k] = mid();
+}
+
+static void coroutine_checks(void)
+{
+    size_t size = 256 * 1024;
+    void *stack = malloc(size);
+    CHECK(stack != NULL);
+    getcontext(&co_ctx);
+    co_ctx.uc_stack.ss_sp = stack;
+    co_ctx.uc_stack.ss_size = size;
+    co_ctx.uc_link = &co_main;
+    makecontext(&co_ctx, co_body, 0);
+    uint64_t hits0 = gt_stacks_memo_hits();
+    swapcontext(&co_main, &co_ctx);
+    CHECK(gt_stacks_memo_hits() == hits0);
+    int same = 1;
+    for (int k = 1; k < 50; k++)
+        same &= co_ids[k] == co_ids[0];
+    CHECK(co_ids[0] != 0 && same);
+    free(stack);
+}
+
 static uint32_t thread_ids[8];
 
 static void *thread_main(void *arg)
@@ -113,6 +146,7 @@ int main(void)
     /* innermost: site_a (gt_stack_capture's own frame is never kept) */
     CHECK(in_fn(ips[0], site_a));
     memo_checks();
+    coroutine_checks();
 
     pthread_t t[8];
     for (uintptr_t i = 0; i < 8; i++)
