@@ -203,3 +203,90 @@ def test_exec_in_standby():
         assert r.stdout.startswith("ready\n"), r.stdout
         assert_eq(os.listdir(ctl), [], "%s: no socket left behind" % mode)
         assert_eq([f for f in os.listdir(d) if f.endswith(".db")], [], mode)
+
+
+def _run_steps(d, slow, extra, steps=40):
+    env = base_env({"GPUTRACE_MODE": "standby", "GPUTRACE_CONTROL_DIR": os.path.join(d, "ctl"),
+                    "GPUTRACE_OUTPUT": os.path.join(d, "t-%p.db"), "LD_PRELOAD": SHIM,
+                    "NVTX_INJECTION64_PATH": SHIM})
+    env.update(extra)
+    log = os.path.join(d, "steps.log")
+    # steps of 20 ms and slow ones of 250 ms, against a rule of 8x: a loaded
+    # machine stretches a 20 ms sleep, but not to 160 ms
+    r = subprocess.run([prog("standby_steps"), str(steps), "20", slow, "250", log], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert_eq(r.returncode, 0, r.stderr)
+    assert_eq(r.stdout, "ready\n")
+    with open(log) as f:
+        rows = [tuple(int(x) for x in line.split()) for line in f]
+    dbs = sorted((os.path.join(d, f) for f in os.listdir(d) if f.endswith(".db")),
+                 key=lambda p: int(_meta(p)["window_start_ns"]))
+    return r, rows, dbs
+
+
+def _check_auto_window(db, rows, slow_step, factor):
+    """The window opened right after the slow step ended, says why, and
+    holds exactly the launches made inside it."""
+    m = _meta(db)
+    ws, we = int(m["window_start_ns"]), int(m["window_end_ns"])
+    end = rows[slow_step][2]
+    # after the slow step's end (how soon depends on the machine: opening
+    # a trace and starting CUPTI take milliseconds, more when loaded)
+    assert end <= ws, ("opens after the slow step's end", ws, end)
+    why = m["window_trigger"]
+    assert why.startswith("step-time>%gx: a step of " % factor), why
+    took = float(why.split("a step of ")[1].split(" ms")[0]) * 1e6
+    truth = rows[slow_step][2] - rows[slow_step][1]
+    # the watcher times the step from its push to its pop, inside the
+    # program's own timestamps around them
+    assert took <= truth and took >= 250e6, (took, truth)
+    starts = [r[0] for r in query(db, "SELECT start_ns FROM api_calls WHERE name = 'cudaLaunchKernel'")]
+    inside = {i for i, _, _, l0, l1 in rows if l0 >= ws and l1 <= we}
+    got = set()
+    for s in starts:
+        hit = [i for i, _, _, l0, l1 in rows if l0 <= s <= l1]
+        assert_eq(len(hit), 1, "the traced launch at %d is one of the program's" % s)
+        got.add(hit[0])
+    assert inside <= got and got <= {i for i, _, _, l0, l1 in rows if l1 >= ws and l0 <= we}, (inside, got)
+    assert len(inside) >= 5, inside
+    return m
+
+
+def test_automatic_window_on_a_slow_step():
+    d = tmpdir()
+    r, rows, dbs = _run_steps(d, "20", {"GPUTRACE_TRIGGER": "step-time>8x", "GPUTRACE_TRIGGER_DURATION": "300ms"})
+    assert_eq(r.stderr, "")
+    assert_eq(len(dbs), 1, ("one slow step, one window", [_meta(db)["window_trigger"] for db in dbs]))
+    _check_auto_window(dbs[0], rows, 20, 8)
+
+
+def test_automatic_windows_cooldown():
+    # two slow steps 650 ms apart: a cooldown of 500 ms lets both open a
+    # window, the default (10 minutes) only the first
+    d = tmpdir()
+    _, rows, dbs = _run_steps(d, "15,35", {"GPUTRACE_TRIGGER": "step-time>8x", "GPUTRACE_TRIGGER_DURATION": "300ms",
+                                           "GPUTRACE_TRIGGER_COOLDOWN": "500ms"}, steps=55)
+    assert_eq(len(dbs), 2, [_meta(db)["window_trigger"] for db in dbs])
+    _check_auto_window(dbs[0], rows, 15, 8)
+    _check_auto_window(dbs[1], rows, 35, 8)
+    d = tmpdir()
+    _, rows, dbs = _run_steps(d, "15,35", {"GPUTRACE_TRIGGER": "step-time>8x", "GPUTRACE_TRIGGER_DURATION": "300ms"},
+                              steps=55)
+    assert_eq(len(dbs), 1, [_meta(db)["window_trigger"] for db in dbs])
+    _check_auto_window(dbs[0], rows, 15, 8)
+
+
+def test_no_slow_step_no_window_and_bad_rules():
+    d = tmpdir()
+    r, _, dbs = _run_steps(d, "-", {"GPUTRACE_TRIGGER": "step-time>8x"})
+    assert_eq((r.stderr, [_meta(db)["window_trigger"] for db in dbs]), ("", []))
+    d = tmpdir()
+    r, _, dbs = _run_steps(d, "20", {"GPUTRACE_TRIGGER": "idle>50%"})
+    assert_eq(dbs, [])
+    lines = r.stderr.splitlines()
+    assert_eq(len(lines), 1, lines)
+    assert "GPUTRACE_TRIGGER='idle>50%' is not step-time>Kx" in lines[0], lines
+    d = tmpdir()
+    # a range named otherwise is not a step: GPUTRACE_STEP_RANGE names it
+    r, _, dbs = _run_steps(d, "20", {"GPUTRACE_TRIGGER": "step-time>8x", "GPUTRACE_STEP_RANGE": "forward"})
+    assert_eq((r.stderr, dbs), ("", []))

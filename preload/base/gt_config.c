@@ -1,5 +1,7 @@
 /* gt_config.c: settings parsing and output path expansion. */
+#include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,67 @@ static int gt_parse_long(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
+int gt_parse_duration_ns(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-')
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !(v > 0))
+        return -1;
+    static const struct {
+        const char *unit;
+        double ns;
+    } units[] = {{"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3}, {"ns", 1}, {"m", 60e9}, {"min", 60e9},
+                 {"h", 3600e9}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (strcmp(end, units[i].unit) == 0) {
+            double ns = v * units[i].ns;
+            if (ns < 1 || ns > 1e18)
+                return -1;
+            *out = (uint64_t)ns;
+            return 0;
+        }
+    return -1;
+}
+
+int gt_is_step_name(const char *name, const char *glob)
+{
+    if (!name)
+        return 0;
+    if (glob && *glob)
+        return fnmatch(glob, name, 0) == 0;
+    static const char *const words[] = {"step", "train_step", "training_step", "train", "iteration",
+                                        "profilerstep"};
+    size_t n = strlen(name);
+    /* a number at the end, and the separator before it */
+    while (n && isdigit((unsigned char)name[n - 1]))
+        n--;
+    while (n && (name[n - 1] == ' ' || name[n - 1] == '_' || name[n - 1] == '#' || name[n - 1] == '-' ||
+                 name[n - 1] == ':'))
+        n--;
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        if (strlen(words[i]) == n && strncasecmp(name, words[i], n) == 0)
+            return 1;
+    return 0;
+}
+
+/* "step-time>2x" (or "step-time>2"): the factor; -1 when not that. */
+static double gt_parse_trigger(const char *v)
+{
+    const char *p = "step-time>";
+    if (strncmp(v, p, strlen(p)) != 0)
+        return -1;
+    v += strlen(p);
+    char *end;
+    errno = 0;
+    double k = strtod(v, &end);
+    if (errno || end == v || (*end && strcmp(end, "x") != 0) || !(k >= 1.1) || k > 1000)
+        return -1;
+    return k;
+}
+
 int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t warnings_len)
 {
     int nwarn = 0;
@@ -43,6 +106,10 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
     c->gpu_timing = 1;
     c->python = 1;
     c->standby = 0;
+    c->trigger_step_factor = 0;
+    c->trigger_cooldown_ns = GT_DEFAULT_TRIGGER_COOLDOWN_NS;
+    c->trigger_duration_ns = GT_DEFAULT_TRIGGER_DURATION_NS;
+    c->step_range[0] = 0;
 
     const char *v = get("GPUTRACE_OUTPUT");
     if (v) {
@@ -100,6 +167,39 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
         else
             gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 'record' or 'standby'; using %s",
                            "GPUTRACE_MODE", v, "record");
+    }
+    v = get("GPUTRACE_TRIGGER");
+    if (v && *v) {
+        double k = gt_parse_trigger(v);
+        if (k < 0)
+            gt_add_warning(warnings, warnings_len, &nwarn,
+                           "%s='%s' is not step-time>Kx (K from 1.1 to 1000); %s", "GPUTRACE_TRIGGER", v,
+                           "no automatic windows");
+        else if (!c->standby)
+            gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' applies in standby (GPUTRACE_MODE=standby); %s",
+                           "GPUTRACE_TRIGGER", v, "ignored while recording everything");
+        else
+            c->trigger_step_factor = k;
+    }
+    v = get("GPUTRACE_TRIGGER_COOLDOWN");
+    if (v && gt_parse_duration_ns(v, &c->trigger_cooldown_ns) < 0) {
+        c->trigger_cooldown_ns = GT_DEFAULT_TRIGGER_COOLDOWN_NS;
+        gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not a duration such as 10m or 30s; using %s",
+                       "GPUTRACE_TRIGGER_COOLDOWN", v, "10m");
+    }
+    v = get("GPUTRACE_TRIGGER_DURATION");
+    if (v && gt_parse_duration_ns(v, &c->trigger_duration_ns) < 0) {
+        c->trigger_duration_ns = GT_DEFAULT_TRIGGER_DURATION_NS;
+        gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not a duration such as 10s or 500ms; using %s",
+                       "GPUTRACE_TRIGGER_DURATION", v, "10s");
+    }
+    v = get("GPUTRACE_STEP_RANGE");
+    if (v) {
+        if (strlen(v) >= sizeof(c->step_range))
+            gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is too long; using %s", "GPUTRACE_STEP_RANGE",
+                           "...", "the built-in rule");
+        else
+            snprintf(c->step_range, sizeof(c->step_range), "%s", v);
     }
     return nwarn;
 }

@@ -19,7 +19,26 @@ struct gt_config {
     int gpu_timing;            /* 1: CUPTI (GPUTRACE_GPU_TIMING=cupti), 0: off */
     int python;                /* 1: Python stacks where Python runs (GPUTRACE_PYTHON=1), 0: off */
     int standby;               /* GPUTRACE_MODE: 0 record (from the first call), 1 standby (windows on demand) */
+    /* Automatic windows in standby (GPUTRACE_TRIGGER=step-time>Kx): a step
+     * over K times the running median opens one; 0: none. */
+    double trigger_step_factor;
+    uint64_t trigger_cooldown_ns;  /* GPUTRACE_TRIGGER_COOLDOWN, default 10 minutes */
+    uint64_t trigger_duration_ns;  /* GPUTRACE_TRIGGER_DURATION, default 10 s */
+    char step_range[128];          /* GPUTRACE_STEP_RANGE: a glob; "": the built-in rule */
 };
+
+#define GT_DEFAULT_TRIGGER_COOLDOWN_NS (600ull * 1000000000ull)
+#define GT_DEFAULT_TRIGGER_DURATION_NS (10ull * 1000000000ull)
+
+/* "250ms", "10s", "5m", "1h", "500us", "100ns" (a bare number: seconds).
+ * 0, or -1 when it is not a duration above zero. */
+int gt_parse_duration_ns(const char *s, uint64_t *out);
+
+/* Whether an NVTX range name names a training step: `glob` (fnmatch) when
+ * set, else the built-in rule (docs/standby.md): case aside, `step`,
+ * `train_step`, `training_step`, `train`, `iteration` or `ProfilerStep`,
+ * optionally followed by a number (`step 12`, `step_12`, `ProfilerStep#12`). */
+int gt_is_step_name(const char *name, const char *glob);
 
 /* Reads settings through `get` (getenv in the shim). Each bad value falls
  * back to its default and adds a line to `warnings` (NUL-separated lines,

@@ -22,6 +22,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "base/gt_base.h"
+#include "hot/gt_steps.h"
 #include "base/gt_idtab.h"
 #include "hot/gt_call.h"
 #include "hot/gt_nvtx.h"
@@ -267,10 +268,22 @@ static uint32_t gt_nvtx_domain_id(nvtxDomainHandle_t d)
     return gt_nvtx_handle_id(d);
 }
 
+/* The ASCII name a range was given, for the step watcher. */
+static const char *gt_nvtx_ascii(const nvtxEventAttributes_t *a, const char *ms)
+{
+    if (ms)
+        return ms;
+    if (a && a->size >= sizeof(nvtxEventAttributes_t) && a->messageType == NVTX_MESSAGE_TYPE_ASCII)
+        return a->message.ascii;
+    return NULL;
+}
+
 /* Push and start: the event, made from attributes or a message. */
 static int gt_nvtx_push(uint32_t domain, const nvtxEventAttributes_t *a, const char *ms, const wchar_t *mw)
 {
     int se;
+    if (atomic_load_explicit(&gt_steps_on, memory_order_relaxed) && !gt_tls_busy)
+        gt_steps_push(gt_nvtx_ascii(a, ms));
     if (!gt_nvtx_enter(&se))
         return NVTX_NO_PUSH_POP_TRACKING;
     struct gt_event e;
@@ -289,6 +302,8 @@ static int gt_nvtx_push(uint32_t domain, const nvtxEventAttributes_t *a, const c
 static int gt_nvtx_pop(uint32_t domain)
 {
     int se;
+    if (atomic_load_explicit(&gt_steps_on, memory_order_relaxed) && !gt_tls_busy)
+        gt_steps_pop();
     if (!gt_nvtx_enter(&se))
         return NVTX_NO_PUSH_POP_TRACKING;
     struct gt_event e;
@@ -302,17 +317,35 @@ static int gt_nvtx_pop(uint32_t domain)
     return level;
 }
 
+static nvtxRangeId_t gt_nvtx_started(uint32_t domain, const nvtxEventAttributes_t *a, const char *ms,
+                                     const wchar_t *mw, uint64_t id, int se);
+
 static nvtxRangeId_t gt_nvtx_start(uint32_t domain, const nvtxEventAttributes_t *a, const char *ms,
                                    const wchar_t *mw)
 {
     int se;
+    if (atomic_load_explicit(&gt_steps_on, memory_order_relaxed) && !gt_tls_busy) {
+        /* Outside recording too: a step's id must come back at its end. */
+        uint64_t id = atomic_fetch_add_explicit(&gt_nvtx_next_range, 1, memory_order_relaxed) + 1;
+        gt_steps_start(id, gt_nvtx_ascii(a, ms));
+        if (!gt_nvtx_enter(&se))
+            return id;
+        return gt_nvtx_started(domain, a, ms, mw, id, se);
+    }
     if (!gt_nvtx_enter(&se))
         return 0;
-    struct gt_event e;
-    gt_nvtx_init_event(&e, GT_NVTX_START, domain);
     /* One count for the process: a thread id may come back after its
      * thread ended, so ids made from it could repeat. */
-    e.u.nvtx.id = atomic_fetch_add_explicit(&gt_nvtx_next_range, 1, memory_order_relaxed) + 1;
+    return gt_nvtx_started(domain, a, ms, mw,
+                           atomic_fetch_add_explicit(&gt_nvtx_next_range, 1, memory_order_relaxed) + 1, se);
+}
+
+static nvtxRangeId_t gt_nvtx_started(uint32_t domain, const nvtxEventAttributes_t *a, const char *ms,
+                                     const wchar_t *mw, uint64_t id, int se)
+{
+    struct gt_event e;
+    gt_nvtx_init_event(&e, GT_NVTX_START, domain);
+    e.u.nvtx.id = id;
     if (a)
         gt_nvtx_attr(&e, a);
     else
@@ -325,6 +358,8 @@ static nvtxRangeId_t gt_nvtx_start(uint32_t domain, const nvtxEventAttributes_t 
 static void gt_nvtx_end(uint32_t domain, nvtxRangeId_t id)
 {
     int se;
+    if (atomic_load_explicit(&gt_steps_on, memory_order_relaxed) && !gt_tls_busy)
+        gt_steps_end(id);
     if (!gt_nvtx_enter(&se))
         return;
     struct gt_event e;

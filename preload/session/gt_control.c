@@ -10,6 +10,10 @@
  *   open DURATION_NS AT_NS    -> [waiting] open N PATH ... done N PATH
  *                                | busy N | error WHY
  *
+ * An automatic window (GPUTRACE_TRIGGER) is asked for through an eventfd
+ * the same thread polls beside the socket: a program thread writes it, the
+ * control thread opens the window.
+ *
  * AT_NS is a wall-clock instant (CLOCK_REALTIME, 0: now), so windows
  * triggered on many hosts at once cover the same steps. The client that
  * opened a window is told when its trace is whole; others asking meanwhile
@@ -19,11 +23,13 @@
 #include <stdint.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -37,6 +43,13 @@
 static char gt_ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static int gt_ctl_fd = -1;
 static pid_t gt_ctl_owner; /* the process whose socket gt_ctl_path is */
+static _Atomic int gt_ctl_efd = -1; /* automatic windows asked for */
+static char gt_ctl_why[256];        /* why, from gt_control_fire */
+static pthread_mutex_t gt_ctl_why_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct gt_ctl_channel {
+    int fd, efd;
+};
 
 /* The directory: GPUTRACE_CONTROL_DIR, else $XDG_RUNTIME_DIR/gputrace,
  * else /tmp/gputrace-UID; made 0700 if missing, and refused unless it is a
@@ -185,7 +198,7 @@ static void gt_ctl_handle(int c)
             gt_ctl_sleep_until_wall(at);
         }
         char path[1024], err[512];
-        int n = gt_session_window_open(path, sizeof(path), err, sizeof(err));
+        int n = gt_session_window_open(NULL, path, sizeof(path), err, sizeof(err));
         if (n < 0) {
             gt_ctl_send(c, "error %s\n", err);
         } else {
@@ -200,23 +213,72 @@ static void gt_ctl_handle(int c)
     close(c);
 }
 
+/* An automatic window: open for GPUTRACE_TRIGGER_DURATION, answering
+ * others meanwhile as for a triggered one. */
+static void gt_ctl_auto_window(void)
+{
+    char why[sizeof(gt_ctl_why)], path[1024], err[512];
+    pthread_mutex_lock(&gt_ctl_why_lock);
+    memcpy(why, gt_ctl_why, sizeof(why));
+    pthread_mutex_unlock(&gt_ctl_why_lock);
+    int n = gt_session_window_open(why, path, sizeof(path), err, sizeof(err));
+    if (n < 0)
+        return; /* a window already open (triggered by hand) records it anyway */
+    gt_ctl_serve_busy(gt_now_ns() + gt_session_trigger_duration_ns(), n);
+    gt_session_window_close();
+}
+
 static void *gt_ctl_main(void *arg)
 {
-    int fd = (int)(intptr_t)arg; /* this channel's own: a restart makes another */
-    gt_tls_busy = 1;             /* the tracer's own thread: never recorded */
+    struct gt_ctl_channel ch = *(struct gt_ctl_channel *)arg; /* this channel's own: a restart makes another */
+    free(arg);
+    gt_tls_busy = 1; /* the tracer's own thread: never recorded */
     for (;;) {
-        int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+        struct pollfd p[2] = {{ch.fd, POLLIN, 0}, {ch.efd, POLLIN, 0}};
+        int r = poll(p, ch.efd >= 0 ? 2 : 1, -1);
+        if (r > 0 && ch.efd >= 0 && (p[1].revents & POLLIN)) {
+            uint64_t v;
+            if (read(ch.efd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+                gt_ctl_auto_window();
+            continue;
+        }
+        if (r > 0 && (p[0].revents & (POLLHUP | POLLERR | POLLNVAL)) && !(p[0].revents & POLLIN)) {
+            close(ch.fd); /* shut down by gt_control_restart: this channel is over */
+            if (ch.efd >= 0)
+                close(ch.efd);
+            return NULL;
+        }
+        if (r <= 0)
+            continue;
+        int c = accept4(ch.fd, NULL, NULL, SOCK_CLOEXEC);
         if (c >= 0) {
             gt_ctl_handle(c);
             continue;
         }
         if (errno == EBADF || errno == EINVAL || errno == ENOTSOCK) {
-            close(fd); /* shut down by gt_control_restart: this channel is over */
+            close(ch.fd); /* shut down by gt_control_restart: this channel is over */
+            if (ch.efd >= 0)
+                close(ch.efd);
             return NULL;
         }
-        if (errno != EINTR && errno != ECONNABORTED)
+        if (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN)
             usleep(100000); /* out of descriptors: try again later, never spin */
     }
+}
+
+void gt_control_fire(const char *why)
+{
+    int efd = atomic_load(&gt_ctl_efd);
+    if (efd < 0)
+        return;
+    /* Never waits on the control thread: a reason being read is kept. */
+    if (pthread_mutex_trylock(&gt_ctl_why_lock) == 0) {
+        snprintf(gt_ctl_why, sizeof(gt_ctl_why), "%s", why);
+        pthread_mutex_unlock(&gt_ctl_why_lock);
+    }
+    uint64_t one = 1;
+    ssize_t w = write(efd, &one, sizeof(one));
+    (void)w; /* a full counter still wakes the thread */
 }
 
 int gt_control_start(char *err, size_t err_len)
@@ -246,6 +308,15 @@ int gt_control_start(char *err, size_t err_len)
         return -1;
     }
     chmod(addr.sun_path, 0600);
+    struct gt_ctl_channel *ch = malloc(sizeof(*ch));
+    if (!ch) {
+        snprintf(err, err_len, "out of memory");
+        unlink(addr.sun_path);
+        close(fd);
+        return -1;
+    }
+    ch->fd = fd;
+    ch->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     gt_ctl_fd = fd;
     memcpy(gt_ctl_path, addr.sun_path, sizeof(gt_ctl_path));
     gt_ctl_owner = getpid();
@@ -256,21 +327,27 @@ int gt_control_start(char *err, size_t err_len)
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_t t;
-    int rc = pthread_create(&t, &attr, gt_ctl_main, (void *)(intptr_t)fd);
+    int efd = ch->efd;
+    int rc = pthread_create(&t, &attr, gt_ctl_main, ch);
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
         snprintf(err, err_len, "cannot start the control thread: %s", strerror(rc));
         gt_control_stop();
         close(fd);
+        if (efd >= 0)
+            close(efd);
+        free(ch);
         gt_ctl_fd = -1;
         return -1;
     }
+    atomic_store(&gt_ctl_efd, efd);
     return 0;
 }
 
 int gt_control_restart(char *err, size_t err_len)
 {
+    atomic_store(&gt_ctl_efd, -1); /* closed by the old channel's thread */
     if (gt_ctl_fd >= 0)
         shutdown(gt_ctl_fd, SHUT_RDWR); /* its thread's accept() fails: it closes the socket and ends */
     gt_ctl_fd = -1;
@@ -286,6 +363,11 @@ void gt_control_stop(void)
 
 void gt_control_after_fork_child(void)
 {
+    int efd = atomic_exchange(&gt_ctl_efd, -1);
+    if (efd >= 0)
+        close(efd);
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    gt_ctl_why_lock = fresh;
     if (gt_ctl_fd >= 0)
         close(gt_ctl_fd);
     gt_ctl_fd = -1;

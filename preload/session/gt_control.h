@@ -20,5 +20,9 @@ void gt_control_stop(void);
 int gt_control_restart(char *err, size_t err_len);
 /* In a fork child: the socket and the thread are the parent's. */
 void gt_control_after_fork_child(void);
+/* From a program thread (the step watcher, hot/gt_steps.h): asks the
+ * control thread for an automatic window, `why` its reason (copied). One
+ * eventfd write; never blocks. */
+void gt_control_fire(const char *why);
 
 #endif

@@ -21,6 +21,7 @@
 #include "session/gt_control.h"
 #include "session/gt_signals.h"
 #include "hot/gt_stacks.h"
+#include "hot/gt_steps.h"
 #include "session/gt_session.h"
 #include "writer/gt_writer.h"
 
@@ -92,8 +93,8 @@ static long gt_session_window; /* windows opened so far */
 
 /* Opens the trace at `pattern` (expanded) and starts recording. Returns
  * 0, or -1 with the state left as it was and the reason in err. */
-static int gt_session_open_trace(const char *pattern, long window, char *path, size_t path_len, char *err,
-                                 size_t err_len)
+static int gt_session_open_trace(const char *pattern, long window, const char *why, char *path, size_t path_len,
+                                 char *err, size_t err_len)
 {
     const struct gt_config *cfg = &gt_session_cfg;
     struct gt_path_vars vars = {(long)getpid(), program_invocation_short_name, gt_session_host,
@@ -106,17 +107,19 @@ static int gt_session_open_trace(const char *pattern, long window, char *path, s
     if (gt_writer_open(path, cfg, err, err_len) < 0)
         return -1;
     uint64_t since = gt_now_ns();
-    if (cfg->standby)
+    if (cfg->standby) {
         gt_writer_set_window(window, since);
+        gt_writer_set_meta("window_trigger", why ? why : "gputrace trigger");
+    }
     gt_list_trace(path);
-    char why[512];
-    if (gt_cupti_start(cfg->gpu_timing ? "cupti" : "off", why, sizeof(why))) {
+    char nocupti[512];
+    if (gt_cupti_start(cfg->gpu_timing ? "cupti" : "off", nocupti, sizeof(nocupti))) {
         gt_writer_set_gpu_timing("cupti", gt_cupti_library());
     } else {
-        gt_writer_set_gpu_timing("none", why);
+        gt_writer_set_gpu_timing("none", nocupti);
         /* Asked for and missing is worth a line; turned off is not. */
         if (cfg->gpu_timing)
-            gt_warn("GPU times not recorded: %s; tracing host side only", why);
+            gt_warn("GPU times not recorded: %s; tracing host side only", nocupti);
     }
     if (gt_writer_start() < 0) {
         gt_cupti_pause();
@@ -158,16 +161,24 @@ static void gt_session_start_locked(void)
             atomic_store(&gt_state, GT_STATE_DISABLED);
             return;
         }
+        if (cfg->trigger_step_factor > 0)
+            gt_steps_configure(cfg->trigger_step_factor, cfg->trigger_cooldown_ns, cfg->step_range,
+                               gt_control_fire);
         atomic_store(&gt_state, GT_STATE_STANDBY);
         return;
     }
-    if (gt_session_open_trace(cfg->output, 1, path, sizeof(path), err, sizeof(err)) < 0) {
+    if (gt_session_open_trace(cfg->output, 1, NULL, path, sizeof(path), err, sizeof(err)) < 0) {
         gt_warn("%s; not tracing this process", err);
         atomic_store(&gt_state, GT_STATE_DISABLED);
     }
 }
 
-int gt_session_window_open(char *path, size_t path_len, char *err, size_t err_len)
+uint64_t gt_session_trigger_duration_ns(void)
+{
+    return gt_session_cfg.trigger_duration_ns;
+}
+
+int gt_session_window_open(const char *why, char *path, size_t path_len, char *err, size_t err_len)
 {
     pthread_mutex_lock(&gt_session_lock);
     int rc = -1;
@@ -178,7 +189,7 @@ int gt_session_window_open(char *path, size_t path_len, char *err, size_t err_le
         char pattern[1100];
         if (gt_output_per_window(gt_session_cfg.output, pattern, sizeof(pattern)) < 0)
             snprintf(pattern, sizeof(pattern), "%s", GT_DEFAULT_OUTPUT "-w%w");
-        rc = gt_session_open_trace(pattern, gt_session_window + 1, path, path_len, err, err_len);
+        rc = gt_session_open_trace(pattern, gt_session_window + 1, why, path, path_len, err, err_len);
         if (rc == 0)
             rc = (int)++gt_session_window;
     }
@@ -310,6 +321,7 @@ void gt_session_after_fork_child(void)
      * standby child its own channel, at its first CUDA call (the parent's
      * control thread did not come across the fork). */
     gt_control_after_fork_child();
+    gt_steps_off(); /* configured again with the child's own channel */
     int st = atomic_load(&gt_state);
     if (st == GT_STATE_ACTIVE || st == GT_STATE_STANDBY)
         atomic_store(&gt_state, GT_STATE_IDLE);

@@ -20,9 +20,12 @@ void gt_exec_returned(int finished);
 void gt_session_after_fork_child(void);
 
 /* Standby (GPUTRACE_MODE=standby), from the control thread: opens the next
- * window's trace and records into it. Returns the window's number (1, 2,
- * ...) with its file in `path`, or -1 with the reason in err. */
-int gt_session_window_open(char *path, size_t path_len, char *err, size_t err_len);
+ * window's trace and records into it; `why` goes to meta.window_trigger.
+ * Returns the window's number (1, 2, ...) with its file in `path`, or -1
+ * with the reason in err. */
+int gt_session_window_open(const char *why, char *path, size_t path_len, char *err, size_t err_len);
+/* How long an automatic window stays open (GPUTRACE_TRIGGER_DURATION). */
+uint64_t gt_session_trigger_duration_ns(void);
 /* Ends the open window: its trace is finished and closed, CUPTI stops
  * instrumenting and its buffers are freed; calls pass through again. */
 void gt_session_window_close(void);

@@ -815,6 +815,13 @@ void gt_writer_set_gpu_timing(const char *mode, const char *detail)
     gt_meta(w, "gpu_timing_detail", detail);
 }
 
+void gt_writer_set_meta(const char *key, const char *value)
+{
+    struct gt_writer *w = gt_w;
+    if (w)
+        gt_meta(w, key, value);
+}
+
 int gt_writer_start(void)
 {
     struct gt_writer *w = gt_w;

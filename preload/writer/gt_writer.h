@@ -12,6 +12,9 @@ int gt_writer_open(const char *path, const struct gt_config *cfg, char *err, siz
 /* Records whether GPU times are captured: mode 'cupti' (detail: the library)
  * or 'none' (detail: why not). Before gt_writer_start. */
 void gt_writer_set_gpu_timing(const char *mode, const char *detail);
+/* One more fact in the trace's meta (a window's trigger). Before
+ * gt_writer_start. */
+void gt_writer_set_meta(const char *key, const char *value);
 /* A standby window's trace: its number, and when it opened (calls that
  * started earlier are left out). Before gt_writer_start. */
 void gt_writer_set_window(long window, uint64_t since_ns);

@@ -128,5 +128,38 @@ int main(void)
     CHECK_STR(gt_rank_from_env(fake_getenv), "5");
     set_env("RANK", "2");
     CHECK_STR(gt_rank_from_env(fake_getenv), "2");
+    /* steps and the trigger's settings */
+    CHECK(gt_is_step_name("step", "") && gt_is_step_name("Step 12", "") && gt_is_step_name("train_step_3", ""));
+    CHECK(gt_is_step_name("ProfilerStep#812", "") && gt_is_step_name("iteration:4", ""));
+    CHECK(!gt_is_step_name("forward", "") && !gt_is_step_name("stepper", "") && !gt_is_step_name("12", ""));
+    CHECK(!gt_is_step_name(NULL, "") && gt_is_step_name("iter 5", "iter *") && !gt_is_step_name("step", "iter *"));
+    uint64_t ns = 0;
+    CHECK(gt_parse_duration_ns("250ms", &ns) == 0 && ns == 250000000ull);
+    CHECK(gt_parse_duration_ns("10m", &ns) == 0 && ns == 600000000000ull);
+    CHECK(gt_parse_duration_ns("2", &ns) == 0 && ns == 2000000000ull);
+    CHECK(gt_parse_duration_ns("-1s", &ns) < 0 && gt_parse_duration_ns("5 parsecs", &ns) < 0);
+    CHECK(gt_parse_duration_ns("0", &ns) < 0 && gt_parse_duration_ns("", &ns) < 0);
+    {
+        struct gt_config c;
+        char w[1024];
+        env_n = 0;
+        set_env("GPUTRACE_MODE", "standby");
+        set_env("GPUTRACE_TRIGGER", "step-time>2.5x");
+        set_env("GPUTRACE_TRIGGER_COOLDOWN", "1h");
+        CHECK(gt_config_load(&c, fake_getenv, w, sizeof(w)) == 0);
+        CHECK(c.trigger_step_factor == 2.5 && c.trigger_cooldown_ns == 3600000000000ull);
+        CHECK(c.trigger_duration_ns == GT_DEFAULT_TRIGGER_DURATION_NS);
+        env_n = 0;
+        set_env("GPUTRACE_TRIGGER", "step-time>2x"); /* record mode: ignored, said once */
+        set_env("GPUTRACE_TRIGGER_DURATION", "soon");
+        int n = gt_config_load(&c, fake_getenv, w, sizeof(w));
+        CHECK(n == 2 && c.trigger_step_factor == 0 && c.trigger_duration_ns == GT_DEFAULT_TRIGGER_DURATION_NS);
+        CHECK(count_lines(w, n, "applies in standby") == 1 && count_lines(w, n, "GPUTRACE_TRIGGER_DURATION") == 1);
+        env_n = 0;
+        set_env("GPUTRACE_MODE", "standby");
+        set_env("GPUTRACE_TRIGGER", "step-time>1x");
+        n = gt_config_load(&c, fake_getenv, w, sizeof(w));
+        CHECK(n == 1 && c.trigger_step_factor == 0);
+    }
     return unit_report("test_config");
 }
