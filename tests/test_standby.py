@@ -290,3 +290,38 @@ def test_no_slow_step_no_window_and_bad_rules():
     # a range named otherwise is not a step: GPUTRACE_STEP_RANGE names it
     r, _, dbs = _run_steps(d, "20", {"GPUTRACE_TRIGGER": "step-time>8x", "GPUTRACE_STEP_RANGE": "forward"})
     assert_eq((r.stderr, dbs), ("", []))
+
+
+def test_window_by_steps():
+    """`trigger --steps 5`: the window starts with the next step and ends
+    with the fifth step from there: exactly those steps' launches."""
+    d = tmpdir()
+    env = base_env({"GPUTRACE_MODE": "standby", "GPUTRACE_CONTROL_DIR": os.path.join(d, "ctl"),
+                    "GPUTRACE_OUTPUT": os.path.join(d, "t-%p.db"), "LD_PRELOAD": SHIM,
+                    "NVTX_INJECTION64_PATH": SHIM})
+    log = os.path.join(d, "steps.log")
+    p = subprocess.Popen([prog("standby_steps"), "60", "20", "-", "0", log], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    assert_eq(p.stdout.readline(), "ready\n")
+    time.sleep(0.2)
+    r = _trigger(d, "--steps", "5", str(p.pid))
+    out, err = p.communicate(timeout=60)
+    assert_eq((p.returncode, err), (0, ""))
+    assert_eq(r.returncode, 0, r.stdout + r.stderr)
+    assert "%d: 5 whole steps recorded" % p.pid in r.stdout, r.stdout
+    with open(log) as f:
+        rows = [tuple(int(x) for x in line.split()) for line in f]
+    dbs = [os.path.join(d, f) for f in os.listdir(d) if f.endswith(".db")]
+    assert_eq(len(dbs), 1)
+    m = _meta(dbs[0])
+    ws, we = int(m["window_start_ns"]), int(m["window_end_ns"])
+    first = [i for i, t0, t1, l0, l1 in rows if t0 <= ws <= l0]
+    assert_eq(len(first), 1, ("the window starts inside a step's push", ws))
+    i = first[0]
+    # it ends at the pop of the fifth step: after its launch, before the
+    # program's own timestamp after the pop
+    assert rows[i + 4][4] <= we <= rows[i + 4][2], (we, rows[i + 4])
+    starts = [s for (s,) in query(dbs[0], "SELECT start_ns FROM api_calls WHERE name = 'cudaLaunchKernel'")]
+    got = sorted(j for s in starts for j, _, _, l0, l1 in rows if l0 <= s <= l1)
+    assert_eq(got, list(range(i, i + 5)), "the five steps' launches, no other")
+    assert_eq(m["window_trigger"], "gputrace trigger --steps 5")

@@ -24,7 +24,8 @@
 void gt_cmd_trigger_usage(FILE *out)
 {
     fprintf(out,
-            "usage: gputrace trigger [--duration D] [--at TIME] [--no-wait] [-q] PID...\n"
+            "usage: gputrace trigger [--duration D | --steps N [--duration MAX]] [--at TIME]\n"
+            "                        [--no-wait] [-q] PID...\n"
             "       gputrace trigger [options] --all\n"
             "       gputrace trigger --list\n\n"
             "Opens a recording window in running processes started with\n"
@@ -35,6 +36,10 @@ void gt_cmd_trigger_usage(FILE *out)
             "goes through a socket in a directory private to the user.\n\n"
             "  --duration D  how long the window stays open (default 10s; D as 500ms,\n"
             "                10s)\n"
+            "  --steps N     record the next N whole training steps (NVTX ranges named\n"
+            "                like step; GPUTRACE_STEP_RANGE in the process says which):\n"
+            "                from the next step's start to the Nth step's end; with\n"
+            "                --duration, at most that long (default 10m)\n"
             "  --at TIME     open the window at this wall-clock instant rather than\n"
             "                now: seconds since the epoch (1764050400.5), or +D from\n"
             "                now; the same TIME on every host opens windows at once\n"
@@ -123,6 +128,9 @@ static void gt_trigger_answer(struct gt_trig *t, const char *line, int quiet, in
         t->state = 2;
         if (!quiet)
             printf("%ld: window %d closed; trace %s\n", t->pid, n, path);
+    } else if (sscanf(line, "steps %d", &n) == 1) {
+        if (!quiet)
+            printf("%ld: %d whole step%s recorded\n", t->pid, n, n == 1 ? "" : "s");
     } else if (sscanf(line, "busy %d", &n) == 1) {
         t->state = -1;
         *failed = 1;
@@ -210,7 +218,8 @@ static int gt_trigger_list(const char *dir)
 
 int gt_cmd_trigger(int argc, char **argv)
 {
-    uint64_t dur = 10000000000ull, at = 0;
+    uint64_t dur = 10000000000ull, at = 0, steps = 0;
+    int dur_given = 0;
     int nowait = 0, all = 0, list = 0, quiet = 0, npids = 0;
     static long pids[GT_TRIGGER_MAX];
     for (int i = 1; i < argc; i++) {
@@ -222,6 +231,13 @@ int gt_cmd_trigger(int argc, char **argv)
             if (gt_parse_duration(argv[++i], &dur) < 0 || dur == 0)
                 return gt_usage_error("trigger", "--duration '%s' is not a duration above 0 (500ms, 10s)",
                                       argv[i]);
+            dur_given = 1;
+        } else if (strcmp(a, "--steps") == 0 && i + 1 < argc) {
+            char *end;
+            long long v = strtoll(argv[++i], &end, 10);
+            if (*end || end == argv[i] || v <= 0 || v > 1000000000)
+                return gt_usage_error("trigger", "--steps '%s' is not a number of steps above 0", argv[i]);
+            steps = (uint64_t)v;
         } else if (strcmp(a, "--at") == 0 && i + 1 < argc) {
             if (gt_trigger_parse_at(argv[++i], &at) < 0)
                 return gt_usage_error("trigger", "--at '%s' is not seconds since the epoch or +DURATION",
@@ -260,8 +276,12 @@ int gt_cmd_trigger(int argc, char **argv)
     }
     static struct gt_trig t[GT_TRIGGER_MAX];
     int failed = 0, live = 0;
-    char req[96];
-    snprintf(req, sizeof(req), "open %" PRIu64 " %" PRIu64 "\n", dur, at);
+    char req[128];
+    if (steps)
+        snprintf(req, sizeof(req), "steps %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", steps,
+                 dur_given ? dur : (uint64_t)600000000000ull, at);
+    else
+        snprintf(req, sizeof(req), "open %" PRIu64 " %" PRIu64 "\n", dur, at);
     for (int i = 0; i < npids; i++) {
         t[i].pid = pids[i];
         t[i].used = 0;

@@ -27,6 +27,14 @@ void gt_steps_pop(void);
 void gt_steps_start(uint64_t id, const char *name);
 void gt_steps_end(uint64_t id);
 
+/* A window by steps (`gputrace trigger --steps N`): `bound(0, t)` at the
+ * start of the next step, `bound(1, t)` at the end of the Nth step from
+ * there, on the program's thread (it must not block). Handed down by the
+ * session. gt_steps_disarm ends the wait early; it returns the steps
+ * recorded whole. */
+void gt_steps_arm(uint64_t nsteps, void (*bound)(int end, uint64_t t_ns));
+uint64_t gt_steps_disarm(void);
+
 /* Steps seen (tests and meta). */
 uint64_t gt_steps_seen(void);
 

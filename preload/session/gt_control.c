@@ -9,6 +9,9 @@
  *   ping                      -> standby PID | window N
  *   open DURATION_NS AT_NS    -> [waiting] open N PATH ... done N PATH
  *                                | busy N | error WHY
+ *   steps K MAX_NS AT_NS      -> as open, the window recording from the next
+ *                                step's start to the Kth step's end (at most
+ *                                MAX_NS), "steps DONE" before "done"
  *
  * An automatic window (GPUTRACE_TRIGGER) is asked for through an eventfd
  * the same thread polls beside the socket: a program thread writes it, the
@@ -46,6 +49,8 @@ static pid_t gt_ctl_owner; /* the process whose socket gt_ctl_path is */
 static _Atomic int gt_ctl_efd = -1; /* automatic windows asked for */
 static char gt_ctl_why[256];        /* why, from gt_control_fire */
 static pthread_mutex_t gt_ctl_why_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int gt_ctl_steps_over; /* a window by steps has its steps */
+static _Atomic int gt_ctl_fire_pending; /* an automatic window asked for */
 
 struct gt_ctl_channel {
     int fd, efd;
@@ -149,12 +154,23 @@ static void gt_ctl_serve_busy(uint64_t deadline, int n)
 {
     for (;;) {
         uint64_t now = gt_now_ns();
-        if (now >= deadline)
+        if (now >= deadline || atomic_load(&gt_ctl_steps_over))
             return;
         uint64_t ms = (deadline - now + 999999) / 1000000;
-        struct pollfd p = {gt_ctl_fd, POLLIN, 0};
-        int r = poll(&p, 1, ms > 60000 ? 60000 : (int)ms);
+        int efd = atomic_load(&gt_ctl_efd);
+        struct pollfd p[2] = {{gt_ctl_fd, POLLIN, 0}, {efd, POLLIN, 0}};
+        int r = poll(p, efd >= 0 ? 2 : 1, ms > 60000 ? 60000 : (int)ms);
         if (r <= 0)
+            continue;
+        if (efd >= 0 && (p[1].revents & POLLIN)) {
+            /* steps over, or an automatic window asked for while this
+             * one records anyway */
+            uint64_t v;
+            ssize_t got = read(efd, &v, sizeof(v));
+            (void)got;
+            atomic_store(&gt_ctl_fire_pending, 0);
+        }
+        if (!(p[0].revents & POLLIN))
             continue;
         int c = accept4(gt_ctl_fd, NULL, NULL, SOCK_CLOEXEC);
         if (c < 0)
@@ -189,7 +205,7 @@ static void gt_ctl_handle(int c)
     char line[128];
     if (gt_ctl_take(c, line, sizeof(line)) < 0)
         return;
-    unsigned long long dur = 0, at = 0;
+    unsigned long long dur = 0, at = 0, steps = 0;
     if (strcmp(line, "ping") == 0) {
         gt_ctl_send(c, "standby %ld\n", (long)getpid());
     } else if (sscanf(line, "open %llu %llu", &dur, &at) == 2 && dur > 0) {
@@ -205,6 +221,25 @@ static void gt_ctl_handle(int c)
             gt_ctl_send(c, "open %d %s\n", n, path);
             gt_ctl_serve_busy(gt_now_ns() + dur, n);
             gt_session_window_close();
+            gt_ctl_send(c, "done %d %s\n", n, path);
+        }
+    } else if (sscanf(line, "steps %llu %llu %llu", &steps, &dur, &at) == 3 && steps > 0 && dur > 0) {
+        if (at > gt_ctl_wall_ns()) {
+            gt_ctl_send(c, "waiting\n");
+            gt_ctl_sleep_until_wall(at);
+        }
+        char path[1024], err[512];
+        atomic_store(&gt_ctl_steps_over, 0);
+        int n = gt_session_window_open_steps(steps, path, sizeof(path), err, sizeof(err));
+        if (n < 0) {
+            gt_ctl_send(c, "error %s\n", err);
+        } else {
+            gt_ctl_send(c, "open %d %s\n", n, path);
+            gt_ctl_serve_busy(gt_now_ns() + dur, n);
+            unsigned long long done = gt_session_window_steps_end();
+            atomic_store(&gt_ctl_steps_over, 0);
+            gt_session_window_close();
+            gt_ctl_send(c, "steps %llu\n", done);
             gt_ctl_send(c, "done %d %s\n", n, path);
         }
     } else {
@@ -238,7 +273,7 @@ static void *gt_ctl_main(void *arg)
         int r = poll(p, ch.efd >= 0 ? 2 : 1, -1);
         if (r > 0 && ch.efd >= 0 && (p[1].revents & POLLIN)) {
             uint64_t v;
-            if (read(ch.efd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+            if (read(ch.efd, &v, sizeof(v)) == (ssize_t)sizeof(v) && atomic_exchange(&gt_ctl_fire_pending, 0))
                 gt_ctl_auto_window();
             continue;
         }
@@ -266,6 +301,17 @@ static void *gt_ctl_main(void *arg)
     }
 }
 
+void gt_control_steps_done(void)
+{
+    atomic_store(&gt_ctl_steps_over, 1);
+    int efd = atomic_load(&gt_ctl_efd);
+    uint64_t one = 1;
+    if (efd >= 0) {
+        ssize_t w = write(efd, &one, sizeof(one));
+        (void)w;
+    }
+}
+
 void gt_control_fire(const char *why)
 {
     int efd = atomic_load(&gt_ctl_efd);
@@ -276,6 +322,7 @@ void gt_control_fire(const char *why)
         snprintf(gt_ctl_why, sizeof(gt_ctl_why), "%s", why);
         pthread_mutex_unlock(&gt_ctl_why_lock);
     }
+    atomic_store(&gt_ctl_fire_pending, 1);
     uint64_t one = 1;
     ssize_t w = write(efd, &one, sizeof(one));
     (void)w; /* a full counter still wakes the thread */

@@ -24,5 +24,7 @@ void gt_control_after_fork_child(void);
  * control thread for an automatic window, `why` its reason (copied). One
  * eventfd write; never blocks. */
 void gt_control_fire(const char *why);
+/* From a program thread: a window by steps has recorded its steps. */
+void gt_control_steps_done(void);
 
 #endif

@@ -90,6 +90,7 @@ static void gt_list_trace(const char *path)
 static struct gt_config gt_session_cfg;
 static char gt_session_host[256];
 static long gt_session_window; /* windows opened so far */
+static int gt_session_hold;    /* the window waits for a step to start (trigger --steps) */
 
 /* Opens the trace at `pattern` (expanded) and starts recording. Returns
  * 0, or -1 with the state left as it was and the reason in err. */
@@ -108,7 +109,8 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
         return -1;
     uint64_t since = gt_now_ns();
     if (cfg->standby) {
-        gt_writer_set_window(window, since);
+        /* A window by steps records nothing until its first step starts. */
+        gt_writer_set_window(window, gt_session_hold ? UINT64_MAX : since);
         gt_writer_set_meta("window_trigger", why ? why : "gputrace trigger");
     }
     gt_list_trace(path);
@@ -130,7 +132,7 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
     gt_session_pid = getpid();
     atomic_store(&gt_state, GT_STATE_ACTIVE);
     /* After the switch: a call that starts from here on is recorded. */
-    if (cfg->standby)
+    if (cfg->standby && !gt_session_hold)
         gt_writer_window_bounds(gt_now_ns(), 0);
     gt_signals_install();
     return 0;
@@ -161,9 +163,9 @@ static void gt_session_start_locked(void)
             atomic_store(&gt_state, GT_STATE_DISABLED);
             return;
         }
-        if (cfg->trigger_step_factor > 0)
-            gt_steps_configure(cfg->trigger_step_factor, cfg->trigger_cooldown_ns, cfg->step_range,
-                               gt_control_fire);
+        /* The step rule serves `trigger --steps` too, with or without a
+         * GPUTRACE_TRIGGER rule. */
+        gt_steps_configure(cfg->trigger_step_factor, cfg->trigger_cooldown_ns, cfg->step_range, gt_control_fire);
         atomic_store(&gt_state, GT_STATE_STANDBY);
         return;
     }
@@ -176,6 +178,43 @@ static void gt_session_start_locked(void)
 uint64_t gt_session_trigger_duration_ns(void)
 {
     return gt_session_cfg.trigger_duration_ns;
+}
+
+/* A window by steps: its first step's start and its last step's end, on
+ * the program's thread (gt_steps.h). */
+static void gt_session_step_bound(int end, uint64_t t)
+{
+    if (!end) {
+        gt_writer_window_bounds(t, 0);
+        return;
+    }
+    gt_writer_window_bounds(0, t);
+    gt_control_steps_done();
+}
+
+int gt_session_window_open_steps(uint64_t nsteps, char *path, size_t path_len, char *err, size_t err_len)
+{
+    pthread_mutex_lock(&gt_session_lock);
+    gt_session_hold = 1;
+    pthread_mutex_unlock(&gt_session_lock);
+    char why[64];
+    snprintf(why, sizeof(why), "gputrace trigger --steps %llu", (unsigned long long)nsteps);
+    int n = gt_session_window_open(why, path, path_len, err, err_len);
+    pthread_mutex_lock(&gt_session_lock);
+    gt_session_hold = 0;
+    if (n > 0)
+        gt_steps_arm(nsteps, gt_session_step_bound);
+    pthread_mutex_unlock(&gt_session_lock);
+    return n;
+}
+
+uint64_t gt_session_window_steps_end(void)
+{
+    uint64_t done = gt_steps_disarm();
+    /* No step started: an empty window, bounded at its close. */
+    if (!done)
+        gt_writer_window_bounds(gt_now_ns(), 0);
+    return done;
 }
 
 int gt_session_window_open(const char *why, char *path, size_t path_len, char *err, size_t err_len)

@@ -24,6 +24,14 @@ void gt_session_after_fork_child(void);
  * Returns the window's number (1, 2, ...) with its file in `path`, or -1
  * with the reason in err. */
 int gt_session_window_open(const char *why, char *path, size_t path_len, char *err, size_t err_len);
+/* A window by steps (`gputrace trigger --steps N`): open now, recording
+ * from the start of the next step to the end of the Nth; the control
+ * channel is told when they are over (gt_control_steps_done). Returns as
+ * gt_session_window_open. */
+int gt_session_window_open_steps(uint64_t nsteps, char *path, size_t path_len, char *err, size_t err_len);
+/* Before closing a window by steps: stops counting; the steps recorded
+ * whole. */
+uint64_t gt_session_window_steps_end(void);
 /* How long an automatic window stays open (GPUTRACE_TRIGGER_DURATION). */
 uint64_t gt_session_trigger_duration_ns(void);
 /* Ends the open window: its trace is finished and closed, CUPTI stops

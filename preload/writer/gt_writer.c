@@ -802,8 +802,9 @@ void gt_writer_window_bounds(uint64_t since_ns, uint64_t until_ns)
         return;
     if (since_ns)
         atomic_store(&w->since_ns, since_ns);
+    uint64_t none = 0; /* the first end given stands (a window by steps ends at its last step) */
     if (until_ns)
-        atomic_store(&w->until_ns, until_ns);
+        atomic_compare_exchange_strong(&w->until_ns, &none, until_ns);
 }
 
 void gt_writer_set_gpu_timing(const char *mode, const char *detail)

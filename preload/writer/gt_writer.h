@@ -18,8 +18,9 @@ void gt_writer_set_meta(const char *key, const char *value);
 /* A standby window's trace: its number, and when it opened (calls that
  * started earlier are left out). Before gt_writer_start. */
 void gt_writer_set_window(long window, uint64_t since_ns);
-/* The window's exact bounds, from the session (0: unchanged): from when
- * calls were first recorded, to when they stopped being. In meta at the
+/* The window's exact bounds, from the session (0: unchanged; the first
+ * end given stands): from when calls were first recorded, to when they
+ * stopped being. In meta at the
  * finish; calls that started outside them are left out. */
 void gt_writer_window_bounds(uint64_t since_ns, uint64_t until_ns);
 /* Before a window's end: gives the GPU records of the window's last calls
