@@ -5,12 +5,17 @@
  * main thread spent in its timed launches on stdout. With THREADS
  * above 1, that many threads each make N launches at once, each on its
  * own stream, and OUT holds all their durations.
+ * With LAUNCH_LOOP_GATE=DIR (one thread): prints "ready" after its first
+ * CUDA call and waits for DIR/1 to exist, makes its warm-up launches,
+ * prints "warm" and waits for DIR/2: bench/run.py opens a standby window
+ * around the warm-up, to time the launches after it closes.
  * argv: N DEPTH OUT [THREADS] */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <cuda_runtime_api.h>
 #include "fakecuda.h"
 
@@ -65,6 +70,16 @@ static unsigned long thread_cpu_ns(void)
     return (unsigned long)ts.tv_sec * 1000000000ul + (unsigned long)ts.tv_nsec;
 }
 
+static void gate_wait(const char *dir, const char *say, const char *file)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    printf("%s\n", say);
+    fflush(stdout);
+    while (access(path, F_OK) != 0)
+        usleep(1000);
+}
+
 static long peak_rss_kb(void)
 {
     FILE *f = fopen("/proc/self/status", "r");
@@ -90,9 +105,16 @@ int main(int argc, char **argv)
     if (!times)
         return 1;
     unsigned long cpu = 0;
+    const char *gate = getenv("LAUNCH_LOOP_GATE");
     if (threads == 1) {
         unsigned warm[2000];
+        if (gate) {
+            cudaFree(NULL);
+            gate_wait(gate, "ready", "1");
+        }
         nest(depth, 2000 < n ? 2000 : n, warm, NULL); /* warm up: first-seen stacks and names */
+        if (gate)
+            gate_wait(gate, "warm", "2");
         cpu = thread_cpu_ns();
         nest(depth, n, times, NULL);
         cpu = thread_cpu_ns() - cpu;
