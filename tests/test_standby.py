@@ -325,3 +325,46 @@ def test_window_by_steps():
     got = sorted(j for s in starts for j, _, _, l0, l1 in rows if l0 <= s <= l1)
     assert_eq(got, list(range(i, i + 5)), "the five steps' launches, no other")
     assert_eq(m["window_trigger"], "gputrace trigger --steps 5")
+
+
+def test_python_job_in_standby():
+    """A long-running Python job: a window holds exactly the copies made
+    inside it, each with its Python line; the job's sleeps and exit
+    status are its own."""
+    import sys
+    d = tmpdir()
+    env = base_env({"GPUTRACE_MODE": "standby", "GPUTRACE_CONTROL_DIR": os.path.join(d, "ctl"),
+                    "GPUTRACE_OUTPUT": os.path.join(d, "t-%p.db"), "LD_PRELOAD": SHIM,
+                    "PYTHONDONTWRITEBYTECODE": "1"})
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs", "py", "standby_train.py")
+    log = os.path.join(d, "log")
+    rt = os.path.join(BUILD, "fakecuda", "libcudart.so.13")
+    p = subprocess.Popen([sys.executable, script, rt, "1.5", log], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    assert_eq(p.stdout.readline(), "ready\n")
+    time.sleep(0.3)
+    r = _trigger(d, "--duration", "400ms", str(p.pid))
+    assert_eq(r.returncode, 0, r.stdout + r.stderr)
+    out, err = p.communicate(timeout=60)
+    assert_eq((p.returncode, err), (0, ""))
+    dbs = [os.path.join(d, f) for f in os.listdir(d) if f.endswith(".db")]
+    assert_eq(len(dbs), 1)
+    with open(log) as f:
+        rows = [tuple(int(x) for x in line.split()) for line in f]
+    m = _meta(dbs[0])
+    ws, we = int(m["window_start_ns"]), int(m["window_end_ns"])
+    calls = query(dbs[0], "SELECT id, start_ns FROM api_calls WHERE name = 'cudaMemcpy' ORDER BY start_ns")
+    got = set()
+    for cid, s in calls:
+        hit = [i for i, t0, t1 in rows if t0 <= s <= t1]
+        assert_eq(len(hit), 1, "the traced copy at %d is one of the job's" % s)
+        got.add(hit[0])
+    inside = {i for i, t0, t1 in rows if t0 >= ws and t1 <= we}
+    assert inside <= got <= {i for i, t0, t1 in rows if t1 >= ws and t0 <= we}, (sorted(inside), sorted(got))
+    assert len(inside) >= 20, len(inside)
+    with open(script) as f:
+        lines = {tag: n for n, text in enumerate(f, 1) for tag in ("@copy", "@step") if text.rstrip().endswith(tag)}
+    for cid, _ in calls[:5]:
+        frames = query(dbs[0], "SELECT function, line FROM py_stack_frames f JOIN api_calls c ON "
+                               "c.pystack_id = f.pystack_id WHERE c.id = ? ORDER BY f.depth", cid)
+        assert_eq(frames[:2], [("step", lines["@copy"]), ("main", lines["@step"])])
