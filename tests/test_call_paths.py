@@ -129,7 +129,7 @@ def test_3d_copies_and_host_functions():
     assert run.proc.returncode == 0, run.proc.stderr
     assert_eq(run.proc.stdout, "copy3d: ok, host function ran\n")
     copies = run.q("SELECT c.name, m.kind, m.bytes, m.host_mem, m.async, m.time_source FROM memcpys m "
-                   "JOIN api_calls c ON c.id = m.api_call_id ORDER BY m.api_call_id")
+                   "JOIN api_calls c ON c.id = m.api_call_id ORDER BY c.start_ns")
     assert_eq(copies, [("cudaMemcpy3D", "HtoD", 24576, "pageable", 0, "gpu"),
                        ("cudaMemcpy3DAsync", "DtoH", 24576, "pinned", 1, "gpu"),
                        ("cuMemcpy3D_v2", "HtoD", 8192, "pageable", 0, "gpu")])

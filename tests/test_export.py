@@ -122,9 +122,12 @@ def test_record_ends_with_a_summary():
                  r"GPU idle [\d.]+% of [\d.]+ \S+$", lines[0])
     assert m, lines[0]
     assert_eq((m.group(1), int(m.group(2)), int(m.group(3))), (path, calls, launches))
-    # the planted 50 ms stall is the finding, with the call that ended it
-    assert re.match(r"gputrace: top finding: the GPU sat idle 5\d\.\d+ ms \([\d.]+% of the run\), host outside "
-                    r"CUDA, at stall\.c:\d+ in launch_second$", lines[1]), lines[1]
+    # the planted stall is the finding, with the call that ended it: at
+    # least the 50 ms the program sleeps (more on a loaded machine; the
+    # report's idle figures are checked by SQL in test_report and test_truth)
+    m = re.match(r"gputrace: top finding: the GPU sat idle ([\d.]+) ms \([\d.]+% of the run\), host outside "
+                 r"CUDA, at stall\.c:\d+ in launch_second$", lines[1])
+    assert m and float(m.group(1)) >= 50, lines[1]
     assert_eq(lines[2], "gputrace: more: gputrace report %s" % path)
     # -q: nothing; a command that never calls CUDA: says so, writes nothing
     r = _record(["-q", "-o", "q-%p.db", prog("stall")], d)

@@ -8,10 +8,12 @@
  *             duration, which FAKECUDA_KERNEL_NS does not override
  *   launch:   also launch_extra() launches extra_kernel (10 us) 20 times a
  *             step, from a new launch site
+ * An optional second argument sets the number of steps (default 10).
  * Built also without debug information, twice (tests/tests.mk): once as is
  * and once with DIFF_WORK_SHIFT, which puts code before every function so
  * that each frame's offset in the module differs between the two builds. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <cuda_runtime_api.h>
@@ -58,10 +60,11 @@ int main(int argc, char **argv)
     const char *v = argc > 1 ? argv[1] : "base";
     int pageable = strcmp(v, "pageable") == 0, sync = strcmp(v, "sync") == 0, slow = strcmp(v, "slow") == 0;
     int more = strcmp(v, "launch") == 0;
+    int steps = argc > 2 ? atoi(argv[2]) : 10;
     kern = fakecuda_runtime_kernel("step_kernel", slow ? 8000000 : 5000000);
     extra = fakecuda_runtime_kernel("extra_kernel", 10000);
     cudaMalloc(&dev, 65536);
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0; i < steps; i++) {
         if (pageable)
             load_batch();
         step();
