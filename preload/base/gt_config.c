@@ -65,18 +65,23 @@ int gt_is_step_name(const char *name, const char *glob)
         return 0;
     if (glob && *glob)
         return fnmatch(glob, name, 0) == 0;
-    static const char *const words[] = {"step", "train_step", "training_step", "train", "iteration",
-                                        "profilerstep"};
-    size_t n = strlen(name);
-    /* a number at the end, and the separator before it */
-    while (n && isdigit((unsigned char)name[n - 1]))
-        n--;
-    while (n && (name[n - 1] == ' ' || name[n - 1] == '_' || name[n - 1] == '#' || name[n - 1] == '-' ||
-                 name[n - 1] == ':'))
-        n--;
-    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-        if (strlen(words[i]) == n && strncasecmp(name, words[i], n) == 0)
+    static const char *const bases[] = {"profilerstep", "training_step", "train_step", "step"};
+    for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
+        size_t len = strlen(bases[b]);
+        if (strncasecmp(name, bases[b], len) != 0)
+            continue;
+        const char *p = name + len;
+        if (!*p)
             return 1;
+        if (strchr("#_ -:", *p))
+            p++;
+        if (!isdigit((unsigned char)*p))
+            continue;
+        while (isdigit((unsigned char)*p))
+            p++;
+        if (!*p)
+            return 1;
+    }
     return 0;
 }
 

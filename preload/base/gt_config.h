@@ -35,9 +35,10 @@ struct gt_config {
 int gt_parse_duration_ns(const char *s, uint64_t *out);
 
 /* Whether an NVTX range name names a training step: `glob` (fnmatch) when
- * set, else the built-in rule (docs/standby.md): case aside, `step`,
- * `train_step`, `training_step`, `train`, `iteration` or `ProfilerStep`,
- * optionally followed by a number (`step 12`, `step_12`, `ProfilerStep#12`). */
+ * set, else the built-in rule (docs/report.md, Steps): case aside, `step`,
+ * `train_step`, `training_step` or `ProfilerStep`, alone or followed by a
+ * number, with at most one of `#`, `_`, space, `-` or `:` between
+ * (`step 12`, `step_12`, `ProfilerStep#12`, `step12`). */
 int gt_is_step_name(const char *name, const char *glob);
 
 /* Reads settings through `get` (getenv in the shim). Each bad value falls

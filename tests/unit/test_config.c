@@ -130,7 +130,8 @@ int main(void)
     CHECK_STR(gt_rank_from_env(fake_getenv), "2");
     /* steps and the trigger's settings */
     CHECK(gt_is_step_name("step", "") && gt_is_step_name("Step 12", "") && gt_is_step_name("train_step_3", ""));
-    CHECK(gt_is_step_name("ProfilerStep#812", "") && gt_is_step_name("iteration:4", ""));
+    CHECK(gt_is_step_name("ProfilerStep#812", "") && gt_is_step_name("TRAINING_STEP-7", ""));
+    CHECK(gt_is_step_name("step12", "") && !gt_is_step_name("step_", "") && !gt_is_step_name("step 1a", ""));
     CHECK(!gt_is_step_name("forward", "") && !gt_is_step_name("stepper", "") && !gt_is_step_name("12", ""));
     CHECK(!gt_is_step_name(NULL, "") && gt_is_step_name("iter 5", "iter *") && !gt_is_step_name("step", "iter *"));
     uint64_t ns = 0;
