@@ -8,7 +8,9 @@
  *             duration, which FAKECUDA_KERNEL_NS does not override
  *   launch:   also launch_extra() launches extra_kernel (10 us) 20 times a
  *             step, from a new launch site
- * An optional second argument sets the number of steps (default 10).
+ * An optional second argument sets the number of steps (default 10). Each
+ * step is an NVTX range "train_step" (recorded when NVTX_INJECTION64_PATH
+ * names the shim).
  * Built also without debug information, twice (tests/tests.mk): once as is
  * and once with DIFF_WORK_SHIFT, which puts code before every function so
  * that each frame's offset in the module differs between the two builds. */
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
 #include "fakecuda.h"
 
 #ifdef DIFF_WORK_SHIFT
@@ -65,6 +68,7 @@ int main(int argc, char **argv)
     extra = fakecuda_runtime_kernel("extra_kernel", 10000);
     cudaMalloc(&dev, 65536);
     for (int i = 0; i < steps; i++) {
+        nvtxRangePushA("train_step");
         if (pageable)
             load_batch();
         step();
@@ -73,6 +77,7 @@ int main(int argc, char **argv)
         host_work();
         if (sync)
             wait_step();
+        nvtxRangePop();
     }
     cudaDeviceSynchronize();
     cudaFree(dev);
