@@ -105,6 +105,7 @@ Questions on the spec, and the reading this oracle takes (each also marked
     `file:LINE in module+0xOFF` (the spec's "or module+0xoffset").
 """
 import bisect
+import fnmatch
 import json
 import math
 import os
@@ -125,6 +126,8 @@ CAUSE_OF = [("sync", "sync"), ("memcpy", "copy"), ("memset", "memset"), ("launch
 CAUSES = [c for _, c in CAUSE_OF]
 ALL_CAUSES = CAUSES + ["host", "startup", "teardown"]
 NO_CALL = "(no recorded call)"
+# step ranges' names (docs/report.md, Steps)
+STEP_NAME = re.compile(r"^(profilerstep|training_step|train_step|step)([#_ :-]?[0-9]+)?$", re.I)
 NO_AFTER = "(no GPU work after)"
 EXPLICIT_SYNCS = ("device", "context", "stream", "event")
 BANDS = [(4 << 10, "<4KiB"), (64 << 10, "4KiB-64KiB"), (1 << 20, "64KiB-1MiB"), (16 << 20, "1MiB-16MiB"),
@@ -931,6 +934,109 @@ class Process:
             out.append(r)
         return out
 
+    def steps(self, glob=None):
+        """docs/report.md, Steps: the process's steps row, or None when it
+        has no step ranges. glob: --step."""
+        if self.t.version < 6:
+            return None
+        con = sqlite3.connect("file:%s?mode=ro" % self.path, uri=True)
+        try:
+            rows = con.execute("SELECT tid, name, start_ns, end_ns FROM ranges WHERE end_ns IS NOT NULL "
+                               "AND name IS NOT NULL AND end_ns >= start_ns").fetchall()
+            copy_bytes = dict(con.execute("SELECT call_id, bytes FROM copy_args"))
+        finally:
+            con.close()
+        if glob is not None:
+            cand = [r for r in rows if fnmatch.fnmatchcase(r[1], glob)]
+        else:
+            cand = [r for r in rows if STEP_NAME.match(r[1])]
+        cand.sort(key=lambda r: (r[2], -r[3], r[0]))
+        # per thread, a step that starts before the last kept one ended is not one
+        kept, last_end = set(), {}
+        for i in sorted(range(len(cand)), key=lambda i: (cand[i][0], cand[i][2], i)):
+            tid, _, s0, s1 = cand[i]
+            if tid in last_end and s0 < last_end[tid]:
+                continue
+            last_end[tid] = s1
+            kept.add(i)
+        steps = [cand[i] for i in sorted(kept)]
+        if not steps:
+            return None
+        nums = [re.search(r"[0-9]{1,15}$", n) for _, n, _, _ in steps]
+        named = all(m and len(re.search(r"[0-9]*$", n).group(0)) <= 15 for m, (_, n, _, _) in zip(nums, steps))
+        busy = self.whole["busy"]
+        gaps = self.whole["gaps"]
+        has_ops = bool(busy)
+        out = []
+        for i, (tid, name, s0, s1) in enumerate(steps):
+            st = {"number": int(nums[i].group(0)) if named else i, "name": name, "tid": tid, "start_ns": s0,
+                  "offset_ns": max(0, s0 - self.s0), "dur_ns": s1 - s0}
+            idle = {c: 0 for c in ALL_CAUSES}
+            site_ns = defaultdict(lambda: defaultdict(int))   # what -> site -> ns (exact)
+            site_any = defaultdict(set)                        # what -> sites a tied gap may name
+            for g in gaps:
+                lo, hi = max(g.start, s0), min(g.end, s1)
+                if hi <= lo:
+                    continue
+                idle[g.cause] += hi - lo
+                sites = {(NO_AFTER,)} if not g.after else self.gap_sites(g, "after")
+                if len(sites) == 1:
+                    site_ns[g.cause][next(iter(sites))] += hi - lo
+                else:
+                    site_any[g.cause] |= sites
+            # outside the span: before the first GPU work, or after the last
+            idle["startup"] += max(0, min(self.s0, s1) - s0)
+            idle["teardown" if has_ops else "startup"] += max(0, s1 - max(self.s1, s0))
+            b = intersect_len([[s0, s1]], busy)
+            assert b + sum(idle.values()) == s1 - s0, ("busy and idle do not add up", name, s0)
+            st.update(gpu_busy_ns=b, gpu_idle_ns=s1 - s0 - b, idle_by_cause_ns=idle)
+            syncs = copies = sync_ns = copy_ns = nbytes = 0
+            for c in self.calls:
+                if c.tid != tid or not (s0 <= c.start < s1):
+                    continue
+                if c.category == "sync" and self.t.sync_kind.get(c.id) != "stream_wait_event":
+                    syncs += 1
+                    sync_ns += c.dur
+                    site_ns["syncs"][self.call_site(c.id)] += c.dur
+                elif c.category == "memcpy" and c.result == 0 and not c.captured:
+                    copies += 1
+                    copy_ns += c.dur
+                    nbytes += copy_bytes.get(c.id) or 0
+                    site_ns["copies"][self.call_site(c.id)] += c.dur
+            st.update(syncs=syncs, sync_ns=sync_ns, copies=copies, copy_ns=copy_ns, copy_bytes=nbytes)
+            st["_site_ns"], st["_site_any"] = site_ns, site_any
+            out.append(st)
+        durs = sorted(x["dur_ns"] for x in out)
+        whats = ALL_CAUSES + ["syncs", "copies"]
+
+        def value(x, w):
+            return x["idle_by_cause_ns"][w] if w in ALL_CAUSES else x["sync_ns" if w == "syncs" else "copy_ns"]
+        median = {w: nearest_rank(sorted(value(x, w) for x in out), 50) for w in whats}
+        p50 = nearest_rank(durs, 50)
+        slow = [x for x in sorted(out, key=lambda x: (-x["dur_ns"], x["start_ns"])) if x["dur_ns"] > p50][:5]
+        for x in slow:
+            over = []
+            for k, w in enumerate(whats):
+                v = value(x, w)
+                if v <= median[w]:
+                    continue
+                ns, tied = x["_site_ns"][w], x["_site_any"][w]
+                if tied:
+                    site = AnyOf([list(t) for t in set(ns) | tied])
+                elif ns:
+                    top = max(ns.values())
+                    site = list(min((t for t in ns if ns[t] == top), key=lambda t: " < ".join(t)))
+                else:
+                    site = None
+                over.append((-(v - median[w]), k, {"what": w, "ns": v, "median_ns": median[w],
+                                                   "over_ns": v - median[w], "site": site}))
+            x["over_median"] = [o for _, _, o in sorted(over, key=lambda o: (o[0], o[1]))]
+        for x in out:
+            del x["_site_ns"], x["_site_any"]
+        return {"pid": self.pid, "rule": glob, "count": len(out), "p50_ns": p50,
+                "p99_ns": nearest_rank(durs, 99), "max_ns": durs[-1], "mean_ns": sum(durs) // len(durs),
+                "median": median, "slowest": slow}
+
     def findings(self):
         """[{pid, kind, cost_ns, cost_pct, site (maybe AnyOf)}] before the 1% cut and ranking."""
         out = []
@@ -1324,6 +1430,9 @@ def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):
         if sorted(order) == sorted(got_order) and order != got_order:
             c.err("phases: order %r, want %r (pid %d)" % (got_order, order, p.pid))
 
+    # steps
+    check_steps(c, report.get("steps"), [x for x in (p.steps() for p in procs) if x is not None])
+
     # --top 0: nothing left out
     trunc = report.get("truncated")
     if not isinstance(trunc, dict):
@@ -1333,6 +1442,41 @@ def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):
             if v != 0:
                 c.err("truncated.%s: %r with --top 0" % (k, v))
     return c.errs
+
+
+def check_steps(c, got, want):
+    """The report's steps rows against Process.steps()'s."""
+    if not isinstance(got, list):
+        c.err("steps: not a list: %r" % (got,))
+        return
+    gk = {r.get("pid"): r for r in got if isinstance(r, dict)}
+    if len(gk) != len(got) or set(gk) != {w["pid"] for w in want}:
+        c.err("steps: rows for pids %r, want %r" % (sorted(gk), sorted(w["pid"] for w in want)))
+    for w in want:
+        g = gk.get(w["pid"])
+        if g is None:
+            continue
+        where = "steps[pid %d]" % w["pid"]
+        for k in w:
+            if k != "slowest":
+                c.value("%s.%s" % (where, k), g.get(k), w[k], k)
+        extra = set(g) - set(w)
+        if extra:
+            c.err("%s: unexpected fields %s" % (where, sorted(extra)))
+        gs = g.get("slowest")
+        if not isinstance(gs, list) or len(gs) != len(w["slowest"]):
+            c.err("%s.slowest: %r, want %d rows" % (where, gs, len(w["slowest"])))
+            continue
+        for i, (a, b) in enumerate(zip(gs, w["slowest"])):
+            wr = "%s.slowest[%d]" % (where, i)
+            c.row(wr, {k: v for k, v in a.items() if k != "over_median"},
+                  {k: v for k, v in b.items() if k != "over_median"})
+            go, wo = a.get("over_median"), b["over_median"]
+            if not isinstance(go, list) or len(go) != len(wo):
+                c.err("%s.over_median: %r, want %r" % (wr, go, wo))
+                continue
+            for j, (x, y) in enumerate(zip(go, wo)):
+                c.row("%s.over_median[%d]" % (wr, j), x, y)
 
 
 # ---------------------------------------------------------------------------

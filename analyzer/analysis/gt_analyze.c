@@ -241,6 +241,7 @@ static void gt_on_call(const struct gt_rec *c, void *arg)
     rows->n = 0;
     gt_span_add(p, c->start, c->end > c->start ? c->end : c->start);
     gt_spanlog_add(&p->spans, c->cat, c->start, c->end);
+    gt_steps_call(p->steps, c);
     gt_tables_call(p, c);
     int makes_work = c->cat == GT_RC_LAUNCH || c->cat == GT_RC_MEMCPY || c->cat == GT_RC_MEMSET ||
                      c->cat == GT_RC_GRAPH;
@@ -506,6 +507,8 @@ static int gt_analyze_passes(struct gt_pass *p)
                                        p->site_teardown, gt_on_bound, p);
     if (!sw)
         return -1;
+    if (p->steps)
+        gt_sweep_on_gap(sw, gt_steps_gap, p->steps);
     struct gt_tl_result tl;
     memset(&tl, 0, sizeof(tl));
     /* the calls again, in start order: from the log made while reading
@@ -520,6 +523,9 @@ static int gt_analyze_passes(struct gt_pass *p)
     gt_sweep_free(sw);
     if (rc == 0 && !p->failed)
         rc = gt_timeline_rows(p, &tl);
+    if (rc == 0 && !p->failed)
+        rc = gt_steps_finish(p->steps, r->summary.first_ns, r->summary.first_ns + r->summary.span_ns,
+                             p->ops.n > 0, r);
     if (rc == 0 && !p->failed &&
         (gt_kstats_rows(p) < 0 || gt_launch_tables(p) < 0 || gt_tables_rows(p) < 0))
         rc = -1;
@@ -586,6 +592,8 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
         fprintf(stderr, "gputrace: %s: cannot read the trace's tables\n", t->path);
     else if (p.site_nocall == UINT32_MAX || p.site_teardown == UINT32_MAX)
         p.failed = 1;
+    else if (gt_steps_open(t, o->step_glob, &sites, &p.steps) < 0)
+        rc = -1;
     else
         rc = gt_analyze_passes(&p);
     if (rc == 0 && gt_phases(t, p.gpu_times, r) < 0)
@@ -607,6 +615,7 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
     free(p.rows.gpu_ns);
     free(p.rows.mem);
     gt_scan_close(p.scan);
+    gt_steps_free(p.steps);
     gt_sites_free(&sites);
     if (rc < 0) {
         gt_report_free(r);
@@ -635,5 +644,6 @@ void gt_report_free(struct gt_report *r)
     free(r->errors);
     free(r->phases);
     free(r->phase_spans);
+    free(r->steps.slowest);
     memset(r, 0, sizeof(*r));
 }

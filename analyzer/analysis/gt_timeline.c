@@ -57,6 +57,8 @@ struct gt_sweep {
     struct gt_active *heap;
     size_t nheap, capheap;
     struct gt_tl_result r;
+    gt_tl_gap_fn gap_fn;     /* each gap of the whole GPU's timeline, for the steps */
+    void *gap_arg;
     size_t capgaps;
     int failed;
 };
@@ -89,6 +91,12 @@ static int gt_dev_cmp(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
+}
+
+void gt_sweep_on_gap(struct gt_sweep *s, gt_tl_gap_fn fn, void *arg)
+{
+    s->gap_fn = fn;
+    s->gap_arg = arg;
 }
 
 struct gt_sweep *gt_sweep_new(const struct gt_ops *ops, uint64_t t0, uint64_t t1, uint64_t min_gap_ns,
@@ -262,6 +270,8 @@ static void gt_gap(struct gt_sweep *s, struct gt_tl *tl, int where, uint64_t sta
     int cause = where == GT_GAP_LEAD ? GT_CAUSE_STARTUP : where == GT_GAP_TRAIL ? GT_CAUSE_TEARDOWN
               : gt_inner_cause(s, tl, end);
     tl->idle_by_cause[cause] += len;
+    if (tl->whole && s->gap_fn)
+        s->gap_fn(s->t0 + start, len, cause, after ? after->site : s->teardown_site, s->gap_arg);
     if (tl->whole) {
         uint32_t site = after ? after->site : s->teardown_site;
         if (site < s->r.nsites) {

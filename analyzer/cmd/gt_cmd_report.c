@@ -20,7 +20,7 @@ void gt_cmd_report_usage(FILE *out)
 {
     fprintf(out,
             "usage: gputrace report [--format text|json|html] [-o FILE] [--top N]\n"
-            "                       [--min-gap DURATION] [-q] TRACE.db...\n"
+            "                       [--min-gap DURATION] [--step NAME] [-q] TRACE.db...\n"
             "\n"
             "Where the time went, from one trace per process (docs/report.md defines\n"
             "every figure):\n"
@@ -33,6 +33,10 @@ void gt_cmd_report_usage(FILE *out)
             "  by phase         per name of top-level NVTX range: wall time, GPU busy\n"
             "                   and idle, launches, H2D bytes, syncs (traces with NVTX\n"
             "                   ranges)\n"
+            "  steps            step time p50/p99/max over the step ranges (NVTX ranges\n"
+            "                   named step, train_step, ProfilerStep#N..., or --step);\n"
+            "                   the slowest steps and what each spent more time on\n"
+            "                   than the median step: GPU idle by cause, syncs, copies\n"
             "  GPU idle gaps    each gap of at least --min-gap: its cause (what the host\n"
             "                   was doing) and the calls whose GPU work came before it\n"
             "                   and ended it; idle time by the call that ended it\n"
@@ -59,6 +63,9 @@ void gt_cmd_report_usage(FILE *out)
             "  -o, --output FILE    write there (default: standard output)\n"
             "  --top N              rows per table (default 10; 0: all)\n"
             "  --min-gap DURATION   shortest idle gap listed: 250us, 1ms, 2s, or ns\n"
+            "  --step NAME          step ranges are the NVTX ranges NAME matches (a glob:\n"
+            "                       'iter*'); default: step, train_step, training_step,\n"
+            "                       ProfilerStep, each maybe numbered (docs/report.md)\n"
             "  -q, --quiet          no progress line (shown on standard error when a\n"
             "                       trace takes more than 2 s to read)\n"
             "                       (default 1ms)\n"
@@ -85,12 +92,14 @@ static int gt_parse(int argc, char **argv, struct gt_report_opts *o)
     static const struct option longs[] = {
         {"format", required_argument, NULL, 'f'}, {"top", required_argument, NULL, 't'},
         {"min-gap", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'},
-        {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'}, {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'},
+        {"step", required_argument, NULL, 'S'}, {NULL, 0, NULL, 0},
     };
     o->json = o->html = 0;
     o->output = NULL;
     o->a.top = 10;
     o->a.min_gap_ns = 1000000;
+    o->a.step_glob = NULL;
     optind = 1;
     opterr = 0;
     int c;
@@ -110,6 +119,11 @@ static int gt_parse(int argc, char **argv, struct gt_report_opts *o)
             break;
         case 'o':
             o->output = optarg;
+            break;
+        case 'S':
+            if (!*optarg)
+                return gt_usage_error("report", "--step needs a range name (a glob such as 'iter*')");
+            o->a.step_glob = optarg;
             break;
         case 't': {
             char *end;
