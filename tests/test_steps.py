@@ -144,3 +144,93 @@ def test_steps_none_without_step_ranges():
     assert_eq(doc["steps"], [])
     text = subprocess.run([GPUTRACE, "report", run.trace], capture_output=True, text=True).stdout
     assert "Steps (" not in text
+
+
+# ---------------------------------------------------------------------------
+# Windows: report --from/--to/--range (docs/report.md, Windows)
+
+
+def _step_bounds(run):
+    """The train_step ranges by start, from the view (the program pushes
+    one per step on its main thread, nothing nested in another)."""
+    return run.q("SELECT start_ns, end_ns FROM ranges WHERE name = 'train_step' ORDER BY start_ns")
+
+
+def _window_check(trace, doc, window):
+    errs = oracle.check([trace], doc, procs=[oracle.Process(trace, window=window)])
+    assert not errs, "the windowed report disagrees with the oracle:\n  " + "\n  ".join(errs[:20])
+
+
+def test_window_steps_times_and_ranges_against_the_oracle():
+    run = steps_run("train_step")
+    steps = _step_bounds(run)
+    assert_eq(len(steps), STEPS)
+    start = int(run.q1("SELECT value FROM meta WHERE key = 'start_ns'"))
+    cases = [
+        (["--from", "step:2", "--to", "step:5"], [(steps[2][0], steps[5][1])]),
+        (["--from", "step:5", "--to", "step:5"], [(steps[5][0], steps[5][1])]),
+        (["--from", "20ms", "--to", "40ms"], [(start + 20000000, start + 40000000)]),
+        (["--from", "step:6"], [(steps[6][0], 2 ** 63 - 1)]),
+        (["--to", "step:1"], [(0, steps[1][1])]),
+        (["--range", "train_step"], [tuple(x) for x in oracle.union(steps)]),
+        (["--range", "train_step", "--from", "step:3", "--to", "step:4"],
+         [tuple(x) for x in oracle.union(steps[3:5])]),
+        (["--range", "warmup"], run.q("SELECT start_ns, end_ns FROM ranges WHERE name = 'warmup'")),
+        (["--from", "10s"], [(start + 10 ** 10, 2 ** 63 - 1)]),
+    ]
+    for args, window in cases:
+        doc = report(run.trace, *args)
+        w = doc["traces"][0]["window"]
+        assert_eq((w["from_ns"], w["to_ns"], w["intervals"]), (window[0][0], window[-1][1], len(window)), args)
+        _window_check(run.trace, doc, window)
+        # exactly the calls that started in it, by the view
+        want = {}
+        for name, s0 in run.q("SELECT name, start_ns FROM api_calls"):
+            if any(a <= s0 < b for a, b in window):
+                want[name] = want.get(name, 0) + 1
+        assert_eq({a["name"]: a["count"] for a in doc["api"]}, want, args)
+    # the whole report is the report without a window
+    whole = report(run.trace)
+    assert_eq(whole["traces"][0]["window"], None)
+
+
+def test_window_of_the_slow_step_finds_the_stall():
+    """step 5 alone: its 50 ms GPU idle is the host's (the window's start
+    is no start-up), named at load_batch_slow; its steps section holds
+    step 5 only."""
+    run = steps_run("train_step")
+    doc = report(run.trace, "--from", "step:%d" % SLOW, "--to", "step:%d" % SLOW)
+    s = doc["summary"]
+    assert s["idle_by_cause_ns"]["host"] >= STALL_US * 1000, s
+    assert_eq(s["idle_by_cause_ns"]["startup"], 0)
+    f = doc["findings"][0]
+    assert_eq(f["kind"], "idle_host")
+    assert "load_batch_slow" in f["site"][0], f
+    assert_eq([(x["count"], x["p50_ns"]) for x in doc["steps"]], [(1, s["span_ns"])])
+    assert_eq([p["name"] for p in doc["phases"]], ["train_step"])
+    text = subprocess.run([GPUTRACE, "report", "--from", "step:%d" % SLOW, "--to", "step:%d" % SLOW, run.trace],
+                          capture_output=True, text=True).stdout
+    assert "! window: from " in text, text
+
+
+def test_window_bad_bounds_exit_2():
+    run = steps_run("train_step")
+    for args, words in [
+        (["--from", "step:99"], "no step 99 (its steps are numbered 0 to %d)" % (STEPS - 1)),
+        (["--range", "nosuch*"], "no range of that name"),
+        (["--from", "2s", "--to", "1s"], "the window is empty"),
+        (["--from", "step:3", "--to", "step:2"], "the window is empty"),
+        (["--from", "abc"], "--from must be a time"),
+        (["--to", "step:"], "--to must be a time"),
+        (["--range", ""], "--range needs"),
+    ]:
+        r = subprocess.run([GPUTRACE, "report"] + args + [run.trace], capture_output=True, text=True)
+        assert_eq(r.returncode, 2, (args, r.stderr))
+        assert words in r.stderr, (args, r.stderr)
+    plain = run_nvtx([prog("rt_basic")])
+    r = subprocess.run([GPUTRACE, "report", "--range", "x", plain.trace], capture_output=True, text=True)
+    assert_eq(r.returncode, 2, r.stderr)
+    assert "no range of that name" in r.stderr, r.stderr
+    r = subprocess.run([GPUTRACE, "report", "--from", "step:0", plain.trace], capture_output=True, text=True)
+    assert_eq(r.returncode, 2, r.stderr)
+    assert "the trace has no steps" in r.stderr, r.stderr

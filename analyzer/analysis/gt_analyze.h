@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/gt_window.h"
 #include "trace/gt_trace.h"
 
 #define GT_SITE_FRAMES 5
@@ -258,6 +259,9 @@ struct gt_report {
     struct gt_phase_span *phase_spans; /* by start */
     size_t nphase_spans;
     struct gt_steps steps;
+    int windowed;                   /* read in a window: its first start, last end, intervals */
+    uint64_t win_from, win_to;
+    size_t win_intervals;
     struct gt_more more;
 };
 
@@ -265,6 +269,12 @@ struct gt_analyze_opts {
     uint64_t min_gap_ns;
     size_t top;                     /* rows per table; 0: all */
     const char *step_glob;          /* --step: step ranges' names; NULL: the usual names */
+    /* a window (docs/report.md, Windows): the calls that start in it
+     * with their GPU work, the GPU work of no recorded call that starts
+     * in it, and busy and idle time inside it; NULL: the whole trace.
+     * Times are said from win_origin. */
+    const struct gt_window *win;
+    int64_t win_origin;
 };
 
 /* Fills r from t. Returns 0, or -1 after printing an error. */
@@ -272,6 +282,6 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
 void gt_report_free(struct gt_report *r);
 /* Fills r's phases from t's NVTX ranges (none before schema 6): 0, or -1
  * after printing an error (gt_phases.c). */
-int gt_phases(struct gt_trace *t, int gpu_times, struct gt_report *r);
+int gt_phases(struct gt_trace *t, int gpu_times, const struct gt_analyze_opts *o, struct gt_report *r);
 
 #endif

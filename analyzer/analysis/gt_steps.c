@@ -143,7 +143,8 @@ static int gt_read(struct gt_trace *t, const char *glob, struct gt_stepper *s)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int gt_steps_open(struct gt_trace *t, const char *glob, struct gt_sites *sites, struct gt_stepper **out)
+int gt_steps_open(struct gt_trace *t, const char *glob, struct gt_sites *sites, const struct gt_window *win,
+                  struct gt_stepper **out)
 {
     *out = NULL;
     struct gt_stepper *s = calloc(1, sizeof(*s));
@@ -199,6 +200,21 @@ int gt_steps_open(struct gt_trace *t, const char *glob, struct gt_sites *sites, 
         named = gt_name_number(s->v[i].name) >= 0;
     for (size_t i = 0; i < s->n; i++)
         s->v[i].number = named ? gt_name_number(s->v[i].name) : (int64_t)i;
+    if (win) {
+        k = 0;
+        for (size_t i = 0; i < s->n; i++) {
+            if (!gt_window_inside(win, s->v[i].start, s->v[i].end)) {
+                free(s->v[i].name);
+                continue;
+            }
+            s->v[k++] = s->v[i];
+        }
+        s->n = k;
+        if (!s->n) {
+            gt_steps_free(s);
+            return 0;
+        }
+    }
     s->maxend = malloc(s->n * sizeof(*s->maxend));
     s->bytid = malloc(s->n * sizeof(*s->bytid));
     uint64_t *durs = malloc(s->n * sizeof(*durs));
@@ -233,6 +249,27 @@ oom:
     fprintf(stderr, "gputrace: %s: out of memory\n", t->path);
     gt_steps_free(s);
     return -1;
+}
+
+int gt_steps_bounds(const struct gt_stepper *s, int64_t number, uint64_t *start, uint64_t *end, int64_t *lo,
+                    int64_t *hi)
+{
+    if (!s || !s->n)
+        return -1;
+    *lo = *hi = s->v[0].number;
+    for (size_t i = 0; i < s->n; i++) {
+        const struct gt_step_acc *a = &s->v[i];
+        if (a->number == number) {
+            *start = a->start;
+            *end = a->end;
+            return 1;
+        }
+        if (a->number < *lo)
+            *lo = a->number;
+        if (a->number > *hi)
+            *hi = a->number;
+    }
+    return 0;
 }
 
 static void gt_site_add(struct gt_stepper *s, struct gt_step_acc *a, int what, uint32_t site, uint64_t ns)

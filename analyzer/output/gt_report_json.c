@@ -393,7 +393,13 @@ void gt_report_json(FILE *out, const struct gt_report_item *v, size_t n)
                 fputc(',', out);
             gt_put_json_string(out, v[t].r.notes[i]);
         }
-        fputs("]}", out);
+        fputs("],\"window\":", out);
+        if (v[t].r.windowed)
+            fprintf(out, "{\"from_ns\":%llu,\"to_ns\":%llu,\"intervals\":%zu}", U(v[t].r.win_from),
+                    U(v[t].r.win_to > INT64_MAX ? INT64_MAX : v[t].r.win_to), v[t].r.win_intervals);
+        else
+            fputs("null", out);
+        fputc('}', out);
     }
     struct gt_summary total = gt_report_items_total(v, n);
     fputs("],\"summary\":", out);
