@@ -234,3 +234,78 @@ def test_window_bad_bounds_exit_2():
     r = subprocess.run([GPUTRACE, "report", "--from", "step:0", plain.trace], capture_output=True, text=True)
     assert_eq(r.returncode, 2, r.stderr)
     assert "the trace has no steps" in r.stderr, r.stderr
+
+
+def test_audit_step_p99_and_window_budgets():
+    run = steps_run("train_step")
+    durs = sorted(e - s for s, e in _step_bounds(run))
+    p99 = oracle.nearest_rank(durs, 99)
+
+    def audit(*args):
+        return subprocess.run([GPUTRACE, "audit"] + list(args) + [run.trace], capture_output=True, text=True)
+    r = audit("--max-step-p99", "%dns" % p99)
+    assert_eq(r.returncode, 0, r.stdout + r.stderr)
+    assert r.stdout.startswith("ok   max-step-p99: ") and "(%d steps)" % STEPS in r.stdout, r.stdout
+    r = audit("--max-step-p99", "%dns" % (p99 - 1))
+    assert_eq(r.returncode, 1, r.stdout + r.stderr)
+    assert r.stdout.startswith("FAIL max-step-p99: "), r.stdout
+    assert "(slowest: step %d, " % SLOW in r.stdout and "host outside CUDA at " in r.stdout, r.stdout
+    assert "in load_batch_slow" in r.stdout, r.stdout
+    # the first five steps hold no slow one: p99 is their longest
+    first5 = sorted(e - s for s, e in _step_bounds(run)[:5])
+    r = audit("--to", "step:4", "--max-step-p99", "%dns" % first5[-1])
+    assert_eq(r.returncode, 0, r.stdout + r.stderr)
+    assert "(5 steps)" in r.stdout, r.stdout
+    # a budget for a window: the GPU idle of step SLOW, from the oracle
+    window = [(s, e) for s, e in _step_bounds(run)[SLOW:SLOW + 1]]
+    idle = oracle.Process(run.trace, window=window).summary()["idle_pct"]
+    assert idle > 90, idle
+    r = audit("--range", "train_step", "--from", "step:%d" % SLOW, "--to", "step:%d" % SLOW,
+              "--max-idle-pct", "%.3f" % (idle - 0.5))
+    assert_eq(r.returncode, 1, r.stdout + r.stderr)
+    assert "FAIL max-idle-pct: " in r.stdout and "load_batch_slow" in r.stdout, r.stdout
+    r = audit("--range", "train_step", "--from", "step:%d" % SLOW, "--to", "step:%d" % SLOW,
+              "--max-idle-pct", "%.3f" % min(100, idle + 0.5))
+    assert_eq(r.returncode, 0, r.stdout + r.stderr)
+    # no steps, no such step: status 2
+    plain = run_nvtx([prog("rt_basic")])
+    r = subprocess.run([GPUTRACE, "audit", "--max-step-p99", "1ms", plain.trace], capture_output=True, text=True)
+    assert_eq(r.returncode, 2, r.stdout + r.stderr)
+    assert "max-step-p99 needs steps" in r.stderr, r.stderr
+    r = audit("--from", "step:99", "--max-idle-pct", "50")
+    assert_eq(r.returncode, 2, r.stdout + r.stderr)
+    assert "no step 99" in r.stderr, r.stderr
+
+
+def test_export_steps_and_ranges_are_times():
+    """export --from step:N / --range NAME: the same file as the times
+    they stand for, read from the view; a bad one writes nothing."""
+    run = steps_run("train_step")
+    steps = _step_bounds(run)
+    start = int(run.q1("SELECT value FROM meta WHERE key = 'start_ns'"))
+    d = tmpdir()
+
+    def export(name, *args):
+        out = os.path.join(d, name)
+        r = subprocess.run([GPUTRACE, "export", "--format", "chrome-json", "-o", out] + list(args) + [run.trace],
+                           capture_output=True, text=True)
+        assert_eq(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            return f.read()
+    a = export("a.json", "--from", "step:2", "--to", "step:5")
+    b = export("b.json", "--from", "%dns" % (steps[2][0] - start), "--to", "%dns" % (steps[5][1] - start))
+    assert_eq(a, b)
+    a = export("c.json", "--range", "train_step", "--from", "step:6")
+    b = export("d.json", "--from", "%dns" % (steps[6][0] - start), "--to", "%dns" % (steps[7][1] - start))
+    assert_eq(a, b)
+    # exactly the calls that started in the window, and the ranges
+    evs = json.loads(a)["traceEvents"]
+    calls = [e for e in evs if e.get("ph") == "X" and e.get("name", "").startswith("cuda")]
+    want = run.q("SELECT count(*) FROM api_calls WHERE start_ns >= ? AND start_ns < ?", steps[6][0], steps[7][1])
+    assert_eq(len(calls), want[0][0])
+    assert_eq(sorted(e["name"] for e in evs if e.get("cat") == "nvtx"), sorted(["train_step", "step"] * 2))
+    out = os.path.join(d, "bad.json")
+    r = subprocess.run([GPUTRACE, "export", "-o", out, "--range", "nosuch", run.trace], capture_output=True,
+                       text=True)
+    assert_eq(r.returncode, 2, r.stderr)
+    assert "no range of that name" in r.stderr and not os.path.exists(out), r.stderr
