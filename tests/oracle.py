@@ -105,6 +105,7 @@ Questions on the spec, and the reading this oracle takes (each also marked
     `file:LINE in module+0xOFF` (the spec's "or module+0xoffset").
 """
 import bisect
+import fnmatch
 import json
 import math
 import os
@@ -125,6 +126,8 @@ CAUSE_OF = [("sync", "sync"), ("memcpy", "copy"), ("memset", "memset"), ("launch
 CAUSES = [c for _, c in CAUSE_OF]
 ALL_CAUSES = CAUSES + ["host", "startup", "teardown"]
 NO_CALL = "(no recorded call)"
+# step ranges' names (docs/report.md, Steps)
+STEP_NAME = re.compile(r"^(profilerstep|training_step|train_step|step)([#_ :-]?[0-9]+)?$", re.I)
 NO_AFTER = "(no GPU work after)"
 EXPLICIT_SYNCS = ("device", "context", "stream", "event")
 BANDS = [(4 << 10, "<4KiB"), (64 << 10, "4KiB-64KiB"), (1 << 20, "64KiB-1MiB"), (16 << 20, "1MiB-16MiB"),
@@ -201,8 +204,9 @@ def _same(got, want):
 
 
 class Trace:
-    def __init__(self, path):
+    def __init__(self, path, window=None):
         self.path = path
+        self.window = window
         con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
         self.con = con
         self.version = con.execute("PRAGMA user_version").fetchone()[0]
@@ -221,6 +225,14 @@ class Trace:
                 c.error = old_error_name(c.name, c.result)  # Q15
             self.calls[c.id] = c
         self.ops = self._ops()
+        if window is not None:
+            # docs/report.md, Windows: the calls that start in [a, b), the
+            # GPU work they made, and the work of no recorded call that
+            # starts in it
+            recorded = set(self.calls)
+            self.calls = {k: c for k, c in self.calls.items() if in_window(window, c.start)}
+            self.ops = [o for o in self.ops if (o.call_id in self.calls) or
+                        (o.call_id not in recorded and in_window(window, o.start))]
         # a launch call's kernel name (its row of kernels, with or without GPU times)
         if self.version >= 5:
             q = "SELECT api_call_id, name FROM kernels WHERE via = 'launch'"
@@ -473,23 +485,38 @@ def pct(a, b):
 # The figures of one process
 
 
+def in_window(window, x):
+    """window: sorted disjoint [a, b) intervals (docs/report.md, Windows)."""
+    return any(a <= x < b for a, b in window)
+
+
+def inside_window(window, x, y):
+    return any(a <= x < b and y <= b for a, b in window)
+
+
+def window_len(window, x, y):
+    return sum(max(0, min(b, y) - max(a, x)) for a, b in window)
+
+
 class Gap:
-    __slots__ = ("start", "end", "kind", "cause", "before", "after", "device")
+    __slots__ = ("start", "end", "kind", "cause", "before", "after", "device", "wdur", "wstart")
 
     def __init__(self, start, end, kind):
         self.start, self.end, self.kind = start, end, kind
         self.cause = None
         self.before = []  # ops that ended at the gap's start
         self.after = []   # ops that started at its end
+        self.wdur = self.wstart = None  # a window's report: its time inside the window, where that starts
 
     @property
     def dur(self):
-        return self.end - self.start
+        return self.end - self.start if self.wdur is None else self.wdur
 
 
 class Process:
-    def __init__(self, path, min_gap_ns=1_000_000):
-        t = self.t = Trace(path)
+    def __init__(self, path, min_gap_ns=1_000_000, window=None):
+        t = self.t = Trace(path, window)
+        self.window = window
         self.path, self.pid, self.min_gap = path, t.pid, min_gap_ns
         calls = list(t.calls.values())
         self.calls = calls
@@ -498,7 +525,21 @@ class Process:
         ends = [c.end for c in calls] + [o.end for o in ops]
         self.s0 = min(starts) if starts else 0
         self.s1 = max(ends) if ends else 0
+        # a window's span covers the window (a bound of 0 / 2^63-1: none);
+        # only its time inside the window counts
+        self.lead_inner = self.trail_inner = False
         self.span = self.s1 - self.s0
+        if window is not None:
+            a, b = window[0][0], window[-1][1]
+            if a:
+                self.s0 = min(self.s0, a) if starts else a
+                self.lead_inner = True
+            if b < 2 ** 63 - 1:
+                self.s1 = max(self.s1, b) if ends else b
+                self.trail_inner = True
+            if not starts and not (a and b < 2 ** 63 - 1):
+                self.s0 = self.s1 = 0
+            self.span = window_len(window, self.s0, self.s1)
         self.cov = {cat: Coverage([c for c in calls if c.category == cat]) for cat, _ in CAUSE_OF}
         self.whole = self.timeline(ops)
         self.devices = sorted({o.device for o in ops}, key=lambda d: (d is None, d))
@@ -522,7 +563,7 @@ class Process:
         busy = union((o.start, o.end) for o in ops)
         gaps = []
         if not busy:
-            if self.span > 0:
+            if self.s1 > self.s0:
                 gaps.append(Gap(self.s0, self.s1, "startup"))
         else:
             if busy[0][0] > self.s0:
@@ -542,10 +583,22 @@ class Process:
             if g.kind != "startup":
                 g.before = by_end[g.start]
             g.cause = self.cause(g)
-        return {"busy": busy, "busy_ns": length(busy), "gaps": gaps}
+        if self.window is not None:
+            for g in gaps:
+                g.wdur = window_len(self.window, g.start, g.end)
+                g.wstart = next((max(a, g.start) for a, b in self.window if b > g.start), None)
+            gaps = [g for g in gaps if g.wdur > 0]
+        return {"busy": busy, "busy_ns": self.wlen(busy), "gaps": gaps}
+
+    def wlen(self, iv):
+        """The length of a union of intervals, inside the window if any."""
+        if self.window is None:
+            return length(iv)
+        return sum(window_len(self.window, a, b) for a, b in iv)
 
     def cause(self, g):
-        if g.kind in ("startup", "teardown"):
+        # a window's edges are no start-up or tear-down: their gaps get a cause as the others
+        if (g.kind == "startup" and not self.lead_inner) or (g.kind == "teardown" and not self.trail_inner):
             return g.kind
         best, best_cov = None, -1
         for cat, cause in CAUSE_OF:
@@ -667,7 +720,8 @@ class Process:
                 after = self.gap_sites(g, "after") if g.kind != "teardown" else {None}
                 bapi = {self.api_of(o.call_id) for o in g.before} if g.kind != "startup" else {None}
                 aapi = {self.api_of(o.call_id) for o in g.after} if g.kind != "teardown" else {None}
-                rows.append({"pid": self.pid, "device": d, "start_ns": g.start, "offset_ns": g.start - self.s0,
+                start = g.start if g.wstart is None else g.wstart
+                rows.append({"pid": self.pid, "device": d, "start_ns": start, "offset_ns": start - self.s0,
                              "dur_ns": g.dur, "cause": g.cause,
                              "before": _one_or_any(before), "before_api": _one_or_any(bapi),
                              "after": _one_or_any(after), "after_api": _one_or_any(aapi)})
@@ -849,7 +903,7 @@ class Process:
             groups[(o.device, o.stream)].append(o)
         rows = []
         for (d, s), v in groups.items():
-            busy = length(union((o.start, o.end) for o in v))
+            busy = self.wlen(union((o.start, o.end) for o in v))
             rows.append({"pid": self.pid, "device": d, "stream": s, "ops": len(v), "busy_ns": busy,
                          "busy_pct": pct(busy, self.span)})
         return rows
@@ -861,12 +915,13 @@ class Process:
             ops = [o for o in self.t.ops if o.device == d]
             comp = union((o.start, o.end) for o in ops if o.kind == "kernel")
             copy = union((o.start, o.end) for o in ops if o.kind == "memcpy")
-            ov = intersect_len(comp, copy)
+            both = [[max(a, c), min(b, d)] for a, b in comp for c, d in copy if min(b, d) > max(a, c)]
+            ov = self.wlen(both)
             idle = self.span - tl["busy_ns"]
             rows.append({"pid": self.pid, "device": d, "busy_ns": tl["busy_ns"], "idle_ns": idle,
                          "idle_pct": pct(idle, self.span), "idle_by_cause_ns": self.by_cause(tl),
-                         "compute_ns": length(comp), "copy_ns": length(copy), "overlap_ns": ov,
-                         "overlap_pct": pct(ov, length(copy))})
+                         "compute_ns": self.wlen(comp), "copy_ns": self.wlen(copy), "overlap_ns": ov,
+                         "overlap_pct": pct(ov, self.wlen(copy))})
         return rows
 
     def api(self):
@@ -895,6 +950,8 @@ class Process:
                                "WHERE kind = 'push' AND depth = 0 AND end_ns IS NOT NULL").fetchall()
         finally:
             con.close()
+        if self.window is not None:  # a window's report: the ranges inside it
+            tops = [r for r in tops if inside_window(self.window, r[2], r[3])]
         busy = union((o.start, o.end) for o in self.t.ops)
         by_tid = defaultdict(list)
         for c in sorted(self.calls, key=lambda c: c.start):
@@ -931,6 +988,115 @@ class Process:
             out.append(r)
         return out
 
+    def steps(self, glob=None):
+        """docs/report.md, Steps: the process's steps row, or None when it
+        has no step ranges. glob: --step."""
+        if self.t.version < 6:
+            return None
+        con = sqlite3.connect("file:%s?mode=ro" % self.path, uri=True)
+        try:
+            rows = con.execute("SELECT tid, name, start_ns, end_ns FROM ranges WHERE end_ns IS NOT NULL "
+                               "AND name IS NOT NULL AND end_ns >= start_ns").fetchall()
+            copy_bytes = dict(con.execute("SELECT call_id, bytes FROM copy_args"))
+        finally:
+            con.close()
+        if glob is not None:
+            cand = [r for r in rows if fnmatch.fnmatchcase(r[1], glob)]
+        else:
+            cand = [r for r in rows if STEP_NAME.match(r[1])]
+        cand.sort(key=lambda r: (r[2], -r[3], r[0]))
+        # per thread, a step that starts before the last kept one ended is not one
+        kept, last_end = set(), {}
+        for i in sorted(range(len(cand)), key=lambda i: (cand[i][0], cand[i][2], i)):
+            tid, _, s0, s1 = cand[i]
+            if tid in last_end and s0 < last_end[tid]:
+                continue
+            last_end[tid] = s1
+            kept.add(i)
+        steps = [cand[i] for i in sorted(kept)]
+        if not steps:
+            return None
+        nums = [re.search(r"[0-9]{1,15}$", n) for _, n, _, _ in steps]
+        named = all(m and len(re.search(r"[0-9]*$", n).group(0)) <= 15 for m, (_, n, _, _) in zip(nums, steps))
+        numbers = [int(m.group(0)) if named else i for i, m in enumerate(nums)]
+        if self.window is not None:  # a window's report: the steps inside it, numbered as without
+            inside = [i for i, (_, _, s0, s1) in enumerate(steps) if inside_window(self.window, s0, s1)]
+            steps, numbers = [steps[i] for i in inside], [numbers[i] for i in inside]
+            if not steps:
+                return None
+        busy = self.whole["busy"]
+        gaps = self.whole["gaps"]
+        has_ops = bool(busy)
+        out = []
+        for i, (tid, name, s0, s1) in enumerate(steps):
+            st = {"number": numbers[i], "name": name, "tid": tid, "start_ns": s0,
+                  "offset_ns": max(0, s0 - self.s0), "dur_ns": s1 - s0}
+            idle = {c: 0 for c in ALL_CAUSES}
+            site_ns = defaultdict(lambda: defaultdict(int))   # what -> site -> ns (exact)
+            site_any = defaultdict(set)                        # what -> sites a tied gap may name
+            for g in gaps:
+                lo, hi = max(g.start, s0), min(g.end, s1)
+                if hi <= lo:
+                    continue
+                idle[g.cause] += hi - lo
+                sites = {(NO_AFTER,)} if not g.after else self.gap_sites(g, "after")
+                if len(sites) == 1:
+                    site_ns[g.cause][next(iter(sites))] += hi - lo
+                else:
+                    site_any[g.cause] |= sites
+            # outside the span: before the first GPU work, or after the last
+            idle["startup"] += max(0, min(self.s0, s1) - s0)
+            idle["teardown" if has_ops else "startup"] += max(0, s1 - max(self.s1, s0))
+            b = intersect_len([[s0, s1]], busy)
+            assert b + sum(idle.values()) == s1 - s0, ("busy and idle do not add up", name, s0)
+            st.update(gpu_busy_ns=b, gpu_idle_ns=s1 - s0 - b, idle_by_cause_ns=idle)
+            syncs = copies = sync_ns = copy_ns = nbytes = 0
+            for c in self.calls:
+                if c.tid != tid or not (s0 <= c.start < s1):
+                    continue
+                if c.category == "sync" and self.t.sync_kind.get(c.id) != "stream_wait_event":
+                    syncs += 1
+                    sync_ns += c.dur
+                    site_ns["syncs"][self.call_site(c.id)] += c.dur
+                elif c.category == "memcpy" and c.result == 0 and not c.captured:
+                    copies += 1
+                    copy_ns += c.dur
+                    nbytes += copy_bytes.get(c.id) or 0
+                    site_ns["copies"][self.call_site(c.id)] += c.dur
+            st.update(syncs=syncs, sync_ns=sync_ns, copies=copies, copy_ns=copy_ns, copy_bytes=nbytes)
+            st["_site_ns"], st["_site_any"] = site_ns, site_any
+            out.append(st)
+        durs = sorted(x["dur_ns"] for x in out)
+        whats = ALL_CAUSES + ["syncs", "copies"]
+
+        def value(x, w):
+            return x["idle_by_cause_ns"][w] if w in ALL_CAUSES else x["sync_ns" if w == "syncs" else "copy_ns"]
+        median = {w: nearest_rank(sorted(value(x, w) for x in out), 50) for w in whats}
+        p50 = nearest_rank(durs, 50)
+        slow = [x for x in sorted(out, key=lambda x: (-x["dur_ns"], x["start_ns"])) if x["dur_ns"] > p50][:5]
+        for x in slow:
+            over = []
+            for k, w in enumerate(whats):
+                v = value(x, w)
+                if v <= median[w]:
+                    continue
+                ns, tied = x["_site_ns"][w], x["_site_any"][w]
+                if tied:
+                    site = AnyOf([list(t) for t in set(ns) | tied])
+                elif ns:
+                    top = max(ns.values())
+                    site = list(min((t for t in ns if ns[t] == top), key=lambda t: " < ".join(t)))
+                else:
+                    site = None
+                over.append((-(v - median[w]), k, {"what": w, "ns": v, "median_ns": median[w],
+                                                   "over_ns": v - median[w], "site": site}))
+            x["over_median"] = [o for _, _, o in sorted(over, key=lambda o: (o[0], o[1]))]
+        for x in out:
+            del x["_site_ns"], x["_site_any"]
+        return {"pid": self.pid, "rule": glob, "count": len(out), "p50_ns": p50,
+                "p99_ns": nearest_rank(durs, 99), "max_ns": durs[-1], "mean_ns": sum(durs) // len(durs),
+                "median": median, "slowest": slow}
+
     def findings(self):
         """[{pid, kind, cost_ns, cost_pct, site (maybe AnyOf)}] before the 1% cut and ranking."""
         out = []
@@ -943,7 +1109,8 @@ class Process:
             for g in self.whole["gaps"]:
                 if g.cause != cause:
                     continue
-                sites = self.gap_sites(g, "after")
+                # a window's last gap: no operation ended it (Q16)
+                sites = {(NO_AFTER,)} if not g.after else self.gap_sites(g, "after")
                 for s in sites:
                     hi[s] += g.dur
                     if len(sites) == 1:
@@ -1148,9 +1315,9 @@ def unique_traces(paths):
     return out, dup
 
 
-def expected(trace_paths, min_gap_ns=1_000_000):
+def expected(trace_paths, min_gap_ns=1_000_000, window=None):
     paths, _ = unique_traces(trace_paths)
-    return [Process(p, min_gap_ns) for p in paths]
+    return [Process(p, min_gap_ns, window) for p in paths]
 
 
 def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):
@@ -1183,6 +1350,9 @@ def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):
         if g is not None and g.get("trace") != t.get("trace"):
             c.err("processes[pid %d].trace: %r, traces[] says %r" % (p.pid, g.get("trace"), t.get("trace")))
         c.value(w + ".schema_version", t.get("schema_version"), p.t.version)
+        win = None if p.window is None else {"from_ns": p.window[0][0], "to_ns": min(p.window[-1][1], 2 ** 63 - 1),
+                                              "intervals": len(p.window)}
+        c.value(w + ".window", t.get("window"), win)
         partial, common = p.notes_expect()
         c.value(w + ".partial", t.get("partial"), partial)
         notes = " | ".join(t.get("notes", []))
@@ -1324,6 +1494,9 @@ def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):
         if sorted(order) == sorted(got_order) and order != got_order:
             c.err("phases: order %r, want %r (pid %d)" % (got_order, order, p.pid))
 
+    # steps
+    check_steps(c, report.get("steps"), [x for x in (p.steps() for p in procs) if x is not None])
+
     # --top 0: nothing left out
     trunc = report.get("truncated")
     if not isinstance(trunc, dict):
@@ -1333,6 +1506,41 @@ def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):
             if v != 0:
                 c.err("truncated.%s: %r with --top 0" % (k, v))
     return c.errs
+
+
+def check_steps(c, got, want):
+    """The report's steps rows against Process.steps()'s."""
+    if not isinstance(got, list):
+        c.err("steps: not a list: %r" % (got,))
+        return
+    gk = {r.get("pid"): r for r in got if isinstance(r, dict)}
+    if len(gk) != len(got) or set(gk) != {w["pid"] for w in want}:
+        c.err("steps: rows for pids %r, want %r" % (sorted(gk), sorted(w["pid"] for w in want)))
+    for w in want:
+        g = gk.get(w["pid"])
+        if g is None:
+            continue
+        where = "steps[pid %d]" % w["pid"]
+        for k in w:
+            if k != "slowest":
+                c.value("%s.%s" % (where, k), g.get(k), w[k], k)
+        extra = set(g) - set(w)
+        if extra:
+            c.err("%s: unexpected fields %s" % (where, sorted(extra)))
+        gs = g.get("slowest")
+        if not isinstance(gs, list) or len(gs) != len(w["slowest"]):
+            c.err("%s.slowest: %r, want %d rows" % (where, gs, len(w["slowest"])))
+            continue
+        for i, (a, b) in enumerate(zip(gs, w["slowest"])):
+            wr = "%s.slowest[%d]" % (where, i)
+            c.row(wr, {k: v for k, v in a.items() if k != "over_median"},
+                  {k: v for k, v in b.items() if k != "over_median"})
+            go, wo = a.get("over_median"), b["over_median"]
+            if not isinstance(go, list) or len(go) != len(wo):
+                c.err("%s.over_median: %r, want %r" % (wr, go, wo))
+                continue
+            for j, (x, y) in enumerate(zip(go, wo)):
+                c.row("%s.over_median[%d]" % (wr, j), x, y)
 
 
 # ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/gt_pass.h"
+#include "base/gt_fmt.h"
 
 const char *const gt_cause_names[GT_CAUSES] = {
     "sync", "copy", "memset", "launch", "graph_launch", "alloc", "free", "event", "stream", "other_cuda",
@@ -136,7 +137,6 @@ static void gt_on_table_op(const struct gt_op_rec *o, void *arg)
         *first = i + 1;
     }
     p->ntable = n;
-    gt_span_add(p, o->start, o->end > o->start ? o->end : o->start);
 }
 
 /* ---- pass 2: every call ---- */
@@ -239,8 +239,19 @@ static void gt_on_call(const struct gt_rec *c, void *arg)
         return;
     struct gt_copy_rows *rows = &p->rows;
     rows->n = 0;
+    if (p->o->win && !gt_window_has(p->o->win, c->start)) {
+        /* not in the window: nor is the GPU work it made */
+        int64_t first = p->gpu_times && c->link && p->link_first.n ? gt_map_get(&p->link_first, (uint64_t)c->link) : 0;
+        for (uint32_t i1 = (uint32_t)first; i1; i1 = p->table_next[i1 - 1]) {
+            if (p->ops.v[i1 - 1].flags & GT_OPF_LINKED)
+                break;
+            p->ops.v[i1 - 1].flags |= GT_OPF_DROP;
+        }
+        return;
+    }
     gt_span_add(p, c->start, c->end > c->start ? c->end : c->start);
     gt_spanlog_add(&p->spans, c->cat, c->start, c->end);
+    gt_steps_call(p->steps, c);
     gt_tables_call(p, c);
     int makes_work = c->cat == GT_RC_LAUNCH || c->cat == GT_RC_MEMCPY || c->cat == GT_RC_MEMSET ||
                      c->cat == GT_RC_GRAPH;
@@ -280,7 +291,7 @@ static void gt_on_call(const struct gt_rec *c, void *arg)
         int64_t *first = c->link ? gt_map_at(&p->link_first, (uint64_t)c->link) : NULL;
         /* a damaged trace may give two calls one link: the first takes it */
         for (uint32_t i1 = first ? (uint32_t)*first : 0; i1; i1 = p->table_next[i1 - 1]) {
-            if (p->ops.v[i1 - 1].flags & GT_OPF_LINKED)
+            if (p->ops.v[i1 - 1].flags & (GT_OPF_LINKED | GT_OPF_DROP))
                 break;
             gt_attach(&x, (long)i1 - 1, p->table_bytes[i1 - 1], p->table_src[i1 - 1], p->table_dst[i1 - 1]);
         }
@@ -481,15 +492,30 @@ static int gt_analyze_passes(struct gt_pass *p)
     if (p->failed)
         return -1;
     /* the GPU records no recorded call made, and each kernel's first launch */
+    size_t dropped = 0;
     for (size_t i = 0; i < p->ntable; i++) {
         struct gt_op *op = &p->ops.v[i];
+        if (!(op->flags & (GT_OPF_LINKED | GT_OPF_DROP)) && p->o->win && !gt_window_has(p->o->win, op->start))
+            op->flags |= GT_OPF_DROP;
+        if (op->flags & GT_OPF_DROP) {
+            dropped++;
+            continue;
+        }
         if (!(op->flags & GT_OPF_LINKED))
             op->site = p->site_nocall;
+        gt_span_add(p, op->start, gt_op_end(&p->ops, op));
         gt_op_done(p, op, p->table_bytes[i]);
     }
     for (size_t k = 0; k < p->nkernels; k++)
         if (p->kernels[k].first_op >= 0)
             p->ops.v[p->kernels[k].first_op].flags &= (uint8_t)~GT_OPF_LB_CAND;
+    if (dropped) {
+        size_t k = 0;
+        for (size_t i = 0; i < p->ops.n; i++)
+            if (!(p->ops.v[i].flags & GT_OPF_DROP))
+                p->ops.v[k++] = p->ops.v[i];
+        p->ops.n = k;
+    }
     free(p->table_bytes);
     free(p->table_src);
     free(p->table_dst);
@@ -499,13 +525,30 @@ static int gt_analyze_passes(struct gt_pass *p)
     p->table_next = NULL;
     gt_map_free(&p->link_first);
 
+    /* a window's span covers the window itself, idle or not; only its
+     * time inside the window counts */
+    const struct gt_analyze_opts *o = p->o;
+    const struct gt_window *w = o->win;
+    uint64_t w0 = w && w->n ? w->a[0] : 0, w1 = w && w->n ? w->b[w->n - 1] : UINT64_MAX;
+    if (w0 && (!p->any || w0 < p->t0))
+        p->t0 = w0;
+    if (w1 != UINT64_MAX && (!p->any || w1 > p->t1))
+        p->t1 = w1;
+    if (w && !p->any && w0 && w1 != UINT64_MAX)
+        p->any = 1;
+    if (p->any && p->t1 < p->t0)
+        p->t1 = p->t0;
     r->summary.first_ns = p->any ? p->t0 : 0;
-    r->summary.span_ns = p->any ? p->t1 - p->t0 : 0;
+    r->summary.span_ns = !p->any ? 0 : w ? gt_window_len(w, p->t0, p->t1) : p->t1 - p->t0;
     gt_ops_sort(&p->ops);
     struct gt_sweep *sw = gt_sweep_new(&p->ops, p->t0, p->t1, p->o->min_gap_ns, gt_site_count(p->sites),
                                        p->site_teardown, gt_on_bound, p);
     if (!sw)
         return -1;
+    if (p->steps)
+        gt_sweep_on_gap(sw, gt_steps_gap, p->steps);
+    if (w)
+        gt_sweep_window(sw, w);
     struct gt_tl_result tl;
     memset(&tl, 0, sizeof(tl));
     /* the calls again, in start order: from the log made while reading
@@ -520,6 +563,8 @@ static int gt_analyze_passes(struct gt_pass *p)
     gt_sweep_free(sw);
     if (rc == 0 && !p->failed)
         rc = gt_timeline_rows(p, &tl);
+    if (rc == 0 && !p->failed)
+        rc = gt_steps_finish(p->steps, p->t0, p->t1, p->ops.n > 0, r);
     if (rc == 0 && !p->failed &&
         (gt_kstats_rows(p) < 0 || gt_launch_tables(p) < 0 || gt_tables_rows(p) < 0))
         rc = -1;
@@ -533,6 +578,29 @@ static int gt_analyze_passes(struct gt_pass *p)
     }
     gt_tl_result_free(&tl);
     return rc < 0 || p->failed ? -1 : 0;
+}
+
+/* The first line says which window the report read. */
+static void gt_window_note(struct gt_report *r, const struct gt_analyze_opts *o)
+{
+    char a[32], b[32], n[48] = "";
+    const struct gt_window *w = o->win;
+    r->windowed = 1;
+    r->win_intervals = w->n;
+    r->win_from = w->n ? w->a[0] : 0;
+    r->win_to = w->n ? w->b[w->n - 1] : 0;
+    uint64_t origin = o->win_origin > 0 ? (uint64_t)o->win_origin : 0;
+    gt_fmt_duration((int64_t)(r->win_from > origin ? r->win_from - origin : 0), a, sizeof(a));
+    if (r->win_to == UINT64_MAX)
+        snprintf(b, sizeof(b), "the end");
+    else
+        gt_fmt_duration((int64_t)(r->win_to > origin ? r->win_to - origin : 0), b, sizeof(b));
+    if (w->n > 1)
+        snprintf(n, sizeof(n), " (in %zu ranges)", w->n);
+    if (r->nnotes < GT_MAX_NOTES)
+        snprintf(r->notes[r->nnotes++], sizeof(r->notes[0]),
+                 "window: from %s to %s after the trace's start%s: the calls made in it, their GPU work, busy and "
+                 "idle time inside it", a, b, n);
 }
 
 /* Keeps the first `top` rows of each table, counting what it leaves out. */
@@ -586,10 +654,14 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
         fprintf(stderr, "gputrace: %s: cannot read the trace's tables\n", t->path);
     else if (p.site_nocall == UINT32_MAX || p.site_teardown == UINT32_MAX)
         p.failed = 1;
+    else if (gt_steps_open(t, o->step_glob, &sites, o->win, &p.steps) < 0)
+        rc = -1;
     else
         rc = gt_analyze_passes(&p);
-    if (rc == 0 && gt_phases(t, p.gpu_times, r) < 0)
+    if (rc == 0 && gt_phases(t, p.gpu_times, o, r) < 0)
         rc = -1;
+    if (rc == 0 && o->win)
+        gt_window_note(r, o);
     if (rc < 0 && p.failed)
         fprintf(stderr, "gputrace: %s: out of memory\n", t->path);
     gt_ops_free(&p.ops);
@@ -607,6 +679,7 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
     free(p.rows.gpu_ns);
     free(p.rows.mem);
     gt_scan_close(p.scan);
+    gt_steps_free(p.steps);
     gt_sites_free(&sites);
     if (rc < 0) {
         gt_report_free(r);
@@ -635,5 +708,6 @@ void gt_report_free(struct gt_report *r)
     free(r->errors);
     free(r->phases);
     free(r->phase_spans);
+    free(r->steps.slowest);
     memset(r, 0, sizeof(*r));
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/gt_window.h"
 #include "trace/gt_trace.h"
 
 #define GT_SITE_FRAMES 5
@@ -149,6 +150,41 @@ struct gt_phase_span {
     uint64_t start_ns, end_ns;
 };
 
+/* Steps (docs/report.md, Steps): ranges named like a training step, or
+ * given by --step. What one step spent more time on than the median step:
+ * GPU idle of one cause (`cause` < GT_CAUSES), host time in syncs
+ * (GT_STEP_SYNCS) or in copy calls (GT_STEP_COPIES). */
+#define GT_STEP_SYNCS GT_CAUSES
+#define GT_STEP_COPIES (GT_CAUSES + 1)
+#define GT_STEP_WHATS (GT_CAUSES + 2)
+#define GT_STEP_SLOWEST 5
+struct gt_step_over {
+    int what;                       /* a cause, GT_STEP_SYNCS or GT_STEP_COPIES */
+    uint64_t ns, median_ns;         /* the step's time in it, the median over steps */
+    int has_site;
+    struct gt_site site;            /* where most of the step's time in it was */
+};
+
+struct gt_step_row {
+    int64_t number, tid;
+    char name[256];
+    uint64_t start_ns, offset_ns, dur_ns, gpu_busy_ns, gpu_idle_ns;
+    uint64_t idle_by_cause[GT_CAUSES];
+    uint64_t syncs, sync_ns, copies, copy_ns, copy_bytes;
+    struct gt_step_over over[GT_STEP_WHATS];  /* most time over the median first */
+    int nover;
+};
+
+struct gt_steps {
+    uint64_t count;                 /* 0: no steps */
+    char rule[256];                 /* the --step glob, or "" for the names docs/report.md lists */
+    char first_name[256];           /* the first step's name */
+    uint64_t p50_ns, p99_ns, max_ns, mean_ns;
+    uint64_t median[GT_STEP_WHATS]; /* each figure's median over the steps */
+    struct gt_step_row *slowest;    /* the GT_STEP_SLOWEST slowest above the median, slowest first */
+    size_t nslowest;
+};
+
 struct gt_finding {
     char kind[32];
     uint64_t cost_ns;
@@ -222,12 +258,23 @@ struct gt_report {
     size_t nphases;
     struct gt_phase_span *phase_spans; /* by start */
     size_t nphase_spans;
+    struct gt_steps steps;
+    int windowed;                   /* read in a window: its first start, last end, intervals */
+    uint64_t win_from, win_to;
+    size_t win_intervals;
     struct gt_more more;
 };
 
 struct gt_analyze_opts {
     uint64_t min_gap_ns;
     size_t top;                     /* rows per table; 0: all */
+    const char *step_glob;          /* --step: step ranges' names; NULL: the usual names */
+    /* a window (docs/report.md, Windows): the calls that start in it
+     * with their GPU work, the GPU work of no recorded call that starts
+     * in it, and busy and idle time inside it; NULL: the whole trace.
+     * Times are said from win_origin. */
+    const struct gt_window *win;
+    int64_t win_origin;
 };
 
 /* Fills r from t. Returns 0, or -1 after printing an error. */
@@ -235,6 +282,6 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
 void gt_report_free(struct gt_report *r);
 /* Fills r's phases from t's NVTX ranges (none before schema 6): 0, or -1
  * after printing an error (gt_phases.c). */
-int gt_phases(struct gt_trace *t, int gpu_times, struct gt_report *r);
+int gt_phases(struct gt_trace *t, int gpu_times, const struct gt_analyze_opts *o, struct gt_report *r);
 
 #endif

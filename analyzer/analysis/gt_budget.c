@@ -7,12 +7,14 @@
 #include <strings.h>
 
 #include "analysis/gt_budget.h"
+#include "base/gt_fmt.h"
 
 const char *const gt_budget_names[GT_NBUDGETS] = {
     "max-idle-pct",
     "max-pageable-h2d-bytes",
     "max-launch-bound-pct",
     "max-sync-pct",
+    "max-step-p99",
 };
 
 #define GT_BUDGET_FILE_MAX (1 << 20)
@@ -27,7 +29,12 @@ int gt_budget_key(const char *name)
 
 int gt_budget_is_pct(int key)
 {
-    return key != GT_BUDGET_PAGEABLE_H2D_BYTES;
+    return key != GT_BUDGET_PAGEABLE_H2D_BYTES && key != GT_BUDGET_STEP_P99;
+}
+
+int gt_budget_is_duration(int key)
+{
+    return key == GT_BUDGET_STEP_P99;
 }
 
 /* Length of a plain decimal number at s: digits, optionally one '.' and
@@ -131,6 +138,13 @@ int gt_budget_set(struct gt_budgets *b, const char *name, const char *value, cha
             return -1;
         }
         b->pct[k] = v;
+    } else if (gt_budget_is_duration(k)) {
+        uint64_t v;
+        if (gt_parse_duration(value, &v) < 0) {
+            snprintf(err, errlen, "%s: '%.60s' is not a duration (e.g. 250us, 20ms or 1.5s)", name, value);
+            return -1;
+        }
+        b->ns = v;
     } else {
         uint64_t v;
         if (gt_parse_bytes(value, &v) < 0) {
@@ -268,6 +282,8 @@ void gt_budget_merge(struct gt_budgets *b, const struct gt_budgets *over)
         b->line[k] = over->line[k];
         if (gt_budget_is_pct(k))
             b->pct[k] = over->pct[k];
+        else if (gt_budget_is_duration(k))
+            b->ns = over->ns;
         else
             b->bytes = over->bytes;
     }

@@ -12,6 +12,7 @@ enum gt_budget_key {
     GT_BUDGET_PAGEABLE_H2D_BYTES, /* max-pageable-h2d-bytes: bytes */
     GT_BUDGET_LAUNCH_BOUND_PCT,   /* max-launch-bound-pct: percent */
     GT_BUDGET_SYNC_PCT,           /* max-sync-pct: percent */
+    GT_BUDGET_STEP_P99,           /* max-step-p99: a duration (docs/report.md, Steps) */
     GT_NBUDGETS
 };
 
@@ -22,13 +23,16 @@ struct gt_budgets {
     int set[GT_NBUDGETS];    /* 1: this budget is checked */
     double pct[GT_NBUDGETS]; /* the limit of a percent budget */
     uint64_t bytes;          /* the limit of max-pageable-h2d-bytes */
+    uint64_t ns;             /* the limit of max-step-p99 */
     int line[GT_NBUDGETS];   /* budget-file line that set it; 0: not from a file */
 };
 
 /* The key named `name` ("max-idle-pct"), or -1. */
 int gt_budget_key(const char *name);
-/* 1 if the key's value is a percent, 0 if bytes. */
+/* 1 if the key's value is a percent, 0 if bytes or a duration. */
 int gt_budget_is_pct(int key);
+/* 1 if the key's value is a duration (250us, 2ms, 1.5s). */
+int gt_budget_is_duration(int key);
 
 /* A percent: a decimal number from 0 to 100, optionally followed by '%'.
  * Returns 0, or -1 when `s` is not one. */

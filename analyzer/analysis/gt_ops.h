@@ -18,6 +18,7 @@ enum {
     GT_OPF_LONG = 8,         /* dur is an index into the long durations */
     GT_OPF_BIG_SLACK = 16,   /* slack is an index into the big slacks */
     GT_OPF_LAUNCH = 32,      /* made by a launch call (slack is set) */
+    GT_OPF_DROP = 64,        /* outside a windowed report's window: removed before the sweep */
 };
 
 #define GT_OP_NO_API 0xffffu

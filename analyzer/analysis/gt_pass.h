@@ -12,6 +12,7 @@
 #include "analysis/gt_ops.h"
 #include "analysis/gt_site.h"
 #include "analysis/gt_spans.h"
+#include "analysis/gt_steps.h"
 #include "analysis/gt_timeline.h"
 #include "base/gt_map.h"
 #include "trace/gt_scan.h"
@@ -82,6 +83,7 @@ struct gt_pass {
     uint32_t site_nocall, site_teardown;
     uint64_t t0, t1;
     struct gt_spanlog spans;           /* every call's host times, for the sweep */
+    struct gt_stepper *steps;          /* NULL: the trace has no steps */
     int any;
     int failed;
 };

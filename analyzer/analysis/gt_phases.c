@@ -80,9 +80,24 @@ static int gt_has_ranges(struct gt_trace *t)
 
 /* The operations of the whole-GPU timeline (docs/report.md, Calls and
  * operations), merged. */
-static int gt_busy(struct gt_trace *t, int gpu_times, struct gt_iv **out, size_t *nout)
+static int gt_busy(struct gt_trace *t, int gpu_times, const struct gt_analyze_opts *o, struct gt_iv **out,
+                   size_t *nout)
 {
-    const char *sql = gpu_times
+    /* a windowed report's GPU work: that of the calls made in the window,
+     * and the work of no recorded call that started in it */
+    static const char *const windowed[2] = {
+        "SELECT x.start_ns, x.end_ns, COALESCE(c.start_ns, x.start_ns) FROM (SELECT api_call_id, start_ns, end_ns "
+        "FROM kernels WHERE time_source = 'host' AND result = 0 AND captured = 0 UNION ALL "
+        "SELECT api_call_id, start_ns, end_ns FROM memcpys WHERE time_source = 'host' AND result = 0 "
+        "AND captured = 0 UNION ALL SELECT api_call_id, start_ns, end_ns FROM memsets WHERE time_source = 'host' "
+        "AND result = 0 AND captured = 0) x LEFT JOIN api_calls c ON c.id = x.api_call_id",
+        "SELECT x.start_ns, x.end_ns, COALESCE(c.start_ns, x.start_ns) FROM (SELECT api_call_id, start_ns, end_ns "
+        "FROM kernels "
+        "WHERE time_source = 'gpu' UNION ALL SELECT api_call_id, start_ns, end_ns FROM memcpys "
+        "WHERE time_source = 'gpu' UNION ALL SELECT api_call_id, start_ns, end_ns FROM memsets "
+        "WHERE time_source = 'gpu') x LEFT JOIN api_calls c ON c.id = x.api_call_id",
+    };
+    const char *sql = o->win ? windowed[gpu_times != 0] : gpu_times
         ? "SELECT start_ns, end_ns FROM kernels WHERE time_source = 'gpu' UNION ALL "
           "SELECT start_ns, end_ns FROM memcpys WHERE time_source = 'gpu' UNION ALL "
           "SELECT start_ns, end_ns FROM memsets WHERE time_source = 'gpu'"
@@ -106,6 +121,9 @@ static int gt_busy(struct gt_trace *t, int gpu_times, struct gt_iv **out, size_t
             }
             v = g;
         }
+        /* a window's: by its call's start, or its own without one */
+        if (o->win && !gt_window_has(o->win, (uint64_t)sqlite3_column_int64(st, 2)))
+            continue;
         v[n].a = (uint64_t)sqlite3_column_int64(st, 0);
         v[n].b = (uint64_t)sqlite3_column_int64(st, 1);
         if (v[n].b > v[n].a)
@@ -190,7 +208,7 @@ static int gt_phase_perm_cmp(const void *x, const void *y)
     return strcmp(a->name, b->name);
 }
 
-int gt_phases(struct gt_trace *t, int gpu_times, struct gt_report *r)
+int gt_phases(struct gt_trace *t, int gpu_times, const struct gt_analyze_opts *o, struct gt_report *r)
 {
     if (!gt_has_ranges(t))
         return 0;
@@ -214,6 +232,10 @@ int gt_phases(struct gt_trace *t, int gpu_times, struct gt_report *r)
             }
             rs = g;
         }
+        /* a windowed report: the ranges inside the window */
+        if (o->win && !gt_window_inside(o->win, (uint64_t)sqlite3_column_int64(st, 2),
+                                        (uint64_t)sqlite3_column_int64(st, 3)))
+            continue;
         rs[nr].id = sqlite3_column_int64(st, 0);
         rs[nr].name = strdup((const char *)sqlite3_column_text(st, 1));
         rs[nr].start = (uint64_t)sqlite3_column_int64(st, 2);
@@ -233,7 +255,7 @@ int gt_phases(struct gt_trace *t, int gpu_times, struct gt_report *r)
         goto fail;
     if (!nr)
         goto done;
-    if (gt_busy(t, gpu_times, &busy, &nbusy) < 0)
+    if (gt_busy(t, gpu_times, o, &busy, &nbusy) < 0)
         goto fail;
     /* Phases: ranges grouped by name; each phase's ranges merged. */
     qsort(rs, nr, sizeof(*rs), gt_range_by_name);

@@ -57,6 +57,10 @@ struct gt_sweep {
     struct gt_active *heap;
     size_t nheap, capheap;
     struct gt_tl_result r;
+    gt_tl_gap_fn gap_fn;     /* each gap of the whole GPU's timeline, for the steps */
+    int lead_inner, trail_inner;  /* a window's edges: the gaps there get a cause like any other */
+    const struct gt_window *win;  /* a window's report: busy and idle time inside it only */
+    void *gap_arg;
     size_t capgaps;
     int failed;
 };
@@ -89,6 +93,27 @@ static int gt_dev_cmp(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
+}
+
+void gt_sweep_window(struct gt_sweep *s, const struct gt_window *w)
+{
+    s->win = w;
+    s->lead_inner = w->n && w->a[0] != 0;
+    s->trail_inner = w->n && w->b[w->n - 1] != UINT64_MAX;
+}
+
+/* The time of [a, b) (relative) that counts: inside the window, if any. */
+static uint64_t gt_wlen(const struct gt_sweep *s, uint64_t a, uint64_t b)
+{
+    if (b <= a)
+        return 0;
+    return s->win ? gt_window_len(s->win, s->t0 + a, s->t0 + b) : b - a;
+}
+
+void gt_sweep_on_gap(struct gt_sweep *s, gt_tl_gap_fn fn, void *arg)
+{
+    s->gap_fn = fn;
+    s->gap_arg = arg;
 }
 
 struct gt_sweep *gt_sweep_new(const struct gt_ops *ops, uint64_t t0, uint64_t t1, uint64_t min_gap_ns,
@@ -256,11 +281,16 @@ static int gt_inner_cause(struct gt_sweep *s, struct gt_tl *tl, uint64_t end)
 static void gt_gap(struct gt_sweep *s, struct gt_tl *tl, int where, uint64_t start, uint64_t end,
                    const struct gt_op *after)
 {
-    uint64_t len = end - start;
+    if (end <= start)
+        return;
+    int cause = where == GT_GAP_LEAD && !s->lead_inner     ? GT_CAUSE_STARTUP
+              : where == GT_GAP_TRAIL && !s->trail_inner ? GT_CAUSE_TEARDOWN
+                                                         : gt_inner_cause(s, tl, end);
+    if (tl->whole && s->gap_fn)
+        s->gap_fn(s->t0 + start, end - start, cause, after ? after->site : s->teardown_site, s->gap_arg);
+    uint64_t len = gt_wlen(s, start, end);
     if (!len)
         return;
-    int cause = where == GT_GAP_LEAD ? GT_CAUSE_STARTUP : where == GT_GAP_TRAIL ? GT_CAUSE_TEARDOWN
-              : gt_inner_cause(s, tl, end);
     tl->idle_by_cause[cause] += len;
     if (tl->whole) {
         uint32_t site = after ? after->site : s->teardown_site;
@@ -283,7 +313,7 @@ static void gt_gap(struct gt_sweep *s, struct gt_tl *tl, int where, uint64_t sta
         }
         struct gt_tl_gap *g = &s->r.gaps[s->r.ngaps++];
         g->device = tl->device;
-        g->start = s->t0 + start;
+        g->start = s->win ? gt_window_next(s->win, s->t0 + start) : s->t0 + start;
         g->dur = len;
         g->cause = cause;
         g->before_site = where == GT_GAP_LEAD ? UINT32_MAX : tl->end_site;
@@ -305,7 +335,7 @@ static void gt_tl_op(struct gt_sweep *s, struct gt_tl *tl, const struct gt_op *x
     }
     /* the operation that ends the run last is the one before its gap */
     if (en > from || from == st) {
-        tl->busy += en > from ? en - from : 0;
+        tl->busy += gt_wlen(s, from, en);
         tl->run_end = en > from ? en : from;
         tl->end_site = x->site;
         tl->end_api = x->api;
@@ -318,14 +348,14 @@ static void gt_tl_op(struct gt_sweep *s, struct gt_tl *tl, const struct gt_op *x
     if (both > st)
         both = st;
     if (both > tl->t_prev)
-        tl->overlap += both - tl->t_prev;
+        tl->overlap += gt_wlen(s, tl->t_prev, both);
     tl->t_prev = st;
     uint64_t *run = x->kind == GT_OP_KERNEL ? &tl->k_end : x->kind == GT_OP_MEMCPY ? &tl->c_end : NULL;
     uint64_t *sum = x->kind == GT_OP_KERNEL ? &tl->compute : &tl->copy;
     if (run) {
         uint64_t from = st > *run ? st : *run;
         if (en > from)
-            *sum += en - from;
+            *sum += gt_wlen(s, from, en);
         if (en > *run)
             *run = en;
     }
@@ -342,10 +372,10 @@ static void gt_op_step(struct gt_sweep *s, const struct gt_op *x)
         (!s->r.slot_ops[x->slot] || *slot_end + s->t0 <= gt_op_call_end(o, x)) && s->bound)
         s->bound(x, s->arg);
     if (!s->r.slot_ops[x->slot] || st > *slot_end) {
-        s->r.slot_busy[x->slot] += en - st;
+        s->r.slot_busy[x->slot] += gt_wlen(s, st, en);
         *slot_end = en;
     } else if (en > *slot_end) {
-        s->r.slot_busy[x->slot] += en - *slot_end;
+        s->r.slot_busy[x->slot] += gt_wlen(s, *slot_end, en);
         *slot_end = en;
     }
     s->r.slot_ops[x->slot]++;
@@ -383,6 +413,9 @@ int gt_sweep_finish(struct gt_sweep *s, struct gt_tl_result *out)
     while (s->next < o->n)
         gt_op_step(s, &o->v[s->next++]);
     uint64_t span = s->t1 - s->t0;
+    /* every call is in: F at each run's end can be taken now */
+    if (s->trail_inner)
+        gt_advance(s, UINT64_MAX);
     for (size_t i = 0; i < s->ntl; i++) {
         struct gt_tl *tl = &s->tl[i];
         if (!tl->has_run)
@@ -391,7 +424,7 @@ int gt_sweep_finish(struct gt_sweep *s, struct gt_tl_result *out)
             gt_gap(s, tl, GT_GAP_TRAIL, tl->run_end, span, NULL);
         uint64_t both = tl->k_end < tl->c_end ? tl->k_end : tl->c_end;
         if (both > tl->t_prev)
-            tl->overlap += both - tl->t_prev;
+            tl->overlap += gt_wlen(s, tl->t_prev, both);
     }
     if (s->ndev) {
         s->r.devices = calloc(s->ndev, sizeof(*s->r.devices));

@@ -17,6 +17,7 @@
 
 #include "analysis/gt_analyze.h"
 #include "analysis/gt_ops.h"
+#include "analysis/gt_window.h"
 
 /* A gap the report lists (at least min_gap_ns, on a device). */
 struct gt_tl_gap {
@@ -55,6 +56,16 @@ struct gt_sweep;
  * teardown_site: the site the tear-down gap counts under. */
 struct gt_sweep *gt_sweep_new(const struct gt_ops *ops, uint64_t t0, uint64_t t1, uint64_t min_gap_ns,
                               size_t nsites, uint32_t teardown_site, gt_tl_bound_fn bound, void *arg);
+/* A window's report (docs/report.md, Windows): busy and idle time count
+ * inside w only (a gap's cause is still its whole length's), and the gap
+ * before the first operation (after the last) gets its cause as the gaps
+ * between operations do when the window has a start (an end), rather
+ * than start-up (tear-down). */
+void gt_sweep_window(struct gt_sweep *s, const struct gt_window *w);
+/* fn(start, length, cause, site that ended it, arg) for each gap of the
+ * whole GPU's timeline, in time order (trace times). */
+typedef void (*gt_tl_gap_fn)(uint64_t start, uint64_t len, int cause, uint32_t site, void *arg);
+void gt_sweep_on_gap(struct gt_sweep *s, gt_tl_gap_fn fn, void *arg);
 /* Each call, in start order (gt_scan_call_spans). */
 void gt_sweep_call(int cat, uint64_t start, uint64_t end, void *sweep);
 /* After the last call: the operations left, the tear-down gaps. 0, or -1

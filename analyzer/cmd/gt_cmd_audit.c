@@ -5,6 +5,7 @@
 
 #include "analysis/gt_analyze.h"
 #include "analysis/gt_budget.h"
+#include "analysis/gt_window.h"
 #include "cmd/gt_cmds.h"
 #include "base/gt_fmt.h"
 #include "trace/gt_trace.h"
@@ -14,6 +15,7 @@
 void gt_cmd_audit_usage(FILE *out)
 {
     fprintf(out, "usage: gputrace audit [BUDGETS] [--budget FILE] [--min-gap DURATION]\n"
+                 "                      [--from T] [--to T] [--range NAME] [--step NAME]\n"
                  "                      TRACE.db...\n"
                  "\n"
                  "Checks each trace against the budgets given, for CI gates. Only the\n"
@@ -35,12 +37,22 @@ void gt_cmd_audit_usage(FILE *out)
                  "                              (explicit, synchronous DtoH copies and\n"
                  "                              async copies from pageable memory), percent\n"
                  "                              of the traced span\n"
+                 "  --max-step-p99 DURATION     the 99th percentile of step time (steps:\n"
+                 "                              NVTX ranges named step, train_step,\n"
+                 "                              ProfilerStep#N..., or --step NAME)\n"
                  "P is a number from 0 to 100 (a trailing %% is allowed). A budget fails\n"
                  "when the measured value is greater than its limit.\n"
                  "\n"
                  "options:\n"
                  "  --budget FILE        read budgets from FILE; budgets given on the\n"
                  "                       command line override the file's\n"
+                 "  --from T, --to T, --range NAME\n"
+                 "                       measure every budget in a window only, as report\n"
+                 "                       reads it (T: a time from the trace's start or\n"
+                 "                       step:N; NAME: NVTX ranges, a glob): e.g. --range\n"
+                 "                       data --max-idle-pct 30 is a budget for the data\n"
+                 "                       phase (docs/report.md, Windows)\n"
+                 "  --step NAME          step ranges are the ranges NAME matches (a glob)\n"
                  "  --min-gap DURATION   shortest idle gap considered when naming the worst\n"
                  "                       site of max-idle-pct (default 1ms; ns, us, ms or\n"
                  "                       s; a bare number is ns)\n"
@@ -107,6 +119,41 @@ static void gt_verdict(const char *prefix, int fail, int key)
     printf("%s %s: ", fail ? "FAIL" : "ok  ", gt_budget_names[key]);
 }
 
+/* max-step-p99: the steps' p99 (docs/report.md, Steps); when it fails,
+ * the slowest step and what it spent more time on than the median step. */
+static int gt_check_steps(const char *prefix, const char *path, const struct gt_budgets *b, const struct gt_report *r)
+{
+    const struct gt_steps *st = &r->steps;
+    char v[32], l[32], d[32];
+    if (!st->count) {
+        gt_err("%s: max-step-p99 needs steps (NVTX ranges named like step, train_step or ProfilerStep#N, or "
+               "--step NAME), which this trace%s does not have",
+               path, r->windowed ? "'s window" : "");
+        return 2;
+    }
+    int fail = st->p99_ns > b->ns;
+    gt_verdict(prefix, fail, GT_BUDGET_STEP_P99);
+    printf("%s %s %s (%llu steps)", gt_fmt_duration((int64_t)st->p99_ns, v, sizeof(v)), fail ? ">" : "<=",
+           gt_fmt_duration((int64_t)b->ns, l, sizeof(l)), (unsigned long long)st->count);
+    if (fail && st->nslowest) {
+        const struct gt_step_row *x = &st->slowest[0];
+        printf(" (slowest: step %lld, %s", (long long)x->number, gt_fmt_duration((int64_t)x->dur_ns, d, sizeof(d)));
+        if (x->nover) {
+            const struct gt_step_over *o = &x->over[0];
+            printf(": +%s %s", gt_fmt_duration((int64_t)(o->ns - o->median_ns), v, sizeof(v)),
+                   o->what < GT_CAUSES ? gt_cause_text[o->what]
+                   : o->what == GT_STEP_SYNCS ? "host time in syncs" : "host time in copy calls");
+            if (o->has_site) {
+                printf(" at ");
+                gt_put_site(&o->site);
+            }
+        }
+        putchar(')');
+    }
+    putchar('\n');
+    return fail;
+}
+
 /* Checks one budget; returns 1 if it is exceeded, 0 if it holds, 2 if the
  * trace cannot tell. */
 static int gt_check(const char *prefix, const char *path, int key, const struct gt_budgets *b,
@@ -135,6 +182,8 @@ static int gt_check(const char *prefix, const char *path, int key, const struct 
         return fail;
     }
 
+    if (key == GT_BUDGET_STEP_P99)
+        return gt_check_steps(prefix, path, b, r);
     double measured = key == GT_BUDGET_IDLE_PCT           ? s->idle_pct
                       : key == GT_BUDGET_LAUNCH_BOUND_PCT ? s->launch_bound_pct
                                                           : s->sync_pct;
@@ -193,7 +242,8 @@ static int gt_check(const char *prefix, const char *path, int key, const struct 
 }
 
 /* Audits one trace. Returns the exit status it earns. */
-static int gt_audit_one(const char *path, const char *prefix, const struct gt_budgets *b, uint64_t min_gap_ns)
+static int gt_audit_one(const char *path, const char *prefix, const struct gt_budgets *b, uint64_t min_gap_ns,
+                        const struct gt_window_spec *ws, int64_t origin)
 {
     struct gt_trace t;
     int rc = gt_trace_open(&t, path);
@@ -215,9 +265,21 @@ static int gt_audit_one(const char *path, const char *prefix, const struct gt_bu
         return status;
     }
 
-    struct gt_analyze_opts o = {.min_gap_ns = min_gap_ns, .top = 0};
+    struct gt_analyze_opts o = {.min_gap_ns = min_gap_ns, .top = 0, .step_glob = ws->step_glob};
+    struct gt_window win = {0};
+    if (gt_window_on(ws)) {
+        /* every budget is measured in the window (docs/audit.md) */
+        if (gt_window_resolve(&t, ws, origin, &win) < 0) {
+            gt_trace_close(&t);
+            return GT_EXIT_USAGE;
+        }
+        o.win = &win;
+        o.win_origin = origin;
+    }
     struct gt_report r;
-    if (gt_analyze(&t, &o, &r) < 0) {
+    int arc = gt_analyze(&t, &o, &r);
+    gt_window_free(&win);
+    if (arc < 0) {
         gt_trace_close(&t);
         return GT_EXIT_USAGE;
     }
@@ -266,6 +328,7 @@ int gt_cmd_audit(int argc, char **argv)
     memset(&all, 0, sizeof(all));
     const char *budget_file = NULL;
     uint64_t min_gap_ns = GT_AUDIT_MIN_GAP_NS;
+    struct gt_window_spec ws = {0};
     char err[512];
     for (int j = 1; j < argc && strcmp(argv[j], "--") != 0; j++)
         if (strcmp(argv[j], "--baseline") == 0)
@@ -301,6 +364,17 @@ int gt_cmd_audit(int argc, char **argv)
                     return gt_usage_error("audit", "option '--budget' needs a file");
                 budget_file = v;
             }
+            static const char *const wopts[4] = {"from", "to", "range", "step"};
+            for (int k = 0; k < 4 && !known; k++) {
+                if (!(v = gt_opt_value(argc, argv, &i, wopts[k], &missing)))
+                    continue;
+                known = 1;
+                if (missing)
+                    return gt_usage_error("audit", "option '--%s' needs a value", wopts[k]);
+                if (k == 3 && !*v)
+                    return gt_usage_error("audit", "--step needs a range name (a glob such as 'iter*')");
+                *(k == 0 ? &ws.from : k == 1 ? &ws.to : k == 2 ? &ws.range : &ws.step_glob) = v;
+            }
             if (!known && (v = gt_opt_value(argc, argv, &i, "min-gap", &missing))) {
                 known = 1;
                 if (missing)
@@ -323,9 +397,12 @@ int gt_cmd_audit(int argc, char **argv)
     if (i >= argc)
         return gt_usage_error("audit", "no trace file given");
 
+    if (gt_window_check(&ws, "audit") < 0)
+        return GT_EXIT_USAGE;
+    int64_t origin = gt_window_origin(argv + i, argc - i, &ws);
     int status = GT_EXIT_OK, several = argc - i > 1;
     for (; i < argc; i++) {
-        int rc = gt_audit_one(argv[i], several ? argv[i] : NULL, &all, min_gap_ns);
+        int rc = gt_audit_one(argv[i], several ? argv[i] : NULL, &all, min_gap_ns, &ws, origin);
         if (rc > status)
             status = rc;
     }

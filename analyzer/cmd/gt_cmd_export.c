@@ -13,6 +13,7 @@
 #include "base/gt_progress.h"
 #include "output/gt_export_chrome.h"
 #include "output/gt_export_perfetto.h"
+#include "analysis/gt_window.h"
 #include "trace/gt_scan.h"
 #include "trace/gt_trace.h"
 
@@ -20,6 +21,7 @@ void gt_cmd_export_usage(FILE *out)
 {
     fprintf(out,
             "usage: gputrace export [--format perfetto|chrome-json] [-o FILE] [--from T] [--to T]\n"
+            "                       [--range NAME] [--step NAME]\n"
             "                       [--max-events N] [--min-gap DUR] [-q] TRACE.db...\n"
             "\n"
             "Writes the traces as a timeline that ui.perfetto.dev opens: a track per\n"
@@ -42,8 +44,14 @@ void gt_cmd_export_usage(FILE *out)
             "  -o, --output FILE    where to write (default or '-': standard output);\n"
             "                       a name ending in .gz is written gzip-compressed\n"
             "  --from TIME          only events starting at or after TIME from the trace's\n"
-            "                       start (a duration: 1.5s, 200ms, 250us)\n"
-            "  --to TIME            only events starting before TIME from the start\n"
+            "                       start (a duration: 1.5s, 200ms, 250us), or step:N\n"
+            "                       (that step's start, in each trace)\n"
+            "  --to TIME            only events starting before TIME from the start, or\n"
+            "                       before step:N's end\n"
+            "  --range NAME         only events from the start of the first NVTX range\n"
+            "                       NAME (a glob) matches to the end of the last, in\n"
+            "                       each trace (inside --from/--to)\n"
+            "  --step NAME          step ranges are the ranges NAME matches (a glob)\n"
             "  --max-events N       stop after N slices (perfetto only), saying where\n"
             "  --min-gap DURATION   shortest idle gap marked (default 1ms)\n"
             "  -q, --quiet          no progress line\n"
@@ -60,10 +68,14 @@ int gt_cmd_export(int argc, char **argv)
         {"min-gap", required_argument, NULL, 'g'}, {"from", required_argument, NULL, 'F'},
         {"to", required_argument, NULL, 'T'},       {"max-events", required_argument, NULL, 'n'},
         {"quiet", no_argument, NULL, 'q'},          {"help", no_argument, NULL, 'h'},
+        {"range", required_argument, NULL, 'R'},    {"step", required_argument, NULL, 'S'},
         {NULL, 0, NULL, 0},
     };
     const char *format = "perfetto", *output = NULL;
     struct gt_export x = {.first = 1, .min_gap_ns = 1000000, .to_ns = UINT64_MAX};
+    /* steps and ranges are resolved on each trace (docs/report.md, Windows) */
+    struct gt_window_spec ws = {0};
+    int per_trace = 0;
     optind = 1;
     opterr = 0;
     int c;
@@ -80,8 +92,22 @@ int gt_cmd_export(int argc, char **argv)
                 return gt_usage_error("export", "--min-gap must be a duration such as 250us, 1ms or 2s, not '%s'",
                                       optarg);
             break;
+        case 'R':
+            ws.range = optarg;
+            per_trace = 1;
+            break;
+        case 'S':
+            if (!*optarg)
+                return gt_usage_error("export", "--step needs a range name (a glob such as 'iter*')");
+            ws.step_glob = optarg;
+            break;
         case 'F':
         case 'T':
+            *(c == 'F' ? &ws.from : &ws.to) = optarg;
+            if (strncmp(optarg, "step:", 5) == 0) {
+                per_trace = 1;
+                break;
+            }
             if (gt_parse_duration(optarg, c == 'F' ? &x.from_ns : &x.to_ns) < 0)
                 return gt_usage_error("export", "--%s must be a time from the trace's start such as 1.5s or "
                                       "200ms, not '%s'", c == 'F' ? "from" : "to", optarg);
@@ -110,7 +136,9 @@ int gt_cmd_export(int argc, char **argv)
         return gt_usage_error("export", "--format must be perfetto or chrome-json, not '%s'", format);
     if (x.max_events && !perfetto)
         return gt_usage_error("export", "--max-events needs --format perfetto");
-    if (x.to_ns <= x.from_ns)
+    if (gt_window_check(&ws, "export") < 0)
+        return GT_EXIT_USAGE;
+    if (!per_trace && x.to_ns <= x.from_ns)
         return gt_usage_error("export", "--to must be later than --from");
     if (optind >= argc)
         return gt_usage_error("export", "no trace given");
@@ -131,6 +159,22 @@ int gt_cmd_export(int argc, char **argv)
     }
     if (x.origin_ns == INT64_MAX)
         x.origin_ns = 0;
+    /* each trace's steps and ranges, before anything is written: from the
+     * first start to the last end, as times from the origin */
+    uint64_t *bounds = per_trace && rc == GT_EXIT_OK ? calloc(2 * (size_t)n, sizeof(*bounds)) : NULL;
+    if (per_trace && rc == GT_EXIT_OK && !bounds)
+        rc = GT_EXIT_FAIL;
+    for (int i = 0; per_trace && rc == GT_EXIT_OK && i < n; i++) {
+        struct gt_window w;
+        if (gt_window_resolve(&t[i], &ws, x.origin_ns, &w) < 0) {
+            rc = GT_EXIT_USAGE;
+            break;
+        }
+        uint64_t a = w.a[0], b = w.b[w.n - 1], o = (uint64_t)x.origin_ns;
+        bounds[2 * i] = a > o ? a - o : 0;
+        bounds[2 * i + 1] = b == UINT64_MAX ? UINT64_MAX : b > o ? b - o : 0;
+        gt_window_free(&w);
+    }
     if (rc == GT_EXIT_OK && !(x.out = gt_out_open(output)))
         rc = GT_EXIT_FAIL;
     if (rc == GT_EXIT_OK) {
@@ -141,9 +185,14 @@ int gt_cmd_export(int argc, char **argv)
         gt_progress_begin("export", rows);
         if (!perfetto)
             fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", x.out);
-        for (int i = 0; i < n && rc == GT_EXIT_OK; i++)
+        for (int i = 0; i < n && rc == GT_EXIT_OK; i++) {
+            if (per_trace) {
+                x.from_ns = bounds[2 * i];
+                x.to_ns = bounds[2 * i + 1];
+            }
             if ((perfetto ? gt_export_perfetto_trace(&t[i], &x, (uint32_t)i + 1) : gt_export_chrome_trace(&t[i], &x)) < 0)
                 rc = GT_EXIT_USAGE;
+        }
         if (!perfetto)
             fputs("\n]}\n", x.out);
         gt_progress_end();
@@ -161,5 +210,6 @@ int gt_cmd_export(int argc, char **argv)
     for (int i = 0; i < opened; i++)
         gt_trace_close(&t[i]);
     free(t);
+    free(bounds);
     return rc;
 }

@@ -12,6 +12,9 @@
 #include <sys/wait.h>
 
 #include "cmd/gt_record_summary.h"
+#include "cmd/gt_record_window.h"
+#include "base/gt_fmt.h"
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd/gt_cmds.h"
@@ -22,7 +25,8 @@
 void gt_cmd_record_usage(FILE *out)
 {
     fprintf(out,
-            "usage: gputrace record [-q] [-o PATTERN] [--stack-depth N] [--] COMMAND [ARGS]\n"
+            "usage: gputrace record [-q] [-o PATTERN] [--stack-depth N] [--delay D]\n"
+            "                       [--duration D] [--] COMMAND [ARGS]\n"
             "\n"
             "Runs COMMAND with libgputrace.so preloaded. Every process that loads the\n"
             "CUDA runtime or driver writes its own trace file. gputrace exits with\n"
@@ -39,6 +43,12 @@ void gt_cmd_record_usage(FILE *out)
             "                        Default: %s\n"
             "  --stack-depth N       native frames kept per call, 0 to %d, 0 turns\n"
             "                        stacks off; sets GPUTRACE_STACK_DEPTH. Default %d.\n"
+            "  --delay D             record only from D after COMMAND starts (500ms,\n"
+            "                        10s): COMMAND runs in standby and one window is\n"
+            "                        opened in it (docs/standby.md); processes it\n"
+            "                        starts record nothing\n"
+            "  --duration D          record for D only (from the delay's end, or the\n"
+            "                        first CUDA call), then let calls pass through\n"
             "  -q, --quiet           no closing summary\n"
             "  -h, --help            show this help\n"
             "\n"
@@ -196,7 +206,8 @@ static const char *gt_opt_value(int argc, char **argv, int *i, const char *short
 int gt_cmd_record(int argc, char **argv)
 {
     const char *output = NULL, *depth = NULL;
-    int quiet = 0;
+    int quiet = 0, windowed = 0;
+    uint64_t delay_ns = 0, duration_ns = 0;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -220,6 +231,15 @@ int gt_cmd_record(int argc, char **argv)
             if (missing)
                 return gt_usage_error("record", "option '%s' needs a PATTERN", a);
             output = v;
+        } else if ((v = gt_opt_value(argc, argv, &i, NULL, "--delay", &missing)) ||
+                   (v = gt_opt_value(argc, argv, &i, NULL, "--duration", &missing))) {
+            int is_delay = strncmp(a, "--delay", 7) == 0;
+            uint64_t ns;
+            if (missing || gt_parse_duration(v, &ns) < 0 || (!is_delay && ns == 0))
+                return gt_usage_error("record", "%s needs a duration such as 500ms or 10s%s", is_delay ? "--delay"
+                                      : "--duration", is_delay ? "" : ", more than 0");
+            *(is_delay ? &delay_ns : &duration_ns) = ns;
+            windowed = 1;
         } else if ((v = gt_opt_value(argc, argv, &i, NULL, "--stack-depth", &missing))) {
             if (missing)
                 return gt_usage_error("record", "option '%s' needs a number", a);
@@ -277,7 +297,8 @@ int gt_cmd_record(int argc, char **argv)
             close(lfd);
     }
     if ((output && setenv("GPUTRACE_OUTPUT", output, 1) < 0) ||
-        (depth && setenv("GPUTRACE_STACK_DEPTH", depth, 1) < 0)) {
+        (depth && setenv("GPUTRACE_STACK_DEPTH", depth, 1) < 0) ||
+        (windowed && setenv("GPUTRACE_MODE", "standby", 1) < 0)) {
         gt_err("cannot set environment: %s", strerror(errno));
         return GT_EXIT_FAIL;
     }
@@ -309,6 +330,8 @@ int gt_cmd_record(int argc, char **argv)
             sigaction(gt_fwd_signals[k], &sa, NULL);
     }
 
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall); /* --delay counts from here */
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
@@ -340,9 +363,14 @@ int gt_cmd_record(int argc, char **argv)
 
     int status;
     pid_t w;
-    do
-        w = waitpid(pid, &status, 0);
-    while (w < 0 && errno == EINTR);
+    if (windowed && r != (ssize_t)sizeof(exec_errno)) {
+        uint64_t start = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec;
+        w = gt_record_window_wait(pid, delay_ns, duration_ns, start, &status) < 0 ? -1 : pid;
+    } else {
+        do
+            w = waitpid(pid, &status, 0);
+        while (w < 0 && errno == EINTR);
+    }
     if (w < 0) {
         gt_err("waitpid: %s", strerror(errno));
         return GT_EXIT_FAIL;

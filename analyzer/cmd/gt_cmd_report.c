@@ -14,13 +14,15 @@
 #include "output/gt_report_html.h"
 #include "output/gt_report_out.h"
 #include "analysis/gt_site.h"
+#include "analysis/gt_window.h"
 #include "trace/gt_trace.h"
 
 void gt_cmd_report_usage(FILE *out)
 {
     fprintf(out,
             "usage: gputrace report [--format text|json|html] [-o FILE] [--top N]\n"
-            "                       [--min-gap DURATION] [-q] TRACE.db...\n"
+            "                       [--min-gap DURATION] [--step NAME] [--from T] [--to T]\n"
+            "                       [--range NAME] [-q] TRACE.db...\n"
             "\n"
             "Where the time went, from one trace per process (docs/report.md defines\n"
             "every figure):\n"
@@ -33,6 +35,10 @@ void gt_cmd_report_usage(FILE *out)
             "  by phase         per name of top-level NVTX range: wall time, GPU busy\n"
             "                   and idle, launches, H2D bytes, syncs (traces with NVTX\n"
             "                   ranges)\n"
+            "  steps            step time p50/p99/max over the step ranges (NVTX ranges\n"
+            "                   named step, train_step, ProfilerStep#N..., or --step);\n"
+            "                   the slowest steps and what each spent more time on\n"
+            "                   than the median step: GPU idle by cause, syncs, copies\n"
             "  GPU idle gaps    each gap of at least --min-gap: its cause (what the host\n"
             "                   was doing) and the calls whose GPU work came before it\n"
             "                   and ended it; idle time by the call that ended it\n"
@@ -59,6 +65,17 @@ void gt_cmd_report_usage(FILE *out)
             "  -o, --output FILE    write there (default: standard output)\n"
             "  --top N              rows per table (default 10; 0: all)\n"
             "  --min-gap DURATION   shortest idle gap listed: 250us, 1ms, 2s, or ns\n"
+            "  --step NAME          step ranges are the NVTX ranges NAME matches (a glob:\n"
+            "                       'iter*'); default: step, train_step, training_step,\n"
+            "                       ProfilerStep, each maybe numbered (docs/report.md)\n"
+            "  --from T, --to T     report only a window: the calls made in [from, to)\n"
+            "                       and their GPU work; T is a time from the trace's\n"
+            "                       start (1.5s, 200ms; the earliest trace's, for\n"
+            "                       several) or a step, step:N (from its start, to its\n"
+            "                       end)\n"
+            "  --range NAME         the window from the start of the first NVTX range\n"
+            "                       NAME (a glob) matches to the end of the last (inside\n"
+            "                       --from/--to)\n"
             "  -q, --quiet          no progress line (shown on standard error when a\n"
             "                       trace takes more than 2 s to read)\n"
             "                       (default 1ms)\n"
@@ -74,6 +91,7 @@ void gt_cmd_report_usage(FILE *out)
 
 struct gt_report_opts {
     int json, html;
+    struct gt_window_spec win;
     const char *output;  /* NULL: standard output */
     struct gt_analyze_opts a;
 };
@@ -85,12 +103,17 @@ static int gt_parse(int argc, char **argv, struct gt_report_opts *o)
     static const struct option longs[] = {
         {"format", required_argument, NULL, 'f'}, {"top", required_argument, NULL, 't'},
         {"min-gap", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'},
-        {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'}, {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'},
+        {"step", required_argument, NULL, 'S'}, {"from", required_argument, NULL, 'F'},
+        {"to", required_argument, NULL, 'T'}, {"range", required_argument, NULL, 'R'}, {NULL, 0, NULL, 0},
     };
     o->json = o->html = 0;
     o->output = NULL;
+    memset(&o->a, 0, sizeof(o->a));
     o->a.top = 10;
     o->a.min_gap_ns = 1000000;
+    o->a.step_glob = NULL;
+    memset(&o->win, 0, sizeof(o->win));
     optind = 1;
     opterr = 0;
     int c;
@@ -110,6 +133,20 @@ static int gt_parse(int argc, char **argv, struct gt_report_opts *o)
             break;
         case 'o':
             o->output = optarg;
+            break;
+        case 'S':
+            if (!*optarg)
+                return gt_usage_error("report", "--step needs a range name (a glob such as 'iter*')");
+            o->a.step_glob = optarg;
+            break;
+        case 'F':
+            o->win.from = optarg;
+            break;
+        case 'T':
+            o->win.to = optarg;
+            break;
+        case 'R':
+            o->win.range = optarg;
             break;
         case 't': {
             char *end;
@@ -133,6 +170,9 @@ static int gt_parse(int argc, char **argv, struct gt_report_opts *o)
     }
     if (optind >= argc)
         return gt_usage_error("report", "no trace given");
+    o->win.step_glob = o->a.step_glob;
+    if (gt_window_check(&o->win, "report") < 0)
+        return GT_EXIT_USAGE;
     return 0;
 }
 
@@ -164,6 +204,8 @@ int gt_cmd_report(int argc, char **argv)
         return GT_EXIT_FAIL;
     size_t done = 0, m = 0;
     int unreadable = 0;
+    /* a window's times count from the earliest trace's start */
+    int64_t origin = gt_window_origin(argv + optind, (int)n, &o.win);
     rc = GT_EXIT_OK;
     for (size_t i = 0; i < n && rc == GT_EXIT_OK; i++) {
         struct gt_trace t;
@@ -188,9 +230,23 @@ int gt_cmd_report(int argc, char **argv)
             struct gt_analyze_opts a = o.a;
             if (o.html)
                 a.top = 0;
+            struct gt_window win = {0};
+            if (gt_window_on(&o.win)) {
+                a.win = &win;
+                a.win_origin = origin;
+                if (gt_window_resolve(&t, &o.win, origin, &win) < 0) {
+                    /* this trace has no such window: said, and left out */
+                    free(x->host);
+                    m--;
+                    unreadable = 1;
+                    gt_trace_close(&t);
+                    continue;
+                }
+            }
             gt_progress_begin("report", gt_scan_row_estimate(&t));
             int arc = gt_analyze(&t, &a, &x->r);
             gt_progress_end();
+            gt_window_free(&win);
             if (arc < 0) {
                 rc = GT_EXIT_FAIL;
             } else {

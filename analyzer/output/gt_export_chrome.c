@@ -193,6 +193,8 @@ static int gt_export_nvtx(struct gt_trace *t, struct gt_export *x, int64_t pid)
         int open = sqlite3_column_type(q, 4) == SQLITE_NULL;
         int64_t end = open ? (end_ns > start ? end_ns : start) : sqlite3_column_int64(q, 4);
         long long id = (long long)sqlite3_column_int64(q, 9);
+        if (!gt_export_in_window(x, start)) /* --from/--to: ranges that start in the window */
+            continue;
         if (push) {
             gt_ev_begin(x);
             fprintf(x->out, "{\"ph\":\"X\",\"pid\":%" PRId64 ",\"tid\":%lld,\"cat\":\"nvtx\",\"name\":", pid,
@@ -225,6 +227,8 @@ static int gt_export_nvtx(struct gt_trace *t, struct gt_export *x, int64_t pid)
         return -1;
     }
     while (sqlite3_step(q) == SQLITE_ROW) {
+        if (!gt_export_in_window(x, sqlite3_column_int64(q, 2)))
+            continue;
         gt_ev_begin(x);
         fprintf(x->out, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRId64 ",\"tid\":%lld,\"cat\":\"nvtx\",\"name\":",
                 pid, (long long)sqlite3_column_int64(q, 0));

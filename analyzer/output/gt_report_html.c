@@ -491,6 +491,7 @@ static void gt_html_small_tables(FILE *out, const struct gt_report *r, const str
         }
         fputs("</table>\n", out);
     }
+    gt_html_steps(out, r);
     fputs("<h2>CUDA API summary</h2>\n<table><tr><th>function</th><th class=n>calls</th><th class=n>total</th>"
           "<th class=n>mean</th><th class=n>max</th><th class=n>errors</th></tr>\n", out);
     for (size_t i = 0; i < gt_top(r->napi, o); i++) {

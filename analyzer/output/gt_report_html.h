@@ -29,5 +29,7 @@ void gt_html_begin(FILE *out, const char *title);
 void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_report *r, const struct gt_busy *b,
                    const struct gt_analyze_opts *o, int section);
 void gt_html_end(FILE *out);
+/* The steps table, when r has steps (gt_report_html_steps.c). */
+void gt_html_steps(FILE *out, const struct gt_report *r);
 
 #endif

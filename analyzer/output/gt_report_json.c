@@ -123,6 +123,51 @@ static void gt_json_site_or_null(FILE *out, int has, const struct gt_site *s)
         fputs("null", out);
 }
 
+static const char *gt_step_what_name(int what)
+{
+    return what < GT_CAUSES ? gt_cause_names[what] : what == GT_STEP_SYNCS ? "syncs" : "copies";
+}
+
+/* One process's steps: a row when it has any (docs/report.md, Steps). */
+static void gt_json_steps(FILE *out, int *first, long long pid, const struct gt_steps *st)
+{
+    if (!st->count)
+        return;
+    gt_row(out, first, pid);
+    fputs(",\"rule\":", out);
+    if (st->rule[0])
+        gt_put_json_string(out, st->rule);
+    else
+        fputs("null", out);
+    fprintf(out, ",\"count\":%llu,\"p50_ns\":%llu,\"p99_ns\":%llu,\"max_ns\":%llu,\"mean_ns\":%llu,\"median\":{",
+            U(st->count), U(st->p50_ns), U(st->p99_ns), U(st->max_ns), U(st->mean_ns));
+    for (int w = 0; w < GT_STEP_WHATS; w++)
+        fprintf(out, "%s\"%s\":%llu", w ? "," : "", gt_step_what_name(w), U(st->median[w]));
+    fputs("},\"slowest\":[", out);
+    for (size_t i = 0; i < st->nslowest; i++) {
+        const struct gt_step_row *x = &st->slowest[i];
+        fprintf(out, "%s{\"number\":%lld,\"name\":", i ? "," : "", (long long)x->number);
+        gt_put_json_string(out, x->name);
+        fprintf(out, ",\"tid\":%lld,\"start_ns\":%llu,\"offset_ns\":%llu,\"dur_ns\":%llu,\"gpu_busy_ns\":%llu,"
+                     "\"gpu_idle_ns\":%llu,\"idle_by_cause_ns\":",
+                (long long)x->tid, U(x->start_ns), U(x->offset_ns), U(x->dur_ns), U(x->gpu_busy_ns),
+                U(x->gpu_idle_ns));
+        gt_json_causes(out, x->idle_by_cause);
+        fprintf(out, ",\"syncs\":%llu,\"sync_ns\":%llu,\"copies\":%llu,\"copy_ns\":%llu,\"copy_bytes\":%llu,"
+                     "\"over_median\":[",
+                U(x->syncs), U(x->sync_ns), U(x->copies), U(x->copy_ns), U(x->copy_bytes));
+        for (int k = 0; k < x->nover; k++) {
+            const struct gt_step_over *o = &x->over[k];
+            fprintf(out, "%s{\"what\":\"%s\",\"ns\":%llu,\"median_ns\":%llu,\"over_ns\":%llu,\"site\":", k ? "," : "",
+                    gt_step_what_name(o->what), U(o->ns), U(o->median_ns), U(o->ns - o->median_ns));
+            gt_json_site_or_null(out, o->has_site, &o->site);
+            fputc('}', out);
+        }
+        fputs("]}", out);
+    }
+    fputs("]}", out);
+}
+
 static void gt_json_tables(FILE *out, const struct gt_report_item *v, size_t n)
 {
     int first = 1;
@@ -284,6 +329,10 @@ static void gt_json_tables(FILE *out, const struct gt_report_item *v, size_t n)
                     U(p->ranges), U(p->wall_ns), U(p->gpu_busy_ns), U(p->gpu_idle_ns), p->gpu_idle_pct,
                     U(p->launches), U(p->launch_host_ns), U(p->h2d_bytes), U(p->syncs), U(p->sync_ns));
         }
+    fputs("],\"steps\":[", out);
+    first = 1;
+    for (size_t t = 0; t < n; t++)
+        gt_json_steps(out, &first, v[t].pid, &v[t].r.steps);
     fputs("],\"errors\":[", out);
     first = 1;
     for (size_t t = 0; t < n; t++)
@@ -344,7 +393,13 @@ void gt_report_json(FILE *out, const struct gt_report_item *v, size_t n)
                 fputc(',', out);
             gt_put_json_string(out, v[t].r.notes[i]);
         }
-        fputs("]}", out);
+        fputs("],\"window\":", out);
+        if (v[t].r.windowed)
+            fprintf(out, "{\"from_ns\":%llu,\"to_ns\":%llu,\"intervals\":%zu}", U(v[t].r.win_from),
+                    U(v[t].r.win_to > INT64_MAX ? INT64_MAX : v[t].r.win_to), v[t].r.win_intervals);
+        else
+            fputs("null", out);
+        fputc('}', out);
     }
     struct gt_summary total = gt_report_items_total(v, n);
     fputs("],\"summary\":", out);

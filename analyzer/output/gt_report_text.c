@@ -362,6 +362,52 @@ static void gt_text_phases(FILE *out, const struct gt_report *r)
     gt_more(out, r->more.phases, "phases");
 }
 
+/* What a step's figure is, as the text says it. */
+static const char *gt_step_what_text(int what)
+{
+    if (what < GT_CAUSES)
+        return gt_cause_text[what];
+    return what == GT_STEP_SYNCS ? "host time in syncs" : "host time in copy calls";
+}
+
+/* Only when the trace has step ranges. */
+static void gt_text_steps(FILE *out, const struct gt_report *r)
+{
+    const struct gt_steps *st = &r->steps;
+    if (!st->count)
+        return;
+    /* names come from the program: printed as gt_put_text makes them safe */
+    fputs(st->rule[0] ? "\nSteps (NVTX ranges named " : "\nSteps (NVTX ranges named like ", out);
+    gt_put_text(out, st->rule[0] ? st->rule : st->first_name, 40);
+    fprintf(out, ": %llu)\n", U(st->count));
+    fprintf(out, "  step time p50 %s, p99 %s, max %s (mean %s)\n", DUR(st->p50_ns, gt_b1), DUR(st->p99_ns, gt_b2),
+            DUR(st->max_ns, gt_b3), DUR(st->mean_ns, gt_b4));
+    if (!st->nslowest)
+        return;
+    fprintf(out, "  slowest steps, and what each spent more time on than the median step:\n");
+    for (size_t i = 0; i < st->nslowest; i++) {
+        const struct gt_step_row *x = &st->slowest[i];
+        char name[300];
+        snprintf(name, sizeof(name), "%s", x->name);
+        fprintf(out, "  step %lld (", (long long)x->number);
+        gt_put_text(out, name, 40);
+        fprintf(out, ") at +%s, thread %lld: %s", DUR(x->offset_ns, gt_b1), (long long)x->tid, DUR(x->dur_ns, gt_b2));
+        if (st->p50_ns)
+            fprintf(out, ", %.1fx the median", (double)x->dur_ns / (double)st->p50_ns);
+        fprintf(out, "\n    GPU busy %s, idle %s; syncs %llu (%s); copies %llu (%s, %s)\n", DUR(x->gpu_busy_ns, gt_b1),
+                DUR(x->gpu_idle_ns, gt_b2), U(x->syncs), DUR(x->sync_ns, gt_b3), U(x->copies), DUR(x->copy_ns, gt_b4),
+                BYTES(x->copy_bytes, gt_b5));
+        for (int k = 0; k < x->nover; k++) {
+            const struct gt_step_over *o = &x->over[k];
+            fprintf(out, "    +%s %s%s (%s, median step %s)\n", DUR(o->ns - o->median_ns, gt_b1),
+                    o->what < GT_CAUSES ? "GPU idle, " : "", gt_step_what_text(o->what), DUR(o->ns, gt_b2),
+                    DUR(o->median_ns, gt_b3));
+            if (o->has_site)
+                gt_text_site(out, "      ", &o->site);
+        }
+    }
+}
+
 static void gt_text_errors(FILE *out, const struct gt_report *r)
 {
     if (!r->nerrors)
@@ -389,6 +435,7 @@ static void gt_text_one(FILE *out, const struct gt_report_item *v, const struct 
     gt_text_summary(out, &r->summary);
     gt_text_findings(out, r);
     gt_text_phases(out, r);
+    gt_text_steps(out, r);
     gt_text_gaps(out, r, o);
     gt_text_idle_sites(out, r);
     int gpu = r->summary.gpu_times;

@@ -106,7 +106,13 @@ static void test_set(void)
     CHECK(gt_budget_count(&b) == 2);
     CHECK(gt_budget_set(&b, "max-idle", "20", err, sizeof(err)) == -1);
     CHECK_STR(err, "unknown budget 'max-idle' (known: max-idle-pct, max-pageable-h2d-bytes, "
-                   "max-launch-bound-pct, max-sync-pct)");
+                   "max-launch-bound-pct, max-sync-pct, max-step-p99)");
+    CHECK(gt_budget_set(&b, "max-step-p99", "20ms", err, sizeof(err)) == 0);
+    CHECK(b.set[GT_BUDGET_STEP_P99] && b.ns == 20000000);
+    CHECK(gt_budget_set(&b, "max-step-p99", "20 parsecs", err, sizeof(err)) == -1);
+    CHECK(strstr(err, "max-step-p99: '20 parsecs' is not a duration") == err);
+    CHECK(b.ns == 20000000);
+    b.set[GT_BUDGET_STEP_P99] = 0;
     CHECK(gt_budget_set(&b, "max-sync-pct", "lots", err, sizeof(err)) == -1);
     CHECK(strstr(err, "max-sync-pct: 'lots' is not a percent") == err);
     CHECK(!b.set[GT_BUDGET_SYNC_PCT]);
