@@ -10,19 +10,22 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gtlib  # noqa: E402
+from gtlib import assert_eq  # noqa: E402
 
 GPUTRACE = gtlib.GPUTRACE
 _TRACES = {}
 
 
-def traces(variant, build="diff_work", rep=0):
+def traces(variant, build="diff_work", rep=0, steps=True):
     """Two traces of one variant of one build, recorded once per test run
-    (rep: another two)."""
-    key = (variant, build, rep)
+    (rep: another two); with steps, the NVTX step ranges are recorded
+    (NVTX_INJECTION64_PATH), so the diff is per step."""
+    key = (variant, build, rep, steps)
     if key not in _TRACES:
         paths = []
+        env = {"NVTX_INJECTION64_PATH": gtlib.SHIM} if steps else {}
         for _ in range(2):
-            r = gtlib.run_traced([gtlib.prog(build), variant])
+            r = gtlib.run_traced([gtlib.prog(build), variant], env=env)
             assert r.proc.returncode == 0, r.proc.stderr
             paths.append(r.trace)
         _TRACES[key] = paths
@@ -56,6 +59,20 @@ def span_s(db):
     return gtlib.query(db, "SELECT max(end_ns) - min(start_ns) FROM api_calls")[0][0] / 1e9
 
 
+def nsteps(db):
+    return gtlib.query(db, "SELECT count(*) FROM ranges WHERE name = 'train_step' AND end_ns IS NOT NULL")[0][0]
+
+
+def per_(doc, db):
+    """What the diff divides db's figures by: its steps, or its span in s."""
+    return nsteps(db) if doc["per"] == "step" else span_s(db)
+
+
+def assert_per_step(doc, dbs):
+    assert_eq(doc["per"], "step")
+    assert all(nsteps(db) == 10 for db in dbs), [nsteps(db) for db in dbs]
+
+
 def row(doc, kind, pred):
     rows = [r for r in doc["rows"] if r["kind"] == kind and pred(r["name"])]
     assert len(rows) == 1, rows
@@ -87,7 +104,8 @@ def test_diff_pageable_named():
     assert per[0] > 0
     s = row(doc, "summary", lambda n: n == "pageable_h2d_bytes")
     close(s["new_raw"], sum(per) / 2, "pageable bytes per trace")
-    close(s["new"], sum(p / span_s(db) for p, db in zip(per, new)) / 2, "pageable bytes per s")
+    assert_per_step(doc, new)
+    close(s["new"], sum(p / per_(doc, db) for p, db in zip(per, new)) / 2, "pageable bytes per step")
     close(s["base"], 0, "base pageable")
     h = row(doc, "h2d_site", lambda n: "load_batch" in n)
     assert "+0x" not in h["name"]
@@ -123,7 +141,7 @@ def test_diff_slow_kernel_named():
     for side, dbs in (("base", base), ("new", new)):
         per = [gtlib.query(db, sql)[0][0] for db in dbs]
         close(k[side + "_raw"], sum(per) / 2, side + " kernel ns")
-        close(k[side], sum(p / span_s(db) for p, db in zip(per, dbs)) / 2, side + " kernel ns/s")
+        close(k[side], sum(p / per_(doc, db) for p, db in zip(per, dbs)) / 2, side + " kernel ns per step")
     assert k["change_pct"] > 10
 
 
@@ -147,7 +165,7 @@ def test_diff_launch_site_named():
     per = [launches_at(db, "launch_extra") for db in new]
     assert s["new_count"] == sum(n for n, _ in per) == 2 * 10 * 20, (s, per)
     close(s["new_raw"], sum(ns for _, ns in per) / 2, "host ns in launch_extra's launches")
-    close(s["new"], sum(ns / span_s(db) for (_, ns), db in zip(per, new)) / 2, "per s of span")
+    close(s["new"], sum(ns / per_(doc, db) for (_, ns), db in zip(per, new)) / 2, "per step")
     assert s["base_count"] == 0
     # the site every variant shares is matched, not new
     st = row(doc, "launch_site", lambda n: n.split(" < ")[0].endswith(" in step") or n.startswith("step "))
@@ -213,6 +231,21 @@ def test_diff_html_side_by_side():
     p.feed(text)
     assert "<script" not in text and "http" not in text.split("</style>", 1)[0]
     assert sorted(p.rows) == sorted((r["kind"], r["name"], r["status"]) for r in doc["rows"]), p.rows
+
+
+def test_diff_per_second_without_steps():
+    """Traces without step ranges compare per second of span."""
+    base, new = traces("base", steps=False), traces("pageable", steps=False)
+    doc = diff_json(base, new)
+    assert_eq(doc["per"], "second")
+    assert ("h2d_site", "load_batch", "new") in reported(doc), reported(doc)
+    sql = "SELECT coalesce(sum(bytes), 0) FROM memcpys WHERE kind = 'HtoD' AND host_mem = 'pageable'"
+    got = [gtlib.query(db, sql)[0][0] for db in new]
+    s = row(doc, "summary", lambda n: n == "pageable_h2d_bytes")
+    close(s["new"], sum(p / span_s(db) for p, db in zip(got, new)) / 2, "pageable bytes per s")
+    assert_eq(s["unit"], "bytes_per_s")
+    # one side with steps, the other without: per second
+    assert_eq(diff_json(traces("base"), new)["per"], "second")
 
 
 def test_audit_baseline():

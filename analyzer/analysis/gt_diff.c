@@ -1,7 +1,8 @@
-/* gt_diff.c: BASE vs NEW, per second of span (docs/diff.md). Each trace
- * is analysed as `report` does; its figures are divided by its span, so
- * runs of different length compare, and the repeats of a side give the
- * spread the noise rule weighs a change against. */
+/* gt_diff.c: BASE vs NEW, per step or per second of span (docs/diff.md).
+ * Each trace is analysed as `report` does; its figures are divided by its
+ * steps when every trace has steps, else by its span, so runs of
+ * different length compare, and the repeats of a side give the spread the
+ * noise rule weighs a change against. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -57,7 +58,8 @@ static int gt_add(struct gt_diff *d, int side, int ti, double span_s, int cat, c
         gt_err("diff: out of memory");
         return -1;
     }
-    r->rate[side][ti] += r->once ? v : v / span_s;
+    (void)span_s; /* divided in gt_diff_build, once the unit is known */
+    r->rate[side][ti] += v;
     r->raw[side] += v;
     r->count[side] += count;
     return 0;
@@ -80,6 +82,10 @@ static int gt_diff_one(struct gt_diff *d, int side, int ti, const char *path)
     const struct gt_summary *s = &r.summary;
     double span_s = (s->span_ns ? (double)s->span_ns : 1.0) / 1e9;
     d->span_ns[side] += (double)s->span_ns;
+    d->span_s_of[side][ti] = span_s;
+    d->steps_of[side][ti] = r.steps.count;
+    d->steps[side] += r.steps.count;
+    d->step_ns[side] += (double)r.steps.mean_ns;
     d->busy_ns[side] += s->busy_ns;
     d->calls[side] += s->calls;
     d->failed[side] += s->failed_calls;
@@ -151,6 +157,8 @@ static void gt_judge(const struct gt_diff *d, struct gt_diff_row *r)
         return;
     }
     double floor = r->bytes ? GT_DIFF_FLOOR_BYTES_PER_S : r->once ? GT_DIFF_FLOOR_ONCE_NS : GT_DIFF_FLOOR_NS_PER_S;
+    if (d->per_step && !r->once) /* the same floors, over the base's mean step instead of a second */
+        floor *= d->step_ns[0] / 1e9;
     int beyond = fabs(diff) > GT_DIFF_REL * r->mean[0] && fabs(diff) > floor;
     if (beyond && d->ntraces[0] >= 2 && d->ntraces[1] >= 2)
         beyond = fabs(diff) > GT_DIFF_SPREAD_FACTOR * fmax(r->spread[0], r->spread[1]);
@@ -172,8 +180,20 @@ int gt_diff_build(struct gt_diff *d, char **base, int nbase, char **newp, int nn
                 gt_diff_free(d);
                 return -1;
             }
-    for (int s = 0; s < 2; s++)
+    d->per_step = 1;
+    for (int s = 0; s < 2; s++) {
+        for (int i = 0; i < d->ntraces[s]; i++)
+            d->per_step &= d->steps_of[s][i] > 0;
         d->span_ns[s] /= d->ntraces[s];
+        d->step_ns[s] /= d->ntraces[s];
+    }
+    /* Per step when every trace has steps: runs of different length and
+     * machines of different load compare step for step. */
+    for (size_t k = 0; k < d->nrows; k++)
+        for (int s = 0; s < 2; s++)
+            for (int i = 0; i < d->ntraces[s]; i++)
+                if (!d->rows[k].once)
+                    d->rows[k].rate[s][i] /= d->per_step ? (double)d->steps_of[s][i] : d->span_s_of[s][i];
     for (size_t i = 0; i < d->nrows; i++)
         gt_judge(d, &d->rows[i]);
     return 0;

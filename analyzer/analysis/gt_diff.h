@@ -24,7 +24,8 @@ struct gt_diff_row {
     int worse_up;                   /* 1: an increase is a regression (audit --baseline) */
     int once;                       /* 1: a cost paid once a run (start-up, teardown): compared
                                      * per trace, not per second of span */
-    double rate[2][GT_DIFF_MAX_TRACES]; /* per side (0 base, 1 new), per trace: value per s of span */
+    double rate[2][GT_DIFF_MAX_TRACES]; /* per side (0 base, 1 new), per trace: value per step, or per s
+                                         * of span (the raw value until gt_diff_build divides it) */
     uint64_t count[2];              /* calls/launches at it, summed over the side's traces */
     double raw[2];                  /* the value itself (ns or bytes), mean over the side's traces */
     double mean[2], spread[2];      /* per-second mean and max - min over the side's traces */
@@ -34,7 +35,12 @@ struct gt_diff_row {
 
 struct gt_diff {
     int ntraces[2];
+    int per_step;                   /* every trace has steps: figures per step, else per s of span */
     double span_ns[2];              /* mean span per side */
+    double step_ns[2];              /* mean step time per side (per_step) */
+    uint64_t steps[2];              /* steps, summed over the side's traces */
+    double span_s_of[2][GT_DIFF_MAX_TRACES];
+    uint64_t steps_of[2][GT_DIFF_MAX_TRACES];
     uint64_t busy_ns[2], calls[2], failed[2];
     int incomplete[2];              /* traces of the side whose process did not finish */
     struct gt_diff_row *rows;

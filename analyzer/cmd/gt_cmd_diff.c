@@ -20,13 +20,15 @@ void gt_cmd_diff_usage(FILE *out)
                  "summary figures (GPU busy, GPU idle and idle by cause, launch host time,\n"
                  "pageable H2D bytes, sync time), GPU time per kernel, host time in\n"
                  "launches per launch site, pageable H2D bytes per call site and sync\n"
-                 "time per call site, each per second of span so\n"
-                 "runs of different length compare (start-up and teardown idle: per run).\n"
-                 "Several traces a side (repeats, ranks)\n"
-                 "are averaged; their spread is the noise. Sites are matched by their text\n"
+                 "time per call site, each per step when every trace has steps (NVTX\n"
+                 "ranges named like train_step, as report's steps section finds them),\n"
+                 "else per second of span, so runs of different length compare\n"
+                 "(start-up and teardown idle: per run). Several traces a side (repeats,\n"
+                 "ranks) are averaged; their spread is the noise. Sites are matched by their text\n"
                  "without +0x offsets, so two builds compare. A change is shown only when\n"
                  "it is over 10%% of the base, over 1%% of the span (10ms/s; 64 KiB/s for\n"
-                 "bytes) and, with 2 or more traces a side, over 3 times the larger\n"
+                 "bytes; per step, the same over the mean step) and, with 2 or more\n"
+                 "traces a side, over 3 times the larger\n"
                  "spread between a side's repeats. Sites found on one side only are listed\n"
                  "as new or vanished. See docs/diff.md.\n"
                  "\n"
@@ -250,7 +252,9 @@ int gt_cmd_audit_baseline(int argc, char **argv)
             else
                 printf(" rose from 0 (limit %g%%)", max_pct);
             printf(" (%.0f -> %.0f %s)\n", r->mean[0], r->mean[1],
-                   r->bytes ? "B per s of span" : r->once ? "ns a run" : "ns per s of span");
+                   r->once ? "ns a run"
+                   : d.per_step ? (r->bytes ? "B per step" : "ns per step")
+                                : (r->bytes ? "B per s of span" : "ns per s of span"));
             rc = GT_EXIT_FAIL;
         }
     }
