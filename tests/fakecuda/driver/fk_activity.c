@@ -101,6 +101,7 @@ static void *fk_activity_thread(void *arg)
  * cannot hand over the record of a kernel still running. */
 FK_API void fakecuda_activity_flush(void)
 {
+    fk_coll_settle();
     struct fakecuda_activity *batch;
     size_t n = fk_take(fakecuda_now_ns(), &batch);
     fk_deliver(batch, n);
