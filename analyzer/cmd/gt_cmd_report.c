@@ -1,12 +1,17 @@
 /* gt_cmd_report.c: `gputrace report`: its options, which traces it reads,
  * and which output format (output/) prints the analyses (analysis/). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/gt_analyze.h"
+#include "analysis/gt_ranks.h"
+#include "output/gt_rank_out.h"
 #include "base/gt_progress.h"
 #include "trace/gt_scan.h"
 #include "cmd/gt_cmds.h"
@@ -76,6 +81,9 @@ struct gt_report_opts {
     int json, html;
     const char *output;  /* NULL: standard output */
     struct gt_analyze_opts a;
+    size_t jobs;         /* -j: traces read at once */
+    int ranks;           /* several ranks of a job: the ranks section */
+    struct gt_rank_patterns patterns;
 };
 
 /* ---- command ---- */
@@ -85,17 +93,35 @@ static int gt_parse(int argc, char **argv, struct gt_report_opts *o)
     static const struct option longs[] = {
         {"format", required_argument, NULL, 'f'}, {"top", required_argument, NULL, 't'},
         {"min-gap", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'},
-        {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'}, {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'},
+        {"jobs", required_argument, NULL, 'j'}, {"collectives", required_argument, NULL, 'c'}, {NULL, 0, NULL, 0},
     };
     o->json = o->html = 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    o->jobs = cores > 0 ? (size_t)cores : 1;
+    o->ranks = 0;
+    o->patterns.n = 0;
     o->output = NULL;
     o->a.top = 10;
     o->a.min_gap_ns = 1000000;
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "ho:q", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:qj:", longs, NULL)) != -1) {
         switch (c) {
+        case 'j': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 1 || v > 1024)
+                return gt_usage_error("report", "-j must be a number of threads from 1 to 1024, not '%s'", optarg);
+            o->jobs = (size_t)v;
+            break;
+        }
+        case 'c':
+            if (gt_rank_patterns_parse(optarg, &o->patterns) < 0)
+                return gt_usage_error("report", "--collectives must be 1 to %d comma-separated patterns",
+                                      GT_RANK_MAX_PATTERNS);
+            break;
         case 'q':
             gt_progress_quiet = 1;
             break;
@@ -152,6 +178,129 @@ static int gt_check_twice(const struct gt_report_item *v, size_t i)
     return GT_EXIT_OK;
 }
 
+/* One input's work, on a worker thread (-j): a trace is opened, analysed
+ * and, when ranks are compared, reduced to its rank summary; a summary
+ * file is read. */
+struct gt_job {
+    const char *path;
+    int summary;            /* a .json summary: no per-process report */
+    int opened, analysed, failed;
+    struct gt_report_item item;
+    struct gt_rank_sum rank;
+    int has_rank_sum;
+};
+
+struct gt_pool {
+    struct gt_job *jobs;
+    size_t n;
+    size_t next;            /* atomic */
+    const struct gt_report_opts *o;
+};
+
+static void gt_job_run(struct gt_job *j, const struct gt_report_opts *o, int show_progress)
+{
+    if (j->summary) {
+        if (gt_rank_sum_load(j->path, &j->rank) < 0) {
+            j->failed = 1;
+            return;
+        }
+        j->has_rank_sum = 1;
+        return;
+    }
+    struct gt_trace t;
+    /* A trace that cannot be read at all (a rank that died before its
+     * first commit leaves an empty file) says why in one line; the
+     * others are still reported. */
+    if (gt_trace_open(&t, j->path) != 0)
+        return;
+    j->opened = 1;
+    struct gt_report_item *x = &j->item;
+    x->path = j->path;
+    x->pid = (long long)gt_trace_meta_int(&t, "pid", 0);
+    x->host = gt_trace_meta(&t, "host");
+    x->start_ns = gt_trace_meta_int(&t, "start_ns", -1);
+    x->schema_version = t.schema_version;
+    /* HTML marks every listed gap on its timeline: it keeps every row
+     * and shows --top of each table itself */
+    struct gt_analyze_opts a = o->a;
+    if (o->html)
+        a.top = 0;
+    if (show_progress)
+        gt_progress_begin("report", gt_scan_row_estimate(&t));
+    int arc = gt_analyze(&t, &a, &x->r);
+    if (show_progress)
+        gt_progress_end();
+    if (arc < 0) {
+        j->failed = 1;
+    } else {
+        j->analysed = 1;
+        if (o->html && gt_busy_load(&t, &x->r, &x->busy, 1000) < 0) {
+            gt_err("%s: %s", x->path, sqlite3_errmsg(t.db));
+            j->failed = 1;
+        }
+        if (!j->failed && o->ranks) {
+            if (gt_rank_sum_from_report(&t, &o->patterns, &x->r, &j->rank) < 0)
+                j->failed = 1;
+            else
+                j->has_rank_sum = 1;
+        }
+    }
+    gt_trace_close(&t);
+}
+
+static void *gt_pool_worker(void *arg)
+{
+    struct gt_pool *p = arg;
+    for (;;) {
+        size_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+        if (i >= p->n)
+            return NULL;
+        gt_job_run(&p->jobs[i], p->o, 0);
+    }
+}
+
+/* Several inputs are ranks of a job when one is a summary, one knows its
+ * rank, or one ran a collective. */
+static int gt_inputs_are_ranks(char **paths, size_t n, const struct gt_rank_patterns *pat)
+{
+    if (n < 2)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (gt_rank_is_summary_path(paths[i]))
+            return 1;
+        struct gt_trace t;
+        int fd2 = dup(2), devnull = open("/dev/null", O_WRONLY);
+        if (fd2 >= 0 && devnull >= 0)
+            dup2(devnull, 2); /* the real open below says what is wrong with a trace */
+        int rc = gt_trace_open(&t, paths[i]);
+        if (fd2 >= 0 && devnull >= 0)
+            dup2(fd2, 2);
+        if (fd2 >= 0)
+            close(fd2);
+        if (devnull >= 0)
+            close(devnull);
+        if (rc != 0)
+            continue;
+        char *rank = gt_trace_meta(&t, "rank");
+        int yes = rank != NULL;
+        free(rank);
+        if (!yes) {
+            sqlite3_stmt *q;
+            if (sqlite3_prepare_v2(t.db, "SELECT DISTINCT name FROM kernels", -1, &q, NULL) == SQLITE_OK) {
+                while (!yes && sqlite3_step(q) == SQLITE_ROW) {
+                    const char *name = (const char *)sqlite3_column_text(q, 0);
+                    yes = name && gt_rank_name_is_collective(pat, name);
+                }
+                sqlite3_finalize(q);
+            }
+        }
+        gt_trace_close(&t);
+        if (yes)
+            return 1;
+    }
+    return 0;
+}
+
 int gt_cmd_report(int argc, char **argv)
 {
     struct gt_report_opts o;
@@ -159,52 +308,73 @@ int gt_cmd_report(int argc, char **argv)
     if (rc)
         return rc < 0 ? GT_EXIT_OK : rc;
     size_t n = (size_t)(argc - optind);
+    char **paths = argv + optind;
+    o.ranks = gt_inputs_are_ranks(paths, n, &o.patterns);
+    struct gt_job *jobs = calloc(n, sizeof(*jobs));
     struct gt_report_item *v = calloc(n, sizeof(*v));
-    if (!v)
+    struct gt_rank_sum *sums = calloc(n, sizeof(*sums));
+    if (!jobs || !v || !sums) {
+        free(jobs);
+        free(v);
+        free(sums);
         return GT_EXIT_FAIL;
-    size_t done = 0, m = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        jobs[i].path = paths[i];
+        jobs[i].summary = gt_rank_is_summary_path(paths[i]);
+        if (jobs[i].summary && !o.ranks)
+            return gt_usage_error("report", "%s: a rank summary is reported with the other ranks' (give two or more)",
+                                  paths[i]);
+    }
+    size_t threads = o.jobs < n ? o.jobs : n;
+    if (threads <= 1) {
+        for (size_t i = 0; i < n; i++)
+            gt_job_run(&jobs[i], &o, 1);
+    } else {
+        struct gt_pool pool = {jobs, n, 0, &o};
+        pthread_t *tid = calloc(threads, sizeof(*tid));
+        size_t started = 0;
+        for (size_t i = 0; tid && i < threads; i++)
+            if (pthread_create(&tid[i], NULL, gt_pool_worker, &pool) == 0)
+                started++;
+        if (!started)
+            gt_pool_worker(&pool);
+        for (size_t i = 0; i < started; i++)
+            pthread_join(tid[i], NULL);
+        free(tid);
+    }
+    /* in the inputs' order: the first failure decides, as one by one */
+    size_t m = 0, nsums = 0, done = 0;
     int unreadable = 0;
     rc = GT_EXIT_OK;
-    for (size_t i = 0; i < n && rc == GT_EXIT_OK; i++) {
-        struct gt_trace t;
-        /* A trace that cannot be read at all (a rank that died before its
-         * first commit leaves an empty file) says why in one line; the
-         * others are still reported. */
-        if (gt_trace_open(&t, argv[optind + (int)i]) != 0) {
+    for (size_t i = 0; i < n; i++) {
+        struct gt_job *j = &jobs[i];
+        if (j->failed && rc == GT_EXIT_OK)
+            rc = j->summary ? GT_EXIT_USAGE : GT_EXIT_FAIL;
+        if (j->has_rank_sum)
+            sums[nsums++] = j->rank;
+        if (j->summary)
+            continue;
+        if (!j->opened) {
             unreadable = 1;
             continue;
         }
-        struct gt_report_item *x = &v[m];
-        x->path = argv[optind + (int)i];
-        x->pid = (long long)gt_trace_meta_int(&t, "pid", 0);
-        x->host = gt_trace_meta(&t, "host");
-        x->start_ns = gt_trace_meta_int(&t, "start_ns", -1);
-        x->schema_version = t.schema_version;
-        m++;
-        rc = gt_check_twice(v, m - 1);
-        if (rc == GT_EXIT_OK) {
-            /* HTML marks every listed gap on its timeline: it keeps every row
-             * and shows --top of each table itself */
-            struct gt_analyze_opts a = o.a;
-            if (o.html)
-                a.top = 0;
-            gt_progress_begin("report", gt_scan_row_estimate(&t));
-            int arc = gt_analyze(&t, &a, &x->r);
-            gt_progress_end();
-            if (arc < 0) {
-                rc = GT_EXIT_FAIL;
-            } else {
-                done++;
-                if (o.html && gt_busy_load(&t, &x->r, &x->busy, 1000) < 0) {
-                    gt_err("%s: %s", x->path, sqlite3_errmsg(t.db));
-                    rc = GT_EXIT_FAIL;
-                }
-            }
-        }
-        gt_trace_close(&t);
+        v[m++] = j->item;
+        if (j->analysed)
+            done++;
+        if (rc == GT_EXIT_OK)
+            rc = gt_check_twice(v, m - 1);
     }
-    if (rc == GT_EXIT_OK && !m)
+    if (rc == GT_EXIT_OK && !m && !nsums)
         rc = GT_EXIT_USAGE;
+    struct gt_ranks g;
+    int have_ranks = 0;
+    if (rc == GT_EXIT_OK && o.ranks && nsums) {
+        if (gt_ranks_build(&g, sums, nsums) < 0)
+            rc = GT_EXIT_FAIL;
+        else
+            have_ranks = 1;
+    }
     n = m;
     FILE *out = stdout;
     if (rc == GT_EXIT_OK && o.output && strcmp(o.output, "-") != 0 && !(out = fopen(o.output, "w"))) {
@@ -213,14 +383,26 @@ int gt_cmd_report(int argc, char **argv)
     }
     if (rc == GT_EXIT_OK) {
         if (o.json) {
-            gt_report_json(out, v, n);
+            if (n) {
+                gt_report_json_ranks(out, v, n, have_ranks ? &g : NULL, o.a.top);
+            } else {
+                fputs("{\"report_version\":2,\"ranks\":", out);
+                gt_ranks_json(out, &g, o.a.top);
+                fputs("}\n", out);
+            }
         } else if (o.html) {
             gt_html_begin(out, n == 1 ? v[0].path : "gputrace report");
             for (size_t i = 0; i < n; i++)
                 gt_html_trace(out, v[i].path, v[i].pid, &v[i].r, &v[i].busy, &o.a, (int)i);
             gt_html_end(out);
         } else {
-            gt_report_text(out, v, n, &o.a);
+            if (have_ranks) {
+                gt_ranks_text(out, &g, o.a.top);
+                if (n)
+                    fputc('\n', out);
+            }
+            if (n)
+                gt_report_text(out, v, n, &o.a);
         }
         if (out != stdout ? fclose(out) != 0 : fflush(out) != 0) {
             gt_err("cannot write %s: %s", o.output ? o.output : "standard output", strerror(errno));
@@ -229,12 +411,20 @@ int gt_cmd_report(int argc, char **argv)
         if (rc == GT_EXIT_OK && unreadable)
             rc = GT_EXIT_USAGE;
     }
-    for (size_t i = 0; i < done; i++) {
-        gt_report_free(&v[i].r);
-        gt_busy_free(&v[i].busy);
+    if (have_ranks)
+        gt_ranks_free(&g);
+    (void)done;
+    for (size_t i = 0; i < (size_t)(argc - optind); i++) {
+        if (jobs[i].analysed) {
+            gt_report_free(&jobs[i].item.r);
+            gt_busy_free(&jobs[i].item.busy);
+        }
+        free(jobs[i].item.host);
+        if (jobs[i].has_rank_sum)
+            gt_rank_sum_free(&jobs[i].rank);
     }
-    for (size_t i = 0; i < n; i++)
-        free(v[i].host);
+    free(jobs);
     free(v);
+    free(sums);
     return rc;
 }

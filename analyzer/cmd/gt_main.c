@@ -14,6 +14,8 @@ static const struct gt_cmd gt_cmds[] = {
     {"diff", "compare traces before and after a change, per site", gt_cmd_diff, gt_cmd_diff_usage},
     {"export", "write traces as a timeline for ui.perfetto.dev", gt_cmd_export,
      gt_cmd_export_usage},
+    {"summarize", "one rank's compact summary, for 'report' across many ranks", gt_cmd_summarize,
+     gt_cmd_summarize_usage},
     {"trigger", "open a recording window in running standby processes", gt_cmd_trigger, gt_cmd_trigger_usage},
 };
 #define GT_NCMDS (sizeof(gt_cmds) / sizeof(gt_cmds[0]))

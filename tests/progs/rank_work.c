@@ -3,7 +3,8 @@
  *   rank_work STEPS STALL_RANK STALL_STEP STALL_MS CRASH_RANK CRASH_STEP
  * (a rank of -1: none). The rank is RANK, the job FAKECUDA_JOB of
  * FAKECUDA_WORLD_SIZE ranks (tests/fakecuda/README.md, Collectives).
- * Ranks first meet on the host (files ready.R in RANK_WORK_DIR, as NCCL's
+ * After set-up (NVTX range "init": an allocation and a 1 MiB copy), ranks
+ * meet on the host (files ready.R in RANK_WORK_DIR, as NCCL's
  * bootstrap meets over sockets), then each of STEPS steps is one NVTX
  * range "step":
  *   load_batch(): 2 ms on the host; on STALL_RANK at STALL_STEP, STALL_MS
@@ -82,8 +83,14 @@ int main(int argc, char **argv)
     int rank = r ? atoi(r) : 0, world = w ? atoi(w) : 1;
     fwd = fakecuda_runtime_kernel("fwd_kernel", 0);
     allreduce = fakecuda_runtime_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0);
+    /* set-up, in NVTX range "init": the first NVTX call and the first copy
+     * load what they need (as a framework's warm-up step would) */
+    nvtxRangePushA("init");
     cudaMalloc(&dev, MB);
     host = calloc(1, MB);
+    cudaMemcpy(dev, host, MB, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+    nvtxRangePop();
     if (dir)
         meet(dir, rank, world);
     for (int i = 0; i < steps; i++) {
