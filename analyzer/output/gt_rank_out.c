@@ -65,15 +65,20 @@ void gt_ranks_headline(FILE *out, const struct gt_ranks *g)
                 gt_dur((double)m->late_ns, a, sizeof(a)), gt_dur((double)m->wait_ns, c, sizeof(c)));
     }
     fputs(".", out);
-    /* its longest idle gaps while it ran (start-up and tear-down aside) */
+    /* its longest idle gaps while it ran (start-up and tear-down aside),
+     * those in the worst collective's NVTX range first: why it was late */
+    const struct gt_rank_where *ww = r->worst_coll != SIZE_MAX ? &g->colls[r->worst_coll].where : NULL;
     size_t shown = 0;
-    for (size_t i = 0; i < r->sum->ngaps && shown < 3; i++) {
-        const struct gt_rank_gap *x = &r->sum->gaps[i];
-        if (x->cause == GT_CAUSE_STARTUP || x->cause == GT_CAUSE_TEARDOWN)
-            continue;
-        {
-            fprintf(out, "%s %s %s", shown++ ? ";" : " Its longest GPU idle gaps:", gt_dur((double)x->dur_ns, a, sizeof(a)),
-                    gt_cause_text[x->cause]);
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < r->sum->ngaps && shown < 3; i++) {
+            const struct gt_rank_gap *x = &r->sum->gaps[i];
+            if (x->cause == GT_CAUSE_STARTUP || x->cause == GT_CAUSE_TEARDOWN)
+                continue;
+            int same = ww && ww->index >= 0 && x->where.index == ww->index && strcmp(x->where.range, ww->range) == 0;
+            if (same != (pass == 0))
+                continue;
+            fprintf(out, "%s %s %s", shown++ ? ";" : " Its longest GPU idle gaps:",
+                    gt_dur((double)x->dur_ns, a, sizeof(a)), gt_cause_text[x->cause]);
             gt_put_where(out, &x->where);
             if (x->after[0]) {
                 fputs(", ended by ", out);
@@ -82,7 +87,6 @@ void gt_ranks_headline(FILE *out, const struct gt_ranks *g)
                 gt_put_text(out, x->after, 200);
             }
         }
-    }
     fputs(shown ? ".\n" : "\n", out);
 }
 
@@ -97,41 +101,98 @@ static void gt_cell(FILE *out, const struct gt_rank_row *r, int f)
     else
         gt_dur(v, buf, sizeof(buf));
     snprintf(cell, sizeof(cell), "%s%s", buf, r->outlier[f] > 0 ? "+" : r->outlier[f] < 0 ? "-" : "");
-    fprintf(out, " %11s", cell);
+    fprintf(out, " %10s", cell);
+}
+
+static void gt_rank_cell_label(FILE *out, const struct gt_rank_row *r)
+{
+    char lab[96], cell[128];
+    snprintf(cell, sizeof(cell), "%s%s%s", gt_rank_label(r, lab, sizeof(lab)), r->straggler ? "*" : "",
+             r->sum->complete ? "" : "!");
+    fputs(cell, out);
+    for (size_t k = strlen(cell); k < 9; k++)
+        fputc(' ', out);
+}
+
+/* The paragraph, wrapped at 80 columns. */
+static void gt_wrap(FILE *out, const char *text)
+{
+    size_t col = 0;
+    const char *p = text;
+    while (*p) {
+        const char *w = p;
+        while (*w && *w != ' ' && *w != '\n')
+            w++;
+        size_t len = (size_t)(w - p);
+        if (col && col + 1 + len > 80) {
+            fputc('\n', out);
+            col = 0;
+        } else if (col) {
+            fputc(' ', out);
+            col++;
+        }
+        fwrite(p, 1, len, out);
+        col += len;
+        p = w;
+        while (*p == ' ')
+            p++;
+        if (*p == '\n') {
+            fputc('\n', out);
+            col = 0;
+            p++;
+        }
+    }
+    if (col)
+        fputc('\n', out);
 }
 
 void gt_ranks_text(FILE *out, const struct gt_ranks *g, size_t top)
 {
     char a[32], b[32], lab[96];
     fprintf(out, "== ranks: %zu, %s, %zu collectives matched\n", g->nrows,
-            g->one_host ? "one host (times on its CLOCK_MONOTONIC)"
-                        : "several hosts (times on each host's wall clock: their skew adds to waits)",
+            g->one_host ? "one host (its CLOCK_MONOTONIC)" : "several hosts (wall clocks: their skew adds to waits)",
             g->ncolls);
-    gt_ranks_headline(out, g);
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *m = open_memstream(&text, &tlen);
+    if (m) {
+        gt_ranks_headline(m, g);
+        fclose(m);
+        gt_wrap(out, text);
+        free(text);
+    }
     for (size_t i = 0; i < g->nrows; i++)
         if (!g->rows[i].sum->complete)
-            fprintf(out, "%s did not finish (crashed or killed): analysed as far as its trace goes (%s).\n",
+            fprintf(out, "%s did not finish (crashed or killed): analysed as far as its\ntrace goes (%s).\n",
                     gt_rank_label(&g->rows[i], lab, sizeof(lab)), g->rows[i].sum->path);
-    fprintf(out, "\nper rank (+/-: beyond the median by the outlier rule; coll: GPU time in collectives, split\n"
-                 "into waiting for peers and moving data; caused: time the others waited for this rank)\n");
-    fprintf(out, "%-12s %11s %11s %11s %11s %11s %11s %11s %11s %11s %11s %11s %11s %5s\n", "rank", "span",
-            "gpu busy", "gpu idle", "launch host", "h2d", "pageable", "sync", "coll", "coll wait", "coll data",
-            "compute", "caused", "last");
+    fprintf(out, "\nper rank (+/-: beyond the median by the outlier rule; *: straggler; !: did not\n"
+                 "finish; compute: GPU time in kernels other than collectives)\n");
+    static const int t1[] = {GT_RF_SPAN, GT_RF_BUSY, GT_RF_IDLE, GT_RF_LAUNCH_HOST, GT_RF_SYNC, GT_RF_COMPUTE};
+    static const int t2[] = {GT_RF_H2D, GT_RF_PAGEABLE_PCT, GT_RF_COLL, GT_RF_COLL_WAIT, GT_RF_COLL_DATA,
+                             GT_RF_CAUSED_WAIT};
+    fprintf(out, "%-9s %10s %10s %10s %10s %10s %10s\n", "rank", "span", "gpu busy", "gpu idle", "launch", "sync",
+            "compute");
     for (size_t i = 0; i < g->nrows; i++) {
-        const struct gt_rank_row *r = &g->rows[i];
-        fprintf(out, "%-12s", gt_rank_label(r, lab, sizeof(lab)));
-        static const int order[] = {GT_RF_SPAN, GT_RF_BUSY, GT_RF_IDLE, GT_RF_LAUNCH_HOST, GT_RF_H2D,
-                                    GT_RF_PAGEABLE_PCT, GT_RF_SYNC, GT_RF_COLL, GT_RF_COLL_WAIT, GT_RF_COLL_DATA,
-                                    GT_RF_COMPUTE, GT_RF_CAUSED_WAIT};
-        for (size_t f = 0; f < sizeof(order) / sizeof(order[0]); f++)
-            gt_cell(out, r, order[f]);
-        fprintf(out, " %5llu%s%s\n", U(r->last_count), r->straggler ? "  straggler" : "",
-                r->sum->complete ? "" : "  crashed");
+        gt_rank_cell_label(out, &g->rows[i]);
+        for (size_t f = 0; f < 6; f++)
+            gt_cell(out, &g->rows[i], t1[f]);
+        fputc('\n', out);
+    }
+    fprintf(out, "\n(coll: GPU time in collectives, split into waiting for peers and moving\n"
+                 "data; caused: time the others waited for this rank; last: collectives it\n"
+                 "was last at, by at least 1%% of the median span)\n");
+    fprintf(out, "%-9s %10s %10s %10s %10s %10s %10s %4s\n", "rank", "h2d", "pageable", "coll", "coll wait",
+            "coll data", "caused", "last");
+    for (size_t i = 0; i < g->nrows; i++) {
+        gt_rank_cell_label(out, &g->rows[i]);
+        for (size_t f = 0; f < 6; f++)
+            gt_cell(out, &g->rows[i], t2[f]);
+        fprintf(out, " %4llu\n", U(g->rows[i].last_count));
     }
     fputs("\nidle by cause per rank (the three largest)\n", out);
     for (size_t i = 0; i < g->nrows; i++) {
         const struct gt_rank_row *r = &g->rows[i];
-        fprintf(out, "%-12s", gt_rank_label(r, lab, sizeof(lab)));
+        gt_rank_cell_label(out, r);
         int used[GT_CAUSES] = {0};
         for (int k = 0; k < 3; k++) {
             int best = -1;
@@ -163,16 +224,20 @@ void gt_ranks_text(FILE *out, const struct gt_ranks *g, size_t top)
     }
     size_t shown = top && top < n ? top : n;
     fprintf(out, "\nstragglers: collectives by the others' wait for the last rank (%zu of %zu)\n", shown, n);
-    fprintf(out, "%-9s %5s %-12s %11s %11s  %s\n", "coll", "ranks", "last", "late by", "others wait",
+    fprintf(out, "%-7s %5s %-9s %10s %11s  %s\n", "coll", "ranks", "last", "late by", "others wait",
             "kernel, where");
     for (size_t i = 0; i < shown; i++) {
         const struct gt_rank_match *m = &g->colls[idx[i]];
         char id[24];
         snprintf(id, sizeof(id), "%u:%u", m->stream, m->ordinal);
-        fprintf(out, "%-9s %5zu %-12s %11s %11s  ", id, m->nranks, gt_rank_label(&g->rows[m->last], lab, sizeof(lab)),
+        fprintf(out, "%-7s %5zu %-9s %10s %11s  ", id, m->nranks, gt_rank_label(&g->rows[m->last], lab, sizeof(lab)),
                 gt_dur((double)m->late_ns, a, sizeof(a)), gt_dur((double)m->wait_ns, b, sizeof(b)));
-        gt_put_text(out, m->name, 60);
-        gt_put_where(out, &m->where);
+        gt_put_text(out, m->name, 28);
+        if (m->where.index >= 0) {
+            fputs("\n        in NVTX range '", out);
+            gt_put_text(out, m->where.range, 40);
+            fprintf(out, "' #%lld", (long long)m->where.index);
+        }
         fputc('\n', out);
     }
     free(idx);
