@@ -314,3 +314,34 @@ def test_summarize_and_report_refuse_bad_inputs():
     assert p.returncode == 2 and "no trace given" in p.stderr
     p = subprocess.run([GT, "report", "-j", "0", bad], capture_output=True, text=True)
     assert p.returncode == 2 and "-j must be" in p.stderr
+
+
+def test_audit_rank_budgets():
+    # rank 3's GPU is slower: its forward kernel runs 6 ms instead of 3, so it is late at every collective
+    world = 4
+    outdir, res = ranklib.run_job(world, 10, env={"RANK_WORK_SLOW": "3:6000000"})
+    assert all(rc == 0 for _, rc, _, _ in res), res
+    dbs = [ranklib.trace(outdir, r) for r in range(world)]
+    ranks, fig, colls, job, procs = expected_ranks(dbs)
+    assert_eq(fig["3"]["compute_ns"], 10 * 6000000, "rank 3 compute")
+    assert_eq(fig["0"]["compute_ns"], 10 * 3000000, "rank 0 compute")
+    p = subprocess.run([GT, "audit", "--max-rank-skew-pct", "50", "--max-straggler-wait-pct", "99"] + dbs,
+                       capture_output=True, text=True)
+    assert p.returncode == 1, p.stdout + p.stderr
+    lines = p.stdout.splitlines()
+    assert_eq(len(lines), 2, "one line per budget")
+    assert lines[0].startswith("ok   max-straggler-wait-pct: "), lines
+    assert lines[1].startswith("FAIL max-rank-skew-pct: "), lines
+    assert lines[1].endswith("> 50% (rank 3)"), lines
+    close(float(lines[1].split(": ")[1].split("%")[0]), job["skew_pct"], "skew", abs_=0.05)
+    close(float(lines[0].split(": ")[1].split("%")[0]), job["straggler_wait_pct"], "wait", abs_=0.05)
+    # the same from summaries; a budget over the measured value holds
+    sums = []
+    for db in dbs:
+        out = db[:-3] + ".summary.json"
+        subprocess.run([GT, "summarize", db], check=True)
+        sums.append(out)
+    p = subprocess.run([GT, "audit", "--max-rank-skew-pct", "150"] + sums, capture_output=True, text=True)
+    assert p.returncode == 0 and p.stdout.startswith("ok   max-rank-skew-pct: "), p.stdout + p.stderr
+    p = subprocess.run([GT, "audit", "--max-idle-pct", "50"] + sums, capture_output=True, text=True)
+    assert p.returncode == 2 and "a rank summary takes only the rank budgets" in p.stderr, p.stderr

@@ -15,7 +15,8 @@
  *     data time from FAKECUDA_KERNEL_NS), which ends when every rank has
  *     launched its own
  *   cudaStreamSynchronize(0) (the optimizer reads the reduced gradients)
- * CRASH_RANK aborts at the start of CRASH_STEP. */
+ * CRASH_RANK aborts at the start of CRASH_STEP. RANK_WORK_SLOW=R:NS makes
+ * rank R's fwd_kernel run NS ns (a slower GPU). */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,7 +82,12 @@ int main(int argc, char **argv)
     int crash_rank = atoi(argv[5]), crash_step = atoi(argv[6]);
     const char *r = getenv("RANK"), *w = getenv("FAKECUDA_WORLD_SIZE"), *dir = getenv("RANK_WORK_DIR");
     int rank = r ? atoi(r) : 0, world = w ? atoi(w) : 1;
-    fwd = fakecuda_runtime_kernel("fwd_kernel", 0);
+    /* RANK_WORK_SLOW=R:NS: rank R's fwd_kernel runs NS (a slower GPU) */
+    const char *slow = getenv("RANK_WORK_SLOW");
+    long long fwd_ns = 0;
+    if (slow && atoi(slow) == rank && strchr(slow, ':'))
+        fwd_ns = atoll(strchr(slow, ':') + 1);
+    fwd = fakecuda_runtime_kernel("fwd_kernel", (uint64_t)fwd_ns);
     allreduce = fakecuda_runtime_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0);
     /* set-up, in NVTX range "init": the first NVTX call and the first copy
      * load what they need (as a framework's warm-up step would) */
