@@ -27,8 +27,8 @@ static void gt_usage(FILE *out)
                  "file per process, and reads those files back.\n\n"
                  "commands:\n");
     for (size_t i = 0; i < GT_NCMDS; i++)
-        fprintf(out, "  %-8s %s\n", gt_cmds[i].name, gt_cmds[i].summary);
-    fprintf(out, "  %-8s %s\n", "help", "show the help of a command");
+        fprintf(out, "  %-9s %s\n", gt_cmds[i].name, gt_cmds[i].summary);
+    fprintf(out, "  %-9s %s\n", "help", "show the help of a command");
     fprintf(out, "\nenvironment (read by traced processes; see 'gputrace help record'):\n"
                  "  GPUTRACE_OUTPUT         trace path pattern: %%p %%n %%h %%r %%w (default\n"
                  "                          gputrace-%%n-%%p.db)\n"
