@@ -132,6 +132,17 @@ static int gt_match(struct gt_ranks *g)
         size_t nr = b - a;
         m->median_ns = nr % 2 ? arr[nr / 2] : arr[nr / 2 - 1] + (arr[nr / 2] - arr[nr / 2 - 1]) / 2;
         m->late_ns = m->latest_ns - m->median_ns;
+        if (g->heat) {
+            size_t col = m->ordinal / g->heat_per;
+            for (size_t j = a; j < b; j++) {
+                const struct gt_rank_row *r = &g->rows[k[j].row];
+                uint64_t t = (uint64_t)((int64_t)r->sum->coll[k[j].coll].start_ns + r->offset_ns);
+                double late = t > m->median_ns ? (double)(t - m->median_ns) : 0;
+                double *cell = &g->heat[k[j].row * g->heat_cols + col];
+                if (col < g->heat_cols && late > *cell)
+                    *cell = late;
+            }
+        }
         const struct gt_rank_sum *ls = g->rows[m->last].sum;
         for (size_t j = a; j < b; j++) {
             struct gt_rank_row *r = &g->rows[k[j].row];
@@ -227,6 +238,22 @@ int gt_ranks_build(struct gt_ranks *g, const struct gt_rank_sum *v, size_t n)
     g->median_span_ns = gt_median(spans, n);
     free(spans);
     g->floor_ns = g->median_span_ns * GT_RANK_FLOOR_PCT / 100;
+    uint32_t max_ord = 0;
+    int any = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t c = 0; c < v[i].ncoll; c++) {
+            any = 1;
+            if (v[i].coll[c].ordinal > max_ord)
+                max_ord = v[i].coll[c].ordinal;
+        }
+    if (any) {
+        size_t ords = (size_t)max_ord + 1;
+        g->heat_per = (ords + GT_RANK_HEAT_COLS - 1) / GT_RANK_HEAT_COLS;
+        g->heat_cols = (ords + g->heat_per - 1) / g->heat_per;
+        g->heat = calloc(n * g->heat_cols, sizeof(*g->heat));
+        if (!g->heat)
+            g->heat_cols = 0;
+    }
     if (gt_match(g) < 0) {
         gt_err("ranks: out of memory");
         return -1;
@@ -279,5 +306,6 @@ void gt_ranks_free(struct gt_ranks *g)
 {
     free(g->rows);
     free(g->colls);
+    free(g->heat);
     memset(g, 0, sizeof(*g));
 }

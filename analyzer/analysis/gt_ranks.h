@@ -133,7 +133,13 @@ struct gt_ranks {
     size_t nstragglers, ncrashed;
     double straggler_wait_pct;      /* the worst rank's caused wait per other rank, % of the median span */
     double skew_pct;                /* (max - median) / median of compute time, % */
+    /* The heat map: per row, per bucket of collective ordinals (heat_per
+     * ordinals a bucket, at most GT_RANK_HEAT_COLS buckets), the most the
+     * rank arrived after the median rank (0 when not after). */
+    double *heat;                   /* nrows x heat_cols */
+    size_t heat_cols, heat_per;
 };
+#define GT_RANK_HEAT_COLS 100
 
 /* The rule (docs/ranks.md, Outliers): |x - median| > max(3 MAD, 10% of
  * |median|, floor), the floor 1% of the median span for times, 1 MiB for

@@ -407,6 +407,8 @@ int gt_cmd_report(int argc, char **argv)
             }
         } else if (o.html) {
             gt_html_begin(out, n == 1 ? v[0].path : "gputrace report");
+            if (have_ranks)
+                gt_ranks_html(out, &g);
             for (size_t i = 0; i < n; i++)
                 gt_html_trace(out, v[i].path, v[i].pid, &v[i].r, &v[i].busy, &o.a, (int)i);
             gt_html_end(out);
