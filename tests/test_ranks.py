@@ -373,3 +373,49 @@ def test_audit_rank_budgets():
     assert p.returncode == 0 and p.stdout.startswith("ok   max-rank-skew-pct: "), p.stdout + p.stderr
     p = subprocess.run([GT, "audit", "--max-idle-pct", "50"] + sums, capture_output=True, text=True)
     assert p.returncode == 2 and "a rank summary takes only the rank budgets" in p.stderr, p.stderr
+
+
+def test_merge_puts_every_view_of_every_rank_in_one_file():
+    world = 4
+    outdir, res = ranklib.run_job(world, 6)
+    assert all(rc == 0 for _, rc, _, _ in res), res
+    dbs = [ranklib.trace(outdir, r) for r in range(world)]
+    import make_trace as mt
+    # a version 2 trace (no NVTX views, fewer columns) merges beside them
+    old = mt.make_trace(os.path.join(outdir, "old-v2.db"), schema=os.path.join(gtlib.HERE, "data", "gputrace-v2.sql"),
+                        calls=[mt.launch("k0"), mt.memcpy("HtoD", 4096), mt.sync("device")])
+    out = os.path.join(outdir, "job.db")
+    p = subprocess.run([GT, "merge", "-o", out] + dbs + [old], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    views = ["api_calls", "kernels", "memcpys", "memsets", "syncs", "allocations", "gpu_activity", "stack_frames",
+             "py_stack_frames",
+             "ranges", "marks", "thread_names", "stream_names"]
+    total = 0
+    for db in dbs + [old]:
+        meta = dict(gtlib.query(db, "SELECT key, value FROM meta"))
+        rank = meta.get("rank") or "pid %s" % meta["pid"]
+        assert_eq(gtlib.query(out, "SELECT path, complete FROM traces WHERE rank = ?", rank), [(db, 1)], rank)
+        for v in views:
+            try:
+                want = gtlib.query(db, "SELECT * FROM %s" % v)
+            except Exception:
+                continue  # an older trace without the view
+            cols = [r[1] for r in gtlib.query(db, "SELECT * FROM pragma_table_info('%s')" % v)]
+            got = gtlib.query(out, "SELECT %s FROM %s WHERE rank = ?" % (
+                ", ".join('"%s"' % c for c in cols), v), rank)
+            assert_eq(sorted(got, key=repr), sorted(want, key=repr), "%s of %s" % (v, rank))
+            total += len(want)
+    assert "merged 5 traces, %d rows, into" % total in p.stderr, p.stderr
+    # SQL across ranks: each all-reduce's latest start over the ranks, from the merged file alone
+    rows = gtlib.query(out, "SELECT rank, start_ns FROM kernels WHERE name GLOB 'ncclDevKernel_*' ORDER BY rank, start_ns")
+    assert_eq(len(rows), world * 6, "all-reduces in the merged file")
+    # an output that exists, or a bad trace: status 2, nothing written
+    p = subprocess.run([GT, "merge", "-o", out] + dbs, capture_output=True, text=True)
+    assert p.returncode == 2 and "exists" in p.stderr, p.stderr
+    bad = os.path.join(outdir, "bad.db")
+    with open(bad, "w") as f:
+        f.write("not a trace")
+    out2 = os.path.join(outdir, "job2.db")
+    p = subprocess.run([GT, "merge", "-o", out2, dbs[0], bad], capture_output=True, text=True)
+    assert p.returncode == 2 and not os.path.exists(out2), p.stderr
+    assert not [f for f in os.listdir(outdir) if ".tmp-" in f]

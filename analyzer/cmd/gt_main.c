@@ -16,6 +16,7 @@ static const struct gt_cmd gt_cmds[] = {
      gt_cmd_export_usage},
     {"summarize", "one rank's compact summary, for 'report' across many ranks", gt_cmd_summarize,
      gt_cmd_summarize_usage},
+    {"merge", "many ranks' traces in one SQLite file, with a rank column", gt_cmd_merge, gt_cmd_merge_usage},
     {"trigger", "open a recording window in running standby processes", gt_cmd_trigger, gt_cmd_trigger_usage},
 };
 #define GT_NCMDS (sizeof(gt_cmds) / sizeof(gt_cmds[0]))
