@@ -1,7 +1,6 @@
 /* gt_cmd_report.c: `gputrace report`: its options, which traces it reads,
  * and which output format (output/) prints the analyses (analysis/). */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -97,7 +96,7 @@ struct gt_report_opts {
     const char *output;  /* NULL: standard output */
     struct gt_analyze_opts a;
     size_t jobs;         /* -j: traces read at once */
-    int ranks;           /* several ranks of a job: the ranks section */
+    int ranks;           /* two or more inputs: each trace's rank summary too */
     struct gt_rank_patterns patterns;
 };
 
@@ -274,48 +273,6 @@ static void *gt_pool_worker(void *arg)
     }
 }
 
-/* Several inputs are ranks of a job when one is a summary, one knows its
- * rank, or one ran a collective. */
-static int gt_inputs_are_ranks(char **paths, size_t n, const struct gt_rank_patterns *pat)
-{
-    if (n < 2)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        if (gt_rank_is_summary_path(paths[i]))
-            return 1;
-        struct gt_trace t;
-        int fd2 = dup(2), devnull = open("/dev/null", O_WRONLY);
-        if (fd2 >= 0 && devnull >= 0)
-            dup2(devnull, 2); /* the real open below says what is wrong with a trace */
-        int rc = gt_trace_open(&t, paths[i]);
-        if (fd2 >= 0 && devnull >= 0)
-            dup2(fd2, 2);
-        if (fd2 >= 0)
-            close(fd2);
-        if (devnull >= 0)
-            close(devnull);
-        if (rc != 0)
-            continue;
-        char *rank = gt_trace_meta(&t, "rank");
-        int yes = rank != NULL;
-        free(rank);
-        if (!yes) {
-            sqlite3_stmt *q;
-            if (sqlite3_prepare_v2(t.db, "SELECT DISTINCT name FROM kernels", -1, &q, NULL) == SQLITE_OK) {
-                while (!yes && sqlite3_step(q) == SQLITE_ROW) {
-                    const char *name = (const char *)sqlite3_column_text(q, 0);
-                    yes = name && gt_rank_name_is_collective(pat, name);
-                }
-                sqlite3_finalize(q);
-            }
-        }
-        gt_trace_close(&t);
-        if (yes)
-            return 1;
-    }
-    return 0;
-}
-
 int gt_cmd_report(int argc, char **argv)
 {
     struct gt_report_opts o;
@@ -324,7 +281,12 @@ int gt_cmd_report(int argc, char **argv)
         return rc < 0 ? GT_EXIT_OK : rc;
     size_t n = (size_t)(argc - optind);
     char **paths = argv + optind;
-    o.ranks = gt_inputs_are_ranks(paths, n, &o.patterns);
+    /* with two or more inputs, each trace's rank summary too: whether they
+     * are ranks of a job is known once they are read */
+    o.ranks = n >= 2;
+    if (n == 1 && gt_rank_is_summary_path(paths[0]))
+        return gt_usage_error("report", "%s: a rank summary is reported with the other ranks' (give two or more)",
+                              paths[0]);
     struct gt_job *jobs = calloc(n, sizeof(*jobs));
     struct gt_report_item *v = calloc(n, sizeof(*v));
     struct gt_rank_sum *sums = calloc(n, sizeof(*sums));
@@ -337,9 +299,6 @@ int gt_cmd_report(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         jobs[i].path = paths[i];
         jobs[i].summary = gt_rank_is_summary_path(paths[i]);
-        if (jobs[i].summary && !o.ranks)
-            return gt_usage_error("report", "%s: a rank summary is reported with the other ranks' (give two or more)",
-                                  paths[i]);
     }
     size_t threads = o.jobs < n ? o.jobs : n;
     if (threads <= 1) {
@@ -359,15 +318,18 @@ int gt_cmd_report(int argc, char **argv)
         free(tid);
     }
     /* in the inputs' order: the first failure decides, as one by one */
-    size_t m = 0, nsums = 0, done = 0;
-    int unreadable = 0;
+    size_t m = 0, nsums = 0;
+    int unreadable = 0, ranks = 0;
     rc = GT_EXIT_OK;
     for (size_t i = 0; i < n; i++) {
         struct gt_job *j = &jobs[i];
         if (j->failed && rc == GT_EXIT_OK)
             rc = j->summary ? GT_EXIT_USAGE : GT_EXIT_FAIL;
-        if (j->has_rank_sum)
+        if (j->has_rank_sum) {
             sums[nsums++] = j->rank;
+            /* ranks of a job: a summary, a trace that names its rank or ran a collective */
+            ranks |= j->summary || j->rank.has_rank || j->rank.ncoll_all > 0;
+        }
         if (j->summary)
             continue;
         if (!j->opened) {
@@ -375,8 +337,6 @@ int gt_cmd_report(int argc, char **argv)
             continue;
         }
         v[m++] = j->item;
-        if (j->analysed)
-            done++;
         if (rc == GT_EXIT_OK)
             rc = gt_check_twice(v, m - 1);
     }
@@ -384,7 +344,7 @@ int gt_cmd_report(int argc, char **argv)
         rc = GT_EXIT_USAGE;
     struct gt_ranks g;
     int have_ranks = 0;
-    if (rc == GT_EXIT_OK && o.ranks && nsums) {
+    if (rc == GT_EXIT_OK && ranks && nsums >= 2) {
         if (gt_ranks_build(&g, sums, nsums) < 0)
             rc = GT_EXIT_FAIL;
         else
@@ -430,7 +390,6 @@ int gt_cmd_report(int argc, char **argv)
     }
     if (have_ranks)
         gt_ranks_free(&g);
-    (void)done;
     for (size_t i = 0; i < (size_t)(argc - optind); i++) {
         if (jobs[i].analysed) {
             gt_report_free(&jobs[i].item.r);
