@@ -238,7 +238,10 @@ def run_and_check(world, steps, stall_rank, stall_step):
     for r, rc, out, err in res:
         assert rc == 0, err
     dbs = [ranklib.trace(outdir, r) for r in range(world)]
-    got = report_json(dbs, "-j", "2")["ranks"]
+    whole = report_json(dbs, "-j", "2")
+    got = whole["ranks"]
+    # threads change nothing: the same document read one trace at a time
+    assert_eq(report_json(dbs, "-j", "1"), whole, "report -j 1 vs -j 2")
     p = report(dbs)
     assert p.returncode == 0, p.stderr
     check_planted(got, p.stdout, dbs, world, stall_rank, stall_step)
