@@ -153,15 +153,26 @@ static int gt_name_index(struct gt_rank_sum *s, const char *name, uint32_t *idx)
     return 0;
 }
 
+static void gt_sql_is_collective(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *name = (const char *)sqlite3_value_text(argv[0]);
+    sqlite3_result_int(ctx, name && gt_rank_name_is_collective(sqlite3_user_data(ctx), name));
+}
+
 static int gt_load_collectives(struct gt_trace *t, const struct gt_rank_patterns *pat, struct gt_rank_sum *s,
                                const struct gt_top_range *rv, size_t rn)
 {
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(t->db,
+    /* the name test in SQL, so only collectives are sorted and looked up */
+    if (sqlite3_create_function(t->db, "gt_is_collective", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, (void *)pat,
+                                gt_sql_is_collective, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(t->db,
                            "SELECT k.name, COALESCE(k.device, -1), COALESCE(k.gpu_stream, k.stream, -1), "
-                           "COALESCE(k.api_start_ns, k.start_ns), k.start_ns, k.end_ns, COALESCE(c.tid, -1) "
-                           "FROM kernels k LEFT JOIN api_calls c ON c.id = k.api_call_id "
-                           "WHERE k.start_ns IS NOT NULL AND k.end_ns IS NOT NULL ORDER BY k.start_ns",
+                           "COALESCE(k.api_start_ns, k.start_ns), k.start_ns, k.end_ns, "
+                           "COALESCE((SELECT c.tid FROM calls c WHERE c.id = k.api_call_id), -1) "
+                           "FROM kernels k WHERE k.start_ns IS NOT NULL AND k.end_ns IS NOT NULL "
+                           "AND gt_is_collective(k.name) ORDER BY k.start_ns",
                            -1, &q, NULL) != SQLITE_OK) {
         gt_trace_sql_error(t, "reading collectives");
         return -1;
