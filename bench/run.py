@@ -42,6 +42,14 @@ split into the launching thread, the writer thread, the finish (indexes,
 folding the WAL) and the rest; then with GPU timing on (CUPTI's share) and
 the trace's bytes per call, indexes included.
 
+ranks: `gputrace report` merging 1,024 synthetic rank summaries
+(bench/rank_summaries.py, --rank-summaries, --rank-steps collectives each,
+default 1,000): time, peak resident memory, one summary's size.
+
+rank-traces: `gputrace report -j 2` on --rank-traces (default 64) copies of
+a synthetic --rank-trace-events-call trace (default 1,000,000), each a
+rank of its own, against report on one: the ratio of times.
+
 nvtx: an nvtxRangePushA/nvtxRangePop pair from C (bench/nvtx_loop.c, NVIDIA's
 NVTX v3 headers), 40 native frames deep, timed around the pair: untraced
 (NVTX finds no injection library and makes the calls no-ops), traced with
@@ -264,6 +272,66 @@ def timed_report(db):
     t0 = time.monotonic()
     _, status, usage = os.wait4(pid, 0)
     return time.monotonic() - t0, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+
+
+def ranks(args):
+    """`gputrace report` merging --rank-summaries synthetic rank summaries
+    (bench/rank_summaries.py, --rank-steps collectives each): time, peak
+    resident memory, and the size of one summary."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import rank_summaries
+    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
+        paths = rank_summaries.make(d, args.rank_summaries, args.rank_steps)
+        size = os.path.getsize(paths[0])
+        pid = os.fork()
+        if pid == 0:
+            os.execv(os.path.join(gtlib.BUILD, "gputrace"), ["gputrace", "report", "-o", "/dev/null"] + paths)
+        t0 = time.monotonic()
+        _, status, usage = os.wait4(pid, 0)
+        secs, rss = time.monotonic() - t0, usage.ru_maxrss / 1024
+    print("ranks: gputrace report merging %d rank summaries of %d collectives each (%.0f KiB each)"
+          % (args.rank_summaries, args.rank_steps, size / 1024))
+    print("  time %.2f s, peak resident %.0f MiB, status %d" % (secs, rss, os.waitstatus_to_exitcode(status)))
+    RESULTS["ranks"] = (args.rank_summaries, args.rank_steps, secs, rss, size)
+
+
+def rank_traces(args):
+    """`gputrace report -j 2` on --rank-traces copies of one synthetic trace
+    of --rank-trace-events calls (bench/big_trace.py; each copy a rank of
+    its own: its meta pid and rank changed), against `report` on one of
+    them, in the same run: the ratio of times."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import big_trace
+    import shutil
+    import sqlite3
+    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
+        first = os.path.join(d, "rank-0.db")
+        big_trace.make(first, args.rank_trace_events)
+        paths = [first]
+        for r in range(1, args.rank_traces):
+            p = os.path.join(d, "rank-%d.db" % r)
+            shutil.copyfile(first, p)
+            paths.append(p)
+        for r, p in enumerate(paths):
+            db = sqlite3.connect(p)
+            db.execute("UPDATE meta SET value = ? WHERE key = 'pid'", (str(5000 + r),))
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('rank', ?)", (str(r),))
+            db.commit()
+            db.close()
+
+        def timed(argv):
+            pid = os.fork()
+            if pid == 0:
+                os.execv(os.path.join(gtlib.BUILD, "gputrace"), ["gputrace", "report", "-q", "-o", "/dev/null"] + argv)
+            t0 = time.monotonic()
+            _, status, usage = os.wait4(pid, 0)
+            return time.monotonic() - t0, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+        one = timed([first])
+        many = timed(["-j", "2"] + paths)
+    ratio = many[0] / one[0] if one[0] else 0
+    print("rank-traces: report of %d traces of %d calls, -j 2: %.1f s (%.0f MiB, status %d); one trace: %.2f s; "
+          "ratio %.1fx" % (args.rank_traces, args.rank_trace_events, many[0], many[1], many[2], one[0], ratio))
+    RESULTS["rank_traces"] = (args.rank_traces, args.rank_trace_events, ratio)
 
 
 def analyzer(args):
@@ -569,6 +637,15 @@ def summary():
         r = RESULTS["threads"]
         row("per call, 1/2/4 threads at once", "/".join("%+.0f" % x for x in r) + " ns p50",
             "no growth with threads", max(r) <= r[0] * 1.25 + 20)
+    if "ranks" in RESULTS:
+        n, steps, secs, rss, size = RESULTS["ranks"]
+        row("ranks: %d summaries merged (%d collectives each)" % (n, steps), "%.2f s, %.0f MiB" % (secs, rss),
+            "5 s, 512 MiB", secs < 5 and rss < 512)
+        row("ranks: one summary", "%.0f KiB" % (size / 1024), "1 MiB", size < 1 << 20)
+    if "rank_traces" in RESULTS:
+        n, events, ratio = RESULTS["rank_traces"]
+        row("ranks: %d traces of %d calls, -j 2" % (n, events), "%.1fx one trace's time" % ratio,
+            "40x (for 64)", ratio <= 40 * n / 64)
     if "total_cost" in RESULTS:
         total, gpu_total, gpu_size, dropped = RESULTS["total_cost"]
         row("total CPU per call (whole process)", "%.0f ns, %d dropped" % (total, dropped), "1 us",
@@ -670,8 +747,12 @@ def main():
     ap.add_argument("--nvtx-pairs", type=int, default=20000)
     ap.add_argument("--export-events", type=int, default=5000000)
     ap.add_argument("--lines-frames", type=int, default=5000)
+    ap.add_argument("--rank-summaries", type=int, default=1024)
+    ap.add_argument("--rank-steps", type=int, default=1000)
+    ap.add_argument("--rank-traces", type=int, default=64)
+    ap.add_argument("--rank-trace-events", type=int, default=1000000)
     ap.add_argument("--only", choices=("python-call-cost", "c-call-cost", "writer", "total-cost", "threads", "nvtx",
-                                       "lines", "analyzer", "export"))
+                                       "lines", "analyzer", "export", "ranks", "rank-traces"))
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
     if not os.path.exists(gtlib.SHIM):
@@ -679,7 +760,7 @@ def main():
     print("machine: %s, %d CPUs" % (os.uname().machine, os.cpu_count()))
     sections = [("python-call-cost", python_call_cost), ("c-call-cost", c_call_cost), ("writer", writer),
                 ("total-cost", total_cost), ("threads", threads), ("nvtx", nvtx), ("lines", lines),
-                ("analyzer", analyzer), ("export", export)]
+                ("analyzer", analyzer), ("export", export), ("ranks", ranks), ("rank-traces", rank_traces)]
     for name, fn in sections:
         if args.only in (None, name):
             fn(args)

@@ -344,3 +344,66 @@ def test_nvcc_built_program_reaches_occupancy_mapped_memory_and_callbacks():
                     "occupancy_256": "8", "host_alloc_rc": "0", "device_pointer_rc": "0", "launch_rc": "0",
                     "callback_rc": "0", "sync_rc": "0", "callback_status": "0"})
     assert_eq(run.q("SELECT name, time_source FROM kernels"), [("occ_kernel(float*)", "gpu")])
+
+
+# ---- collectives across the ranks of a simulated job ----
+
+import gtlib  # noqa: E402
+import ranklib  # noqa: E402
+
+
+def _check_barrier(outdir, ranks, nsteps, exact_from=0):
+    """Every rank's collective k ends at the latest start of collective k
+    over the ranks that reached it, plus its own data time (from
+    collective exact_from on; before it, a rank missing from `ranks` may
+    have arrived later: no earlier than that)."""
+    colls = {r: ranklib.collectives(ranklib.trace(outdir, r)) for r in ranks}
+    for k in range(nsteps):
+        present = [colls[r][k] for r in ranks if len(colls[r]) > k]
+        latest = max(s for s, _ in present)
+        for r in ranks:
+            if len(colls[r]) > k:
+                what = "rank %d collective %d end" % (r, k)
+                if k >= exact_from:
+                    assert_eq(colls[r][k][1], latest + ranklib.DATA_NS, what)
+                else:
+                    assert colls[r][k][1] >= latest + ranklib.DATA_NS, what
+    return colls
+
+
+def test_a_collective_ends_when_every_rank_has_arrived():
+    outdir, res = ranklib.run_job(3, 4, stall=(1, 2, 150))
+    for r, rc, out, err in res:
+        assert rc == 0, err
+        assert_eq(out, "rank_work: rank %d done\n" % r)
+    colls = _check_barrier(outdir, [0, 1, 2], 4)
+    # the stalled rank arrived last at collective 2, the others waited ~150 ms for it
+    for r in (0, 2):
+        wait = colls[1][2][0] - colls[r][2][0]
+        assert 140e6 <= wait <= 200e6, (r, wait)
+        assert_eq(colls[r][2][1] - colls[r][2][0], wait + ranklib.DATA_NS, "rank %d waited in its kernel" % r)
+
+
+def test_a_dead_rank_is_not_waited_for_and_a_missing_one_only_until_the_timeout():
+    # rank 1 aborts at step 2: the others finish without waiting for it
+    outdir, res = ranklib.run_job(3, 4, crash=(1, 2))
+    rcs = {r: rc for r, rc, _, _ in res}
+    assert rcs[1] != 0 and rcs[0] == 0 and rcs[2] == 0, res
+    # rank 1's arrivals at collectives 0 and 1 may not have reached its trace
+    colls = _check_barrier(outdir, [0, 2], 4, exact_from=2)
+    assert_eq([len(colls[r]) for r in (0, 2)], [4, 4], "collectives of ranks 0 and 2")
+    # a world of 3 where rank 2 never starts: each rank waits the timeout once, then says so
+    outdir, res = ranklib.run_job(3, 3, ranks=[0, 1], meet=False,
+                                  env={"FAKECUDA_COLLECTIVE_TIMEOUT_MS": "300"})
+    for r, rc, out, err in res:
+        assert rc == 0, err
+        assert "rank 2 did not arrive in 300 ms" in err, err
+    _check_barrier(outdir, [0, 1], 3)
+    for r in (0, 1):
+        # the host waited the timeout in the first sync after collective 0, not again after it
+        # (a later sync may wait for the other rank, which started later and timed out later)
+        syncs = gtlib.query(ranklib.trace(outdir, r), "SELECT end_ns - start_ns FROM api_calls "
+                            "WHERE name = 'cudaStreamSynchronize' ORDER BY start_ns")
+        assert_eq(len(syncs), 3, "syncs of rank %d" % r)
+        assert syncs[0][0] >= 300e6, syncs
+        assert sum(d for (d,) in syncs[1:]) < 300e6, syncs

@@ -5,6 +5,7 @@
 
 #include "analysis/gt_analyze.h"
 #include "analysis/gt_budget.h"
+#include "analysis/gt_ranks.h"
 #include "analysis/gt_window.h"
 #include "cmd/gt_cmds.h"
 #include "base/gt_fmt.h"
@@ -42,6 +43,18 @@ void gt_cmd_audit_usage(FILE *out)
                  "                              ProfilerStep#N..., or --step NAME)\n"
                  "P is a number from 0 to 100 (a trailing %% is allowed). A budget fails\n"
                  "when the measured value is greater than its limit.\n"
+                 "\n"
+                 "budgets on the ranks of a job (two or more traces or rank summaries,\n"
+                 "docs/ranks.md; one line for the whole job):\n"
+                 "  --max-straggler-wait-pct P  the time the others waited for the worst\n"
+                 "                              rank, per other rank, percent of the median\n"
+                 "                              span\n"
+                 "  --max-rank-skew-pct P       the most compute time (GPU time in kernels\n"
+                 "                              other than collectives) of a rank above the\n"
+                 "                              median rank's, percent of the median\n"
+                 "These two take any percent from 0 up (a rank may compute twice as long).\n"
+                 "With only these, the inputs may be .summary.json files (gputrace\n"
+                 "summarize) and traces of processes that did not finish are compared too.\n"
                  "\n"
                  "options:\n"
                  "  --budget FILE        read budgets from FILE; budgets given on the\n"
@@ -301,6 +314,87 @@ static int gt_audit_one(const char *path, const char *prefix, const struct gt_bu
     return status;
 }
 
+/* The job budgets: one line each. Returns the exit status. */
+static int gt_audit_ranks(char **paths, int n, const double *limit, const int *set)
+{
+    if (n < 2) {
+        gt_err("the rank budgets compare the ranks of a job: give two or more traces or summaries");
+        return GT_EXIT_USAGE;
+    }
+    struct gt_rank_sum *sums = calloc((size_t)n, sizeof(*sums));
+    if (!sums)
+        return GT_EXIT_FAIL;
+    int status = GT_EXIT_OK, m = 0;
+    for (int i = 0; i < n; i++) {
+        if (gt_rank_is_summary_path(paths[i])) {
+            if (gt_rank_sum_load(paths[i], &sums[m]) < 0) {
+                status = GT_EXIT_USAGE;
+                continue;
+            }
+        } else {
+            struct gt_trace t;
+            if (gt_trace_open(&t, paths[i]) != 0) {
+                status = GT_EXIT_USAGE;
+                continue;
+            }
+            int rc = gt_rank_sum_from_trace(&t, NULL, &sums[m]);
+            gt_trace_close(&t);
+            if (rc < 0) {
+                status = GT_EXIT_USAGE;
+                continue;
+            }
+        }
+        if (!sums[m].complete)
+            gt_err("%s: note: the traced process did not finish; compared as far as its trace goes", paths[i]);
+        m++;
+    }
+    struct gt_ranks g;
+    if (status == GT_EXIT_OK && gt_ranks_build(&g, sums, (size_t)m) < 0)
+        status = GT_EXIT_FAIL;
+    if (status == GT_EXIT_OK) {
+        char v[64], d[64];
+        for (int k = 0; k < 2; k++) {
+            if (!set[k])
+                continue;
+            double measured = k == 0 ? g.straggler_wait_pct : g.skew_pct;
+            int fail = measured > limit[k];
+            printf("%s %s: %s %s %g%%", fail ? "FAIL" : "ok  ", k == 0 ? "max-straggler-wait-pct" : "max-rank-skew-pct",
+                   gt_fmt_pct(measured, limit[k], v, sizeof(v)), fail ? ">" : "<=", limit[k]);
+            /* the rank that set the figure */
+            size_t top = 0;
+            for (size_t i = 1; i < g.nrows; i++) {
+                int f = k == 0 ? GT_RF_CAUSED_WAIT : GT_RF_COMPUTE;
+                if (g.rows[i].fig[f] > g.rows[top].fig[f])
+                    top = i;
+            }
+            if (g.nrows) {
+                const struct gt_rank_row *r = &g.rows[top];
+                printf(" (%s%s", r->sum->has_rank ? "rank " : "", r->sum->rank);
+                if (k == 0 && r->worst_coll != SIZE_MAX) {
+                    const struct gt_rank_match *c = &g.colls[r->worst_coll];
+                    printf(", worst at collective %u:%u", c->stream, c->ordinal);
+                    if (c->where.index >= 0) {
+                        fputs(" in NVTX range '", stdout);
+                        gt_put_text(stdout, c->where.range, 60);
+                        printf("' #%lld", (long long)c->where.index);
+                    }
+                    printf(", %s late", gt_fmt_duration((int64_t)c->late_ns, d, sizeof(d)));
+                }
+                putchar(')');
+            }
+            putchar('\n');
+            if (fail)
+                status = GT_EXIT_FAIL;
+        }
+        gt_ranks_free(&g);
+    }
+    for (int i = 0; i < m; i++)
+        gt_rank_sum_free(&sums[i]);
+    free(sums);
+    fflush(stdout);
+    return status;
+}
+
 /* The value of option `name` at argv[*i], given as "--name V" or
  * "--name=V"; NULL if argv[*i] is not that option. Sets *missing when the
  * value is absent. */
@@ -330,6 +424,9 @@ int gt_cmd_audit(int argc, char **argv)
     uint64_t min_gap_ns = GT_AUDIT_MIN_GAP_NS;
     struct gt_window_spec ws = {0};
     char err[512];
+    static const char *const rank_opts[2] = {"max-straggler-wait-pct", "max-rank-skew-pct"};
+    double rank_limit[2] = {0, 0};
+    int rank_set[2] = {0, 0};
     for (int j = 1; j < argc && strcmp(argv[j], "--") != 0; j++)
         if (strcmp(argv[j], "--baseline") == 0)
             return gt_cmd_audit_baseline(argc, argv); /* budgets on change: docs/diff.md */
@@ -357,6 +454,19 @@ int gt_cmd_audit(int argc, char **argv)
                     return gt_usage_error("audit", "option '--%s' needs a value", gt_budget_names[k]);
                 if (gt_budget_set(&cli, gt_budget_names[k], v, err, sizeof(err)) < 0)
                     return gt_usage_error("audit", "--%s", err);
+            }
+            for (int k = 0; k < 2 && !known; k++) {
+                if (!(v = gt_opt_value(argc, argv, &i, rank_opts[k], &missing)))
+                    continue;
+                known = 1;
+                char *end;
+                double x = strtod(v, &end);
+                if (end != v && *end == '%')
+                    end++;
+                if (missing || end == v || *end || !(x >= 0 && x <= 1e6))
+                    return gt_usage_error("audit", "--%s must be a percent (0 or more), not '%s'", rank_opts[k], v);
+                rank_limit[k] = x;
+                rank_set[k] = 1;
             }
             if (!known && (v = gt_opt_value(argc, argv, &i, "budget", &missing))) {
                 known = 1;
@@ -392,17 +502,30 @@ int gt_cmd_audit(int argc, char **argv)
         return GT_EXIT_USAGE;
     }
     gt_budget_merge(&all, &cli);
-    if (!gt_budget_count(&all))
+    int ranks = rank_set[0] || rank_set[1];
+    if (!gt_budget_count(&all) && !ranks)
         return gt_usage_error("audit", "no budget given (e.g. --max-idle-pct 20, or --budget FILE)");
     if (i >= argc)
         return gt_usage_error("audit", "no trace file given");
+    if (!gt_budget_count(&all))
+        return gt_audit_ranks(argv + i, argc - i, rank_limit, rank_set);
+    for (int j = i; j < argc; j++)
+        if (gt_rank_is_summary_path(argv[j]))
+            return gt_usage_error("audit", "%s: a rank summary takes only the rank budgets "
+                                  "(--max-straggler-wait-pct, --max-rank-skew-pct)", argv[j]);
 
     if (gt_window_check(&ws, "audit") < 0)
         return GT_EXIT_USAGE;
     int64_t origin = gt_window_origin(argv + i, argc - i, &ws);
     int status = GT_EXIT_OK, several = argc - i > 1;
+    int first = i;
     for (; i < argc; i++) {
         int rc = gt_audit_one(argv[i], several ? argv[i] : NULL, &all, min_gap_ns, &ws, origin);
+        if (rc > status)
+            status = rc;
+    }
+    if (ranks) {
+        int rc = gt_audit_ranks(argv + first, argc - first, rank_limit, rank_set);
         if (rc > status)
             status = rc;
     }

@@ -30,6 +30,10 @@ int gt_cmd_trigger(int argc, char **argv);
 void gt_cmd_trigger_usage(FILE *out);
 int gt_cmd_diff(int argc, char **argv);
 void gt_cmd_diff_usage(FILE *out);
+int gt_cmd_merge(int argc, char **argv);
+void gt_cmd_merge_usage(FILE *out);
+int gt_cmd_summarize(int argc, char **argv);
+void gt_cmd_summarize_usage(FILE *out);
 /* `audit --baseline ...` (gt_cmd_diff.c) */
 int gt_cmd_audit_baseline(int argc, char **argv);
 

@@ -14,6 +14,9 @@ static const struct gt_cmd gt_cmds[] = {
     {"diff", "compare traces before and after a change, per site", gt_cmd_diff, gt_cmd_diff_usage},
     {"export", "write traces as a timeline for ui.perfetto.dev", gt_cmd_export,
      gt_cmd_export_usage},
+    {"summarize", "one rank's compact summary, for 'report' across many ranks", gt_cmd_summarize,
+     gt_cmd_summarize_usage},
+    {"merge", "many ranks' traces in one SQLite file, with a rank column", gt_cmd_merge, gt_cmd_merge_usage},
     {"trigger", "open a recording window in running standby processes", gt_cmd_trigger, gt_cmd_trigger_usage},
 };
 #define GT_NCMDS (sizeof(gt_cmds) / sizeof(gt_cmds[0]))
@@ -25,8 +28,8 @@ static void gt_usage(FILE *out)
                  "file per process, and reads those files back.\n\n"
                  "commands:\n");
     for (size_t i = 0; i < GT_NCMDS; i++)
-        fprintf(out, "  %-8s %s\n", gt_cmds[i].name, gt_cmds[i].summary);
-    fprintf(out, "  %-8s %s\n", "help", "show the help of a command");
+        fprintf(out, "  %-9s %s\n", gt_cmds[i].name, gt_cmds[i].summary);
+    fprintf(out, "  %-9s %s\n", "help", "show the help of a command");
     fprintf(out, "\nenvironment (read by traced processes; see 'gputrace help record'):\n"
                  "  GPUTRACE_OUTPUT         trace path pattern: %%p %%n %%h %%r %%w (default\n"
                  "                          gputrace-%%n-%%p.db)\n"

@@ -8,6 +8,7 @@
 #include "analysis/gt_analyze.h"
 #include "analysis/gt_site.h"
 #include "base/gt_fmt.h"
+#include "output/gt_rank_out.h"
 #include "output/gt_report_out.h"
 
 #define U(x) ((unsigned long long)(x))
@@ -380,6 +381,11 @@ static void gt_json_truncated(FILE *out, const struct gt_report_item *v, size_t 
 
 void gt_report_json(FILE *out, const struct gt_report_item *v, size_t n)
 {
+    gt_report_json_ranks(out, v, n, NULL, 0);
+}
+
+void gt_report_json_ranks(FILE *out, const struct gt_report_item *v, size_t n, const struct gt_ranks *g, size_t top)
+{
     fputs("{\"report_version\":2,\"traces\":[", out);
     for (size_t t = 0; t < n; t++) {
         fprintf(out, "%s{\"trace\":", t ? "," : "");
@@ -415,5 +421,10 @@ void gt_report_json(FILE *out, const struct gt_report_item *v, size_t n)
         gt_json_summary(out, &v[t].r.summary);
         fputc('}', out);
     }
-    fputs("]}\n", out);
+    fputc(']', out);
+    if (g) {
+        fputs(",\"ranks\":", out);
+        gt_ranks_json(out, g, top);
+    }
+    fputs("}\n", out);
 }

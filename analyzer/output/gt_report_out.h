@@ -26,5 +26,8 @@ struct gt_summary gt_report_items_total(const struct gt_report_item *v, size_t n
 
 void gt_report_text(FILE *out, const struct gt_report_item *v, size_t n, const struct gt_analyze_opts *o);
 void gt_report_json(FILE *out, const struct gt_report_item *v, size_t n);
+/* The same with the ranks section (report's "ranks" key) when g is not NULL. */
+struct gt_ranks;
+void gt_report_json_ranks(FILE *out, const struct gt_report_item *v, size_t n, const struct gt_ranks *g, size_t top);
 
 #endif

@@ -290,14 +290,21 @@ int gt_output_per_window(const char *pattern, char *out, size_t out_len)
     return n >= 0 && n < (int)out_len ? 0 : -1;
 }
 
+static const char *const gt_rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                                            "SLURM_PROCID", "MV2_COMM_WORLD_RANK", "LOCAL_RANK"};
+
+const char *gt_rank_var_from_env(gt_getenv_fn get)
+{
+    for (size_t i = 0; i < sizeof(gt_rank_vars) / sizeof(gt_rank_vars[0]); i++) {
+        const char *v = get(gt_rank_vars[i]);
+        if (v && *v)
+            return gt_rank_vars[i];
+    }
+    return NULL;
+}
+
 const char *gt_rank_from_env(gt_getenv_fn get)
 {
-    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID",
-                                       "MV2_COMM_WORLD_RANK", "LOCAL_RANK"};
-    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-        const char *v = get(vars[i]);
-        if (v && *v)
-            return v;
-    }
-    return "0";
+    const char *var = gt_rank_var_from_env(get);
+    return var ? get(var) : "0";
 }

@@ -68,5 +68,7 @@ int gt_output_per_window(const char *pattern, char *out, size_t out_len);
 /* The rank from the usual launcher variables (torchrun, MPI, Slurm); "0"
  * when none is set. */
 const char *gt_rank_from_env(gt_getenv_fn get);
+/* The variable the rank came from ("RANK", "SLURM_PROCID"...), NULL if none is set. */
+const char *gt_rank_var_from_env(gt_getenv_fn get);
 
 #endif

@@ -527,6 +527,11 @@ int gt_writer_is_earlier_image(const char *path)
     return same;
 }
 
+static const char *gt_writer_getenv(const char *name)
+{
+    return getenv(name);
+}
+
 static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg)
 {
     char buf[8192];
@@ -542,6 +547,12 @@ static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *c
         buf[0] = 0;
     buf[sizeof(buf) - 1] = 0;
     gt_meta(w, "host", buf);
+    /* the job's rank, as %r names it, for the cross-rank report */
+    const char *rank_var = gt_rank_var_from_env(gt_writer_getenv);
+    if (rank_var) {
+        gt_meta(w, "rank", getenv(rank_var));
+        gt_meta(w, "rank_source", rank_var);
+    }
     gt_meta_u64(w, "start_ns", gt_now_ns());
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);

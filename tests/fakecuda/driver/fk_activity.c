@@ -128,6 +128,7 @@ static void *fk_activity_thread(void *arg)
  * cannot hand over the record of a kernel still running. */
 FK_API void fakecuda_activity_flush(void)
 {
+    fk_coll_settle();
     struct fakecuda_activity *batch;
     pthread_mutex_lock(&fk_deliver_lock);
     size_t n = fk_take(fakecuda_now_ns(), &batch);

@@ -204,6 +204,13 @@ struct CUfunc_st *fk_function(const char *name);
 /* The error the kernel fails with on the GPU (FAKECUDA_KERNEL_FAIL), 0 if none. */
 int fk_function_fault(const struct CUfunc_st *f);
 
+/* Collectives across the ranks of a simulated job (fk_collective.c): is f
+ * one (named as NCCL's, in a job); launch it (returns its arrival, its end
+ * is settled later); settle the pending one, waiting for the peers. */
+int fk_coll_is(const struct CUfunc_st *f);
+uint64_t fk_coll_launch(struct CUstream_st *s, const struct fk_node *n, uint32_t corr);
+void fk_coll_settle(void);
+
 /* Device-side errors (fk_fault.c). */
 int fk_kernel_fault(const char *name, const char *plain);
 void fk_parse_kernel_fail(void (*warn)(const char *var, const char *val, const char *def));

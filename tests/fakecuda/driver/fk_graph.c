@@ -56,6 +56,8 @@ uint64_t fk_run_node(struct CUstream_st *s, const struct fk_node *n, uint32_t co
         early = fk_effect_post(n);
         fk_effect_wait(early);
     }
+    if (n->kind == FAKECUDA_ACT_KERNEL && fk_coll_is(n->f))
+        return fk_coll_launch(s, n, corr);
     uint64_t start, end = fk_submit(s, fk_node_ns(n), &start);
     int fault = n->kind == FAKECUDA_ACT_KERNEL ? fk_function_fault(n->f) : 0;
     if (fault)

@@ -113,6 +113,7 @@ static void fk_queue_admit(struct CUstream_st *s)
 
 uint64_t fk_submit(struct CUstream_st *s, uint64_t dur, uint64_t *start)
 {
+    fk_coll_settle();
     fk_queue_admit(s);
     pthread_mutex_lock(&fk_lock);
     uint64_t now = fakecuda_now_ns() + fk_cfg.launch_latency_ns;
@@ -130,6 +131,7 @@ uint64_t fk_submit(struct CUstream_st *s, uint64_t dur, uint64_t *start)
 
 uint64_t fk_graph_open(struct CUstream_st *s)
 {
+    fk_coll_settle();
     fk_queue_admit(s);
     pthread_mutex_lock(&fk_lock);
     uint64_t now = fakecuda_now_ns() + fk_cfg.launch_latency_ns;
@@ -152,6 +154,7 @@ void fk_graph_close(struct CUstream_st *s, uint64_t end)
 
 uint64_t fk_stream_done_time(struct CUstream_st *s)
 {
+    fk_coll_settle();
     pthread_mutex_lock(&fk_lock);
     uint64_t t = fk_ready_locked(s);
     pthread_mutex_unlock(&fk_lock);
@@ -160,6 +163,7 @@ uint64_t fk_stream_done_time(struct CUstream_st *s)
 
 uint64_t fk_all_done_time(int device)
 {
+    fk_coll_settle();
     pthread_mutex_lock(&fk_lock);
     uint64_t t = fk_legacy[device].tail;
     for (size_t i = 0; i < fk_nstreams; i++)
@@ -202,6 +206,7 @@ uint64_t fk_stream_effect(struct CUstream_st *s)
 
 void fk_event_record(struct CUevent_st *e, struct CUstream_st *s)
 {
+    fk_coll_settle();
     e->effect = fk_stream_effect(s);
     pthread_mutex_lock(&fk_lock);
     uint64_t now = fakecuda_now_ns();
