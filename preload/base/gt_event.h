@@ -17,6 +17,7 @@ enum gt_category {
     GT_CAT_EVENT,
     GT_CAT_OTHER,
     GT_CAT_GRAPH,      /* a CUDA Graph launch */
+    GT_CAT_GRAPH_BUILD, /* building a graph: create, add a node, clone, instantiate, update */
     GT_CAT_COUNT
 };
 
@@ -32,6 +33,17 @@ enum gt_alloc_kind { GT_AK_DEVICE, GT_AK_PINNED, GT_AK_MANAGED, GT_AK_REGISTERED
 
 /* The api of an NVTX event (never a hook table index). */
 #define GT_API_NVTX 0xFFFFFF00u
+/* The api of a graph node record that is not a call of its own: the node a
+ * captured call became, or a node of a clone (u.gnode; its tid, time and
+ * stacks are the call's that made it). */
+#define GT_API_GRAPH_NODE 0xFFFFFF01u
+
+/* Kinds of CUDA Graph node (graph_nodes.kind). */
+enum gt_gnode_kind {
+    GT_GN_KERNEL, GT_GN_MEMCPY, GT_GN_MEMSET, GT_GN_HOST, GT_GN_EMPTY, GT_GN_OTHER,
+    GT_GN_CLONE = 254, /* a clone's node: its kind and site are its original's (u.gnode.orig) */
+    GT_GN_NONE = 255   /* a graph-building call that made no node of its own */
+};
 
 /* Stream handle values with a meaning of their own (cuda.h). */
 #define GT_STREAM_LEGACY     1ULL
@@ -74,6 +86,14 @@ struct gt_event {
             uint64_t ptr, bytes;
             uint8_t kind;
         } alloc;
+        struct {              /* category GT_CAT_GRAPH_BUILD, or api == GT_API_GRAPH_NODE */
+            uint64_t node;    /* CUPTI's graphNodeId; 0: unknown (CUPTI off) */
+            uint64_t orig;    /* GT_GN_CLONE: the original node's id */
+            uint32_t graph;   /* CUPTI's graphId */
+            uint32_t name_id; /* kernel nodes: the kernel (hot/gt_names.h) */
+            uint32_t api;     /* GT_API_GRAPH_NODE: the call that made it (hook table index) */
+            uint8_t kind;     /* enum gt_gnode_kind */
+        } gnode;
         struct {              /* api == GT_API_NVTX (hot/gt_nvtx.h) */
             uint64_t id;      /* the range's id; the named object (thread, stream, category) */
             uint64_t payload; /* raw bits, as payload_type says */
