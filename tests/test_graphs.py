@@ -1,0 +1,139 @@
+"""CUDA Graphs built every way (issue 18): node by node with the runtime
+and the driver, by stream capture, cloned, updated, replayed a number of
+times the test sets. Every replayed kernel, copy and memset must be in the
+trace linked to the node it ran as, and through it to the call (and the
+site) that made the node, beside the graph launch that ran it. Every count
+below is computed here in plain SQL over the public views and checked
+against the numbers the workload was given."""
+from gtlib import assert_eq, prog, run_traced
+
+R1, R2, R3, R4 = 3, 2, 4, 5
+
+
+def site(alias):
+    """SQL for the innermost function of a stack id column (its name, without a C++ signature)."""
+    return ("(SELECT substr(f.function, 1, instr(f.function || '(', '(') - 1) FROM stack_frames f "
+            "WHERE f.stack_id = %s AND f.depth = 0)" % alias)
+
+
+def user_site(alias):
+    """The innermost frame that is not nvcc's generated launch stub."""
+    return ("(SELECT substr(f.function, 1, instr(f.function || '(', '(') - 1) FROM stack_frames f "
+            "WHERE f.stack_id = %s AND f.function NOT LIKE '__device_stub%%' ORDER BY f.depth LIMIT 1)" % alias)
+
+
+def graph_build():
+    run = run_traced([prog("graph_build"), str(R1), str(R2), str(R3), str(R4)])
+    assert run.proc.returncode == 0, run.proc.stderr
+    # the host node runs in G1 (2 x R1 launches) and in its clone G2 (R2)
+    assert_eq(run.proc.stdout, "graph_build: host node ran %d times\n" % (2 * R1 + R2))
+    return run
+
+
+def test_graph_nodes_are_recorded_with_kind_kernel_and_creation_site():
+    run = graph_build()
+    nodes = run.q("SELECT graph_id, kind, kernel_name, api, %s, cloned_from IS NOT NULL FROM graph_nodes n "
+                  "ORDER BY node_id" % site("n.stack_id"))
+    g1 = [("kernel", "node_a", "cudaGraphAddKernelNode"), ("memset", None, "cudaGraphAddMemsetNode"),
+          ("kernel", "node_b", "cudaGraphAddKernelNode"), ("memcpy", None, "cudaGraphAddMemcpyNode1D"),
+          ("host", None, "cudaGraphAddHostNode"), ("empty", None, "cudaGraphAddEmptyNode")]
+    g3 = [("kernel", "cap_c", "cudaLaunchKernel"), ("kernel", "cap_d", "cudaLaunchKernel"),
+          ("kernel", "cap_c", "cudaLaunchKernel"), ("memset", None, "cudaMemsetAsync")]
+    g4 = [("kernel", "drv_node", "cuGraphAddKernelNode_v2"), ("memset", None, "cuGraphAddMemsetNode")]
+    graphs = sorted(set(n[0] for n in nodes))
+    assert_eq(len(graphs), 4, "graphs")
+    want = ([(graphs[0],) + n + ("build_nodes", 0) for n in g1] +
+            # a clone's nodes keep their original's kind, kernel and site
+            [(graphs[1],) + n + ("build_nodes", 1) for n in g1] +
+            [(graphs[2],) + n + ("capture_step", 0) for n in g3] +
+            [(graphs[3],) + n + ("build_driver", 0) for n in g4])
+    assert_eq(nodes, want)
+    # each clone names its original, of the same kind and kernel
+    assert_eq(run.q1("SELECT count(*) FROM graph_nodes c JOIN graph_nodes o ON o.node_id = c.cloned_from "
+                     "WHERE o.kind = c.kind AND o.kernel_name IS c.kernel_name AND o.graph_id != c.graph_id"), 6)
+    # the calls that built the graphs are recorded, each once
+    calls = run.q("SELECT name, count(*) FROM api_calls WHERE category = 'graph_build' GROUP BY name ORDER BY name")
+    assert_eq(calls, [("cuGraphAddKernelNode_v2", 1), ("cuGraphAddMemsetNode", 1), ("cuGraphCreate", 1),
+                      ("cuGraphInstantiateWithFlags", 1), ("cudaGraphAddEmptyNode", 1), ("cudaGraphAddHostNode", 1),
+                      ("cudaGraphAddKernelNode", 2), ("cudaGraphAddMemcpyNode1D", 1), ("cudaGraphAddMemsetNode", 1),
+                      ("cudaGraphClone", 1), ("cudaGraphCreate", 1), ("cudaGraphExecUpdate", 1),
+                      ("cudaGraphInstantiate", 2), ("cudaGraphInstantiateWithFlags", 1)])
+    assert_eq(run.q1("SELECT count(*) FROM api_calls WHERE category = 'graph_build' AND result != 0"), 0)
+    # a node's creation time is its call's
+    assert_eq(run.q1("SELECT count(*) FROM graph_nodes n WHERE n.cloned_from IS NULL AND NOT EXISTS "
+                     "(SELECT 1 FROM api_calls c WHERE c.tid = n.tid AND c.start_ns = n.api_start_ns "
+                     "AND c.name = n.api AND c.stack_id IS n.stack_id)"), 0)
+
+
+def test_every_replayed_kernel_links_to_its_node_and_launch():
+    run = graph_build()
+    # by kernel, the site that made its node and the site that launched the graph
+    rows = run.q("SELECT k.name, %s, %s, count(*) FROM kernels k JOIN graph_nodes n ON n.node_id = k.graph_node_id "
+                 "JOIN api_calls c ON c.id = k.api_call_id WHERE k.via = 'graph' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+                 % (site("n.stack_id"), site("c.stack_id")))
+    assert_eq(rows, [("cap_c", "capture_step", "replay_captured", 2 * R3),
+                     ("cap_d", "capture_step", "replay_captured", R3),
+                     ("drv_node", "build_driver", "replay_driver", R4),
+                     ("node_a", "build_nodes", "replay_clone", R2),
+                     ("node_a", "build_nodes", "replay_nodes", 2 * R1),
+                     ("node_b", "build_nodes", "replay_clone", R2),
+                     ("node_b", "build_nodes", "replay_nodes", 2 * R1)])
+    # nothing a graph ran is lost or attributed to another node's kernel
+    assert_eq(run.q1("SELECT count(*) FROM kernels WHERE via = 'graph'"), 2 * (2 * R1 + R2) + 3 * R3 + R4)
+    assert_eq(run.q1("SELECT count(*) FROM kernels k LEFT JOIN graph_nodes n ON n.node_id = k.graph_node_id "
+                     "WHERE k.via = 'graph' AND (n.node_id IS NULL OR n.kind != 'kernel' "
+                     "OR n.kernel_name IS NOT k.name)"), 0)
+    # each graph launch ran each of its nodes once
+    per_launch = run.q("SELECT c.name, %s, count(DISTINCT o.graph_node_id), count(*) FROM gpu_op_calls o "
+                       "JOIN api_calls c ON c.id = o.call_id GROUP BY o.call_id HAVING o.via = 'graph'"
+                       % site("c.stack_id"))
+    expect = {"replay_nodes": 4, "replay_clone": 4, "replay_captured": 4, "replay_driver": 2}
+    assert_eq(len(per_launch), 2 * R1 + R2 + R3 + R4)
+    for name, fn, distinct, n in per_launch:
+        assert_eq((distinct, n), (expect[fn], expect[fn]), fn)
+        assert_eq(name, "cuGraphLaunch" if fn == "replay_driver" else "cudaGraphLaunch")
+    # plain work names no node
+    assert_eq(run.q("SELECT name, via, graph_node_id FROM kernels WHERE via != 'graph'"),
+              [("plain_kernel", "launch", None)])
+    # copies and memsets replayed, by node
+    ops = run.q("SELECT o.kind, o.bytes, n.kind, n.api, count(*) FROM gpu_op_calls o "
+                "JOIN graph_nodes n ON n.node_id = o.graph_node_id WHERE o.kind IN (1, 2) "
+                "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 4")
+    assert_eq(ops, [(1, 8192, "memcpy", "cudaGraphAddMemcpyNode1D", 2 * R1 + R2),
+                    (2, 1024, "memset", "cuGraphAddMemsetNode", R4),
+                    (2, 2048, "memset", "cudaMemsetAsync", R3),
+                    (2, 4096, "memset", "cudaGraphAddMemsetNode", 2 * R1 + R2)])
+    assert_eq(run.q1("SELECT count(*) FROM gpu_op_calls WHERE via = 'graph' AND graph_node_id IS NULL"), 0)
+    assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE linked = 0"), 0)
+
+
+def test_graphs_without_gpu_timing_record_the_calls_and_no_nodes():
+    run = run_traced([prog("graph_build"), "1", "1", "1", "1"], env={"GPUTRACE_GPU_TIMING": "off"})
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.proc.stdout, "graph_build: host node ran 3 times\n")
+    # nothing names the nodes without CUPTI, so nothing could link to them
+    assert_eq(run.q1("SELECT count(*) FROM graph_nodes"), 0)
+    assert_eq(run.q1("SELECT count(*) FROM api_calls WHERE category = 'graph_build'"), 16)
+    assert_eq(run.q1("SELECT count(*) FROM api_calls WHERE captured = 1"), 4)
+
+
+def test_nvcc_built_graphs_link_kernels_to_their_nodes():
+    r = 3
+    run = run_traced([prog("graph_nvcc"), str(r)])
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.proc.stdout, "graph_nvcc: ok\n")
+    nodes = run.q("SELECT kernel_name, api, %s FROM graph_nodes n ORDER BY node_id" % site("n.stack_id"))
+    # a <<<>>> launch's innermost frame is nvcc's stub for the kernel
+    assert_eq(nodes, [("step_k(float*, int)", "__cudaLaunchKernel", "__device_stub__Z6step_kPfi"),
+                      ("step_k(float*, int)", "__cudaLaunchKernel", "__device_stub__Z6step_kPfi"),
+                      ("tail_k(float*, int)", "__cudaLaunchKernel", "__device_stub__Z6tail_kPfi"),
+                      ("tail_k(float*, int)", "cudaGraphAddKernelNode", "add_cu"),
+                      ("step_k(float*, int)", "cudaGraphAddKernelNode", "add_cu")])
+    rows = run.q("SELECT k.name, %s, %s, count(*) FROM kernels k JOIN graph_nodes n ON n.node_id = k.graph_node_id "
+                 "JOIN api_calls c ON c.id = k.api_call_id GROUP BY 1, 2, 3 ORDER BY 1, 2"
+                 % (user_site("n.stack_id"), user_site("c.stack_id")))
+    assert_eq(rows, [("step_k(float*, int)", "add_cu", "replay_cu", r),
+                     ("step_k(float*, int)", "capture_cu", "replay_cu", 2 * r),
+                     ("tail_k(float*, int)", "add_cu", "replay_cu", r),
+                     ("tail_k(float*, int)", "capture_cu", "replay_cu", r)])
+    assert_eq(run.q1("SELECT count(*) FROM kernels"), 5 * r)
