@@ -348,7 +348,8 @@ SELECT e.id AS api_call_id,
        COALESCE(e.start_ns + e.g_start_ns + e.g_dur_ns, e.start_ns + e.dur_ns) AS end_ns,
        CASE WHEN e.g_dur_ns IS NULL THEN 'host' ELSE 'gpu' END AS time_source,
        e.start_ns AS api_start_ns, e.start_ns + e.dur_ns AS api_end_ns, e.g_stream >> 8 AS gpu_stream,
-       src.name AS gpu_src_kind, dst.name AS gpu_dst_kind, e.result, 0 AS captured, 'memcpy' AS via
+       src.name AS gpu_src_kind, dst.name AS gpu_dst_kind, e.result, 0 AS captured, 'memcpy' AS via,
+       NULL AS graph_node_id
 FROM events e
 LEFT JOIN cupti_memory_kinds src ON src.code = CASE WHEN e.g_dur_ns IS NOT NULL THEN (e.a0 >> 8) & 15 END
 LEFT JOIN cupti_memory_kinds dst ON dst.code = CASE WHEN e.g_dur_ns IS NOT NULL THEN (e.a0 >> 12) & 15 END
@@ -362,7 +363,7 @@ SELECT o.call_id, o.dir, o.bytes,
             WHEN o.dir = 'DtoH' AND dst.code IN (1, 2, 5) THEN dst.name
             ELSE o.host END,
        o.is_async, o.device, o.stream, o.start_ns, o.end_ns, 'gpu', o.api_start_ns, o.api_end_ns, o.gpu_stream,
-       src.name, dst.name, o.result, 0, o.via
+       src.name, dst.name, o.result, 0, o.via, o.graph_node_id
 FROM (SELECT o.*,
              CASE WHEN o.category = 'memcpy' THEN
                       CASE o.a0 & 7 WHEN 0 THEN 'HtoD' WHEN 1 THEN 'DtoH' WHEN 2 THEN 'DtoD' WHEN 3 THEN 'HtoH'
@@ -388,7 +389,7 @@ SELECT e.id AS api_call_id, e.a1 AS bytes, (e.a0 >> 6) & 1 AS async,
        COALESCE(e.start_ns + e.g_start_ns + e.g_dur_ns, e.start_ns + e.dur_ns) AS end_ns,
        CASE WHEN e.g_dur_ns IS NULL THEN 'host' ELSE 'gpu' END AS time_source,
        e.start_ns AS api_start_ns, e.start_ns + e.dur_ns AS api_end_ns, e.g_stream >> 8 AS gpu_stream, e.result,
-       0 AS captured, 'memset' AS via
+       0 AS captured, 'memset' AS via, NULL AS graph_node_id
 FROM events e
 WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'memset')
   AND (e.g_dur_ns IS NOT NULL
@@ -397,7 +398,8 @@ WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'memset')
 UNION ALL
 SELECT o.call_id, o.bytes,
        CASE WHEN o.category = 'memset' THEN (o.a0 >> 6) & 1 WHEN o.call_id IS NOT NULL THEN 1 END,
-       o.device, o.stream, o.start_ns, o.end_ns, 'gpu', o.api_start_ns, o.api_end_ns, o.gpu_stream, o.result, 0, o.via
+       o.device, o.stream, o.start_ns, o.end_ns, 'gpu', o.api_start_ns, o.api_end_ns, o.gpu_stream, o.result, 0, o.via,
+       o.graph_node_id
 FROM gpu_op_calls o
 WHERE o.kind = 2;
 

@@ -359,8 +359,8 @@ def test_schema_version_and_views():
         assert v in views, v
     # version 5 columns come last, after every older one; then the CUDA
     # Graph node a kernel ran as (issue 18)
-    for view, last in (("calls", "error"), ("api_calls", "error"), ("kernels", "graph_node_id"), ("memcpys", "via"),
-                       ("memsets", "via"), ("gpu_activity", "via"), ("stack_frames", "inlined")):
+    for view, last in (("calls", "error"), ("api_calls", "error"), ("kernels", "graph_node_id"),
+                       ("memcpys", "graph_node_id"), ("memsets", "graph_node_id"), ("gpu_activity", "via"), ("stack_frames", "inlined")):
         assert_eq(run.q("SELECT name FROM pragma_table_info(?)", view)[-1][0], last, view)
     for key in ("tracer", "tracer_version", "pid", "cmdline", "host", "start_ns", "end_ns",
                 "dropped_events", "dropped_stacks", "complete"):

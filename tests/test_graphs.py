@@ -96,14 +96,18 @@ def test_every_replayed_kernel_links_to_its_node_and_launch():
     assert_eq(run.q("SELECT name, via, graph_node_id FROM kernels WHERE via != 'graph'"),
               [("plain_kernel", "launch", None)])
     # copies and memsets replayed, by node
-    ops = run.q("SELECT o.kind, o.bytes, n.kind, n.api, count(*) FROM gpu_op_calls o "
-                "JOIN graph_nodes n ON n.node_id = o.graph_node_id WHERE o.kind IN (1, 2) "
-                "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 4")
-    assert_eq(ops, [(1, 8192, "memcpy", "cudaGraphAddMemcpyNode1D", 2 * R1 + R2),
-                    (2, 1024, "memset", "cuGraphAddMemsetNode", R4),
-                    (2, 2048, "memset", "cudaMemsetAsync", R3),
-                    (2, 4096, "memset", "cudaGraphAddMemsetNode", 2 * R1 + R2)])
-    assert_eq(run.q1("SELECT count(*) FROM gpu_op_calls WHERE via = 'graph' AND graph_node_id IS NULL"), 0)
+    ops = run.q("SELECT 'memcpy', o.kind, o.bytes, n.kind, n.api, %s, count(*) FROM memcpys o "
+                "JOIN graph_nodes n ON n.node_id = o.graph_node_id GROUP BY 1, 2, 3, 4, 5, 6 UNION ALL "
+                "SELECT 'memset', NULL, o.bytes, n.kind, n.api, %s, count(*) FROM memsets o "
+                "JOIN graph_nodes n ON n.node_id = o.graph_node_id GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 3"
+                % (site("n.stack_id"), site("n.stack_id")))
+    assert_eq(ops, [("memcpy", "DtoD", 8192, "memcpy", "cudaGraphAddMemcpyNode1D", "build_nodes", 2 * R1 + R2),
+                    ("memset", None, 1024, "memset", "cuGraphAddMemsetNode", "build_driver", R4),
+                    ("memset", None, 2048, "memset", "cudaMemsetAsync", "capture_step", R3),
+                    ("memset", None, 4096, "memset", "cudaGraphAddMemsetNode", "build_nodes", 2 * R1 + R2)])
+    for view in ("kernels", "memcpys", "memsets"):
+        assert_eq(run.q1("SELECT count(*) FROM %s WHERE via = 'graph' AND graph_node_id IS NULL" % view), 0, view)
+        assert_eq(run.q1("SELECT count(*) FROM %s WHERE via != 'graph' AND graph_node_id IS NOT NULL" % view), 0)
     assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE linked = 0"), 0)
 
 
