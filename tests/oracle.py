@@ -236,6 +236,19 @@ class Trace:
                 "SELECT api_call_id, bytes, host_mem, time_source, start_ns, end_ns FROM memcpys "
                 "WHERE api_call_id IS NOT NULL %s" % via):
             self.copy_rows[cid].append((nbytes, host_mem, ts, e - s))
+        # the work CUDA Graphs ran, each operation with the node it ran as (no
+        # graph_nodes view in traces written before graph nodes were recorded)
+        self.graph_work = []
+        if con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'view' AND name = 'graph_nodes'").fetchone()[0]:
+            self.graph_work = con.execute(
+                "SELECT n.node_id, n.kind, o.name, n.stack_id, n.pystack_id, o.api_call_id, o.end_ns - o.start_ns "
+                "FROM (SELECT graph_node_id, name, api_call_id, start_ns, end_ns FROM kernels "
+                "      WHERE graph_node_id IS NOT NULL UNION ALL "
+                "      SELECT graph_node_id, NULL, api_call_id, start_ns, end_ns FROM memcpys "
+                "      WHERE graph_node_id IS NOT NULL UNION ALL "
+                "      SELECT graph_node_id, NULL, api_call_id, start_ns, end_ns FROM memsets "
+                "      WHERE graph_node_id IS NOT NULL) o "
+                "JOIN graph_nodes n ON n.node_id = o.graph_node_id").fetchall()
         self.sites = Sites(con, self.version)
         con.close()
 
@@ -756,6 +769,22 @@ class Process:
                 r["ops"] += 1
                 r["kernels"] += o.kind == "kernel"
                 r["gpu_ns"] += o.dur
+        return list(rows.values())
+
+    def graph_nodes(self):
+        rows = {}
+        for node, kind, name, sid, psid, cid, dur in self.t.graph_work:
+            if kind not in ("kernel", "memcpy", "memset"):
+                continue
+            created, launched = self.t.sites.site(sid, psid), self.call_site(cid)
+            key = (kind, name if kind == "kernel" else None, created, launched)
+            r = rows.setdefault(key, {"pid": self.pid, "kind": kind, "kernel": key[1], "created_at": list(created),
+                                      "launched_at": list(launched), "nodes": set(), "runs": 0, "gpu_ns": 0})
+            r["nodes"].add(node)
+            r["runs"] += 1
+            r["gpu_ns"] += dur
+        for r in rows.values():
+            r["nodes"] = len(r["nodes"])
         return list(rows.values())
 
     def transfers(self):
@@ -1285,6 +1314,10 @@ def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):
     c.table("launch_overhead.sites", lo.get("sites", []), ss, key=lambda r: (r["pid"], _site_key(r)))
     c.table("graph_launches", report.get("graph_launches", []), [r for p in procs for r in p.graph_launches()],
             key=lambda r: (r["pid"], _site_key(r)), order="gpu_ns")
+
+    c.table("graph_nodes", report.get("graph_nodes", []), [r for p in procs for r in p.graph_nodes()],
+            key=lambda r: (r["pid"], r["kind"], r["kernel"], tuple(r["created_at"]), tuple(r["launched_at"])),
+            order="gpu_ns")
 
     # transfers
     tr = report.get("transfers", {}) or {}

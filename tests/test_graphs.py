@@ -23,7 +23,7 @@ def user_site(alias):
 
 
 def graph_build():
-    run = run_traced([prog("graph_build"), str(R1), str(R2), str(R3), str(R4)])
+    run = run_traced([prog("graph_build"), str(R1), str(R2), str(R3), str(R4)], env={"FAKECUDA_KERNEL_NS": "5000"})
     assert run.proc.returncode == 0, run.proc.stderr
     # the host node runs in G1 (2 x R1 launches) and in its clone G2 (R2)
     assert_eq(run.proc.stdout, "graph_build: host node ran %d times\n" % (2 * R1 + R2))
@@ -141,3 +141,38 @@ def test_nvcc_built_graphs_link_kernels_to_their_nodes():
                      ("tail_k(float*, int)", "add_cu", "replay_cu", r),
                      ("tail_k(float*, int)", "capture_cu", "replay_cu", r)])
     assert_eq(run.q1("SELECT count(*) FROM kernels"), 5 * r)
+
+
+def test_report_attributes_graph_work_to_node_creation_and_launch():
+    import subprocess
+    import oracle
+    from gtlib import GPUTRACE, site_function
+    run = graph_build()
+    # every figure of the report, the graph nodes section included, against the oracle
+    assert_eq(oracle.verify([run.trace]), [])
+    rc, doc, err = oracle.run_report([run.trace])
+    assert_eq(rc, 0, err)
+    got = {}
+    for r in doc["graph_nodes"]:
+        k = (r["kernel"] or r["kind"], site_function(r["created_at"][0]), site_function(r["launched_at"][0]))
+        got[k] = got.get(k, 0) + r["runs"]
+    assert_eq(got, {("cap_c", "capture_step", "replay_captured"): 2 * R3,
+                    ("cap_d", "capture_step", "replay_captured"): R3,
+                    ("drv_node", "build_driver", "replay_driver"): R4,
+                    ("node_a", "build_nodes", "replay_nodes"): 2 * R1,
+                    ("node_a", "build_nodes", "replay_clone"): R2,
+                    ("node_b", "build_nodes", "replay_nodes"): 2 * R1,
+                    ("node_b", "build_nodes", "replay_clone"): R2,
+                    ("memset", "build_nodes", "replay_nodes"): 2 * R1,
+                    ("memset", "build_nodes", "replay_clone"): R2,
+                    ("memset", "capture_step", "replay_captured"): R3,
+                    ("memset", "build_driver", "replay_driver"): R4,
+                    ("memcpy", "build_nodes", "replay_nodes"): 2 * R1,
+                    ("memcpy", "build_nodes", "replay_clone"): R2})
+    # the text says where each node was created and where it was launched
+    text = subprocess.run([GPUTRACE, "report", "--top", "0", run.trace], capture_output=True, text=True).stdout
+    sec = text.split("Graph nodes: what CUDA Graphs ran, by where each node was created\n")[1].split("\n\n")[0]
+    first = sec.split("  drv_node\n")[1].splitlines()[0]
+    assert_eq(first, "    %d runs of 1 kernel node, GPU %.1f us" % (R4, R4 * 5.0))  # FAKECUDA_KERNEL_NS
+    assert "graph node created\n      at graph_build.c:" in sec and " in build_driver\n" in sec, sec
+    assert "    launched\n      at graph_build.c:" in sec and " in replay_driver\n" in sec, sec

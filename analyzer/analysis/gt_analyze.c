@@ -548,6 +548,7 @@ static void gt_truncate(struct gt_report *r, size_t top)
     GT_KEEP(r->nlaunch_kernels, m->launch_kernels);
     GT_KEEP(r->nlaunch_sites, m->launch_sites);
     GT_KEEP(r->ngraphs, m->graphs);
+    GT_KEEP(r->ngnodes, m->graph_nodes);
     GT_KEEP(r->nxfer_kind, m->xfer_kind);
     GT_KEEP(r->nxfer_size, m->xfer_size);
     GT_KEEP(r->nh2d, m->h2d);
@@ -590,6 +591,8 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
         rc = gt_analyze_passes(&p);
     if (rc == 0 && gt_phases(t, p.gpu_times, r) < 0)
         rc = -1;
+    if (rc == 0 && gt_graph_nodes(t, &sites, p.site_nocall, r) < 0)
+        rc = -1;
     if (rc < 0 && p.failed)
         fprintf(stderr, "gputrace: %s: out of memory\n", t->path);
     gt_ops_free(&p.ops);
@@ -627,6 +630,7 @@ void gt_report_free(struct gt_report *r)
     free(r->xfer_kind);
     free(r->xfer_size);
     free(r->graphs);
+    free(r->gnodes);
     free(r->h2d);
     free(r->syncs);
     free(r->streams);

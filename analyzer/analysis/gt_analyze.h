@@ -101,6 +101,16 @@ struct gt_graph_row {
     uint64_t ops, kernels, gpu_ns;  /* the operations they ran, of which kernels; GPU time */
 };
 
+/* Work CUDA Graphs ran, by the node it ran as: where the node was made
+ * (its creating call's site) and where the graph was launched
+ * (docs/report.md, Graph nodes). */
+struct gt_gnode_row {
+    char kind[8];                   /* kernel, memcpy, memset */
+    char kernel[256];               /* kernel nodes: the kernel the GPU ran */
+    struct gt_site created, launched;
+    uint64_t nodes, runs, gpu_ns;   /* distinct nodes, operations, their GPU time */
+};
+
 struct gt_sync_row {
     struct gt_site site;
     char kind[32];                  /* device, context, stream, event, memcpy_dtoh, memcpy_pageable */
@@ -182,7 +192,7 @@ struct gt_summary {
 /* Rows per table that --top left out. */
 struct gt_more {
     size_t findings, gaps, idle_sites, kernels, launch_kernels, launch_sites, graphs, xfer_kind, xfer_size, h2d, syncs,
-        streams, devices, api, errors, phases;
+        streams, devices, api, errors, phases, graph_nodes;
 };
 
 #define GT_MAX_NOTES 4
@@ -206,6 +216,8 @@ struct gt_report {
     size_t nxfer_kind, nxfer_size;
     struct gt_graph_row *graphs;
     size_t ngraphs;
+    struct gt_gnode_row *gnodes;    /* most GPU time first */
+    size_t ngnodes;
     struct gt_h2d_row *h2d;
     size_t nh2d;
     struct gt_sync_row *syncs;
@@ -236,5 +248,10 @@ void gt_report_free(struct gt_report *r);
 /* Fills r's phases from t's NVTX ranges (none before schema 6): 0, or -1
  * after printing an error (gt_phases.c). */
 int gt_phases(struct gt_trace *t, int gpu_times, struct gt_report *r);
+struct gt_sites;
+/* Fills r's gnodes (traces without graph_nodes have none): 0, or -1 after
+ * printing an error (gt_gnodes.c). nocall: the site index of "(no recorded
+ * call)", for work whose launch was not recorded. */
+int gt_graph_nodes(struct gt_trace *t, struct gt_sites *sites, uint32_t nocall, struct gt_report *r);
 
 #endif

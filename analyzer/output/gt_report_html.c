@@ -606,6 +606,25 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
         fputs("</table>\n", out);
     }
 
+    if (r->ngnodes) {
+        fputs("<h2>Graph nodes: what CUDA Graphs ran, by where each node was created</h2>\n<table><tr><th>node</th>"
+              "<th>created at</th><th>launched at</th><th class=n>nodes</th><th class=n>runs</th><th class=n>GPU</th>"
+              "</tr>\n", out);
+        for (size_t i = 0; i < gt_top(r->ngnodes, o); i++) {
+            const struct gt_gnode_row *g = &r->gnodes[i];
+            fputs("<tr><td>", out);
+            gt_esc(out, g->kernel[0] ? g->kernel : g->kind);
+            fputs("</td><td>", out);
+            gt_site_html(out, &g->created);
+            fputs("</td><td>", out);
+            gt_site_html(out, &g->launched);
+            fprintf(out, "</td><td class=n>%llu</td><td class=n>%llu</td><td class=n>%s</td></tr>\n",
+                    (unsigned long long)g->nodes, (unsigned long long)g->runs,
+                    gt_fmt_duration((int64_t)g->gpu_ns, d1, sizeof(d1)));
+        }
+        fputs("</table>\n", out);
+    }
+
     fputs("<h2>Host-to-device copies by call site</h2>\n", out);
     nb = 0;
     for (size_t i = 0; i < r->nh2d && nb < 10; i++, nb++) {

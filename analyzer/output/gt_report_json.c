@@ -191,6 +191,23 @@ static void gt_json_tables(FILE *out, const struct gt_report_item *v, size_t n)
             fprintf(out, ",\"count\":%llu,\"api_total_ns\":%llu,\"ops\":%llu,\"kernels\":%llu,\"gpu_ns\":%llu}",
                     U(g->count), U(g->api_total_ns), U(g->ops), U(g->kernels), U(g->gpu_ns));
         }
+    fputs("],\"graph_nodes\":[", out);
+    first = 1;
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < v[t].r.ngnodes; i++) {
+            const struct gt_gnode_row *g = &v[t].r.gnodes[i];
+            gt_row(out, &first, v[t].pid);
+            fprintf(out, ",\"kind\":\"%s\",\"kernel\":", g->kind);
+            if (g->kernel[0])
+                gt_put_json_string(out, g->kernel);
+            else
+                fputs("null", out);
+            fputs(",\"created_at\":", out);
+            gt_site_put_json(out, &g->created);
+            fputs(",\"launched_at\":", out);
+            gt_site_put_json(out, &g->launched);
+            fprintf(out, ",\"nodes\":%llu,\"runs\":%llu,\"gpu_ns\":%llu}", U(g->nodes), U(g->runs), U(g->gpu_ns));
+        }
     fputs("],\"transfers\":{\"by_kind\":[", out);
     first = 1;
     for (size_t t = 0; t < n; t++)
@@ -319,14 +336,15 @@ static void gt_json_truncated(FILE *out, const struct gt_report_item *v, size_t 
         m.api += x->api;
         m.errors += x->errors;
         m.phases += x->phases;
+        m.graph_nodes += x->graph_nodes;
     }
     fprintf(out,
             ",\"truncated\":{\"findings\":%zu,\"idle_gaps\":%zu,\"idle_by_site\":%zu,\"kernels\":%zu,"
             "\"launch_overhead.kernels\":%zu,\"launch_overhead.sites\":%zu,\"graph_launches\":%zu,\"transfers.by_kind\":%zu,"
             "\"transfers.by_size\":%zu,\"h2d_hotspots\":%zu,\"syncs\":%zu,\"streams\":%zu,\"api\":%zu,"
-            "\"errors\":%zu,\"phases\":%zu}",
+            "\"errors\":%zu,\"phases\":%zu,\"graph_nodes\":%zu}",
             m.findings, m.gaps, m.idle_sites, m.kernels, m.launch_kernels, m.launch_sites, m.graphs, m.xfer_kind,
-            m.xfer_size, m.h2d, m.syncs, m.streams, m.api, m.errors, m.phases);
+            m.xfer_size, m.h2d, m.syncs, m.streams, m.api, m.errors, m.phases, m.graph_nodes);
 }
 
 void gt_report_json(FILE *out, const struct gt_report_item *v, size_t n)

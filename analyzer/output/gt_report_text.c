@@ -245,6 +245,29 @@ static void gt_text_graphs(FILE *out, const struct gt_report *r)
     gt_more(out, r->more.graphs, "sites");
 }
 
+/* Graph-run work by node: where the node was made, where it was launched. */
+static void gt_text_gnodes(FILE *out, const struct gt_report *r)
+{
+    if (!r->ngnodes)
+        return;
+    fprintf(out, "\nGraph nodes: what CUDA Graphs ran, by where each node was created\n");
+    for (size_t i = 0; i < r->ngnodes; i++) {
+        const struct gt_gnode_row *g = &r->gnodes[i];
+        fputs("  ", out);
+        if (g->kernel[0])
+            gt_put_text(out, g->kernel, 76);
+        else
+            fprintf(out, "%s", g->kind);
+        fprintf(out, "\n    %llu run%s of %llu %s node%s, GPU %s\n", U(g->runs), g->runs == 1 ? "" : "s", U(g->nodes),
+                g->kind, g->nodes == 1 ? "" : "s", DUR(g->gpu_ns, gt_b1));
+        fputs("    graph node created\n", out);
+        gt_text_site(out, "      ", &g->created);
+        fputs("    launched\n", out);
+        gt_text_site(out, "      ", &g->launched);
+    }
+    gt_more(out, r->more.graph_nodes, "rows");
+}
+
 static void gt_text_xfers(FILE *out, const struct gt_report *r, int gpu)
 {
     fprintf(out, "\nTransfers by kind and size (%s time)\n", gpu ? "GPU" : "host");
@@ -395,6 +418,7 @@ static void gt_text_one(FILE *out, const struct gt_report_item *v, const struct 
     gt_text_kernels(out, r, gpu);
     gt_text_launch(out, r, gpu);
     gt_text_graphs(out, r);
+    gt_text_gnodes(out, r);
     gt_text_xfers(out, r, gpu);
     gt_text_h2d(out, r);
     gt_text_syncs(out, r);
