@@ -47,13 +47,14 @@ CREATE TABLE strings (
 --   memset   a0 flags, a1 bytes
 --            flags: bits 0-2 copy kind (0 HtoD, 1 DtoH, 2 DtoD, 3 HtoH,
 --            4 PtoP), bits 3-5 host memory (0 pageable, 1 pinned,
---            2 managed, 3 none, 4 unknown), bit 6 async, bit 7 captured,
+--            2 managed, 3 none, 4 unknown, 5 mapped), bit 6 async, bit 7 captured,
 --            bits 8-11 and 12-15 CUPTI's source and destination memory
 --            kinds (when its record is in this row), bits 16- device
 --   sync     a0 kind (0 device, 1 context, 2 stream, 3 event,
 --            4 stream_wait_event), a1 the stream or event waited on
 --   alloc, free
---            a0 kind (0 device, 1 pinned, 2 managed, 3 registered, 4 async),
+--            a0 kind (0 device, 1 pinned, 2 managed, 3 registered, 4 async,
+--            5 mapped: host memory allocated or registered mapped),
 --            a1 bytes, a2 ptr
 -- A launch, copy or memset's GPU record is kept in its own row (g_*) when
 -- CUPTI delivered it within a second, which is nearly always; else it is
@@ -231,7 +232,7 @@ SELECT id AS call_id,
            AS kind,
        a1 AS bytes,
        CASE (a0 >> 3) & 7 WHEN 0 THEN 'pageable' WHEN 1 THEN 'pinned' WHEN 2 THEN 'managed' WHEN 3 THEN 'none'
-                          WHEN 4 THEN 'unknown' END AS host_mem,
+                          WHEN 4 THEN 'unknown' WHEN 5 THEN 'mapped' END AS host_mem,
        (a0 >> 6) & 1 AS async, a0 >> 16 AS device
 FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category = 'memcpy');
 
@@ -249,7 +250,7 @@ FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category = 'sync');
 CREATE VIEW alloc_args AS
 SELECT id AS call_id,
        CASE a0 WHEN 0 THEN 'device' WHEN 1 THEN 'pinned' WHEN 2 THEN 'managed' WHEN 3 THEN 'registered'
-               WHEN 4 THEN 'async' END AS kind,
+               WHEN 4 THEN 'async' WHEN 5 THEN 'mapped' END AS kind,
        a2 AS ptr, a1 AS bytes
 FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category IN ('alloc', 'free'));
 
@@ -331,15 +332,18 @@ FROM graph_node_rows n LEFT JOIN strings s ON s.id = n.name_id LEFT JOIN api_nam
 
 -- One row per copy the GPU ran (each copy of a batch its own), and per
 -- copy call with no GPU record; copies made during stream capture ran
--- nothing and are not rows. host_mem: CUPTI's memory kind of the host
--- side when it names one (pageable, pinned, managed), else the call's own
--- reading; for a copy no copy call made (a graph's), 'none' then.
+-- nothing and are not rows. host_mem: 'mapped' when the call's host
+-- memory is mapped (zero-copy) page-locked memory, which CUPTI calls
+-- pinned; else CUPTI's memory kind of the host side when it names one
+-- (pageable, pinned, managed), else the call's own reading; for a copy no
+-- copy call made (a graph's), 'none' then.
 CREATE VIEW memcpys AS
 SELECT e.id AS api_call_id,
        CASE e.a0 & 7 WHEN 0 THEN 'HtoD' WHEN 1 THEN 'DtoH' WHEN 2 THEN 'DtoD' WHEN 3 THEN 'HtoH' WHEN 4 THEN 'PtoP' END
            AS kind,
        e.a1 AS bytes,
-       CASE WHEN e.a0 & 7 IN (0, 3) AND src.code IN (1, 2, 5) THEN src.name
+       CASE WHEN (e.a0 >> 3) & 7 = 5 THEN 'mapped'
+            WHEN e.a0 & 7 IN (0, 3) AND src.code IN (1, 2, 5) THEN src.name
             WHEN e.a0 & 7 = 1 AND dst.code IN (1, 2, 5) THEN dst.name
             ELSE CASE (e.a0 >> 3) & 7 WHEN 0 THEN 'pageable' WHEN 1 THEN 'pinned' WHEN 2 THEN 'managed'
                                       WHEN 3 THEN 'none' WHEN 4 THEN 'unknown' END END AS host_mem,
@@ -359,7 +363,8 @@ WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'memcpy')
                                     OR NOT EXISTS (SELECT 1 FROM gpu_ops g WHERE g.corr = e.corr AND g.kind = 1))))
 UNION ALL
 SELECT o.call_id, o.dir, o.bytes,
-       CASE WHEN o.dir IN ('HtoD', 'HtoH') AND src.code IN (1, 2, 5) THEN src.name
+       CASE WHEN o.host = 'mapped' THEN 'mapped'
+            WHEN o.dir IN ('HtoD', 'HtoH') AND src.code IN (1, 2, 5) THEN src.name
             WHEN o.dir = 'DtoH' AND dst.code IN (1, 2, 5) THEN dst.name
             ELSE o.host END,
        o.is_async, o.device, o.stream, o.start_ns, o.end_ns, 'gpu', o.api_start_ns, o.api_end_ns, o.gpu_stream,
@@ -373,7 +378,7 @@ FROM (SELECT o.*,
                                         WHEN 9 THEN 'HtoH' WHEN 10 THEN 'PtoP' WHEN 0 THEN 'unknown' END END AS dir,
              CASE WHEN o.category = 'memcpy' THEN
                       CASE (o.a0 >> 3) & 7 WHEN 0 THEN 'pageable' WHEN 1 THEN 'pinned' WHEN 2 THEN 'managed'
-                                           WHEN 3 THEN 'none' WHEN 4 THEN 'unknown' END
+                                           WHEN 3 THEN 'none' WHEN 4 THEN 'unknown' WHEN 5 THEN 'mapped' END
                   ELSE 'none' END AS host,
              CASE WHEN o.category = 'memcpy' THEN (o.a0 >> 6) & 1 WHEN o.call_id IS NOT NULL THEN 1 END AS is_async
       FROM gpu_op_calls o WHERE o.kind = 1) o

@@ -236,6 +236,10 @@ class Trace:
                 "SELECT api_call_id, bytes, host_mem, time_source, start_ns, end_ns FROM memcpys "
                 "WHERE api_call_id IS NOT NULL %s" % via):
             self.copy_rows[cid].append((nbytes, host_mem, ts, e - s))
+        # mapped (zero-copy) host memory allocated or registered: count, bytes
+        self.mapped = con.execute("SELECT count(*), COALESCE(sum(a.bytes), 0) FROM allocations a "
+                                  "JOIN api_calls c ON c.id = a.api_call_id "
+                                  "WHERE a.kind = 'mapped' AND a.result = 0 AND c.category = 'alloc'").fetchone()
         # the work CUDA Graphs ran, each operation with the node it ran as (no
         # graph_nodes view in traces written before graph nodes were recorded)
         self.graph_work = []
@@ -656,6 +660,8 @@ class Process:
             "sync_pct": min(100.0, pct(max(sync_thread.values(), default=0), self.span)),
             "h2d_bytes": sum(r["bytes"] for r in h2d.values()),
             "pageable_h2d_bytes": sum(r["pageable_bytes"] for r in h2d.values()),
+            "mapped_host_allocs": self.t.mapped[0],
+            "mapped_host_bytes": self.t.mapped[1],
         }
 
     def notes_expect(self):
@@ -816,7 +822,8 @@ class Process:
             site = self.call_site(c.id)
             r = rows.setdefault(site, {"pid": self.pid, "site": list(site), "bytes": 0, "count": 0, "host_ns": 0,
                                        "gpu_ns": 0, "pageable_bytes": 0, "pinned_bytes": 0, "pageable_calls": 0,
-                                       "pageable_host_ns": 0, "blocking": 0, "async": 0, "async_pageable": 0})
+                                       "pageable_host_ns": 0, "blocking": 0, "async": 0, "async_pageable": 0,
+                                       "mapped_bytes": 0})
             r["count"] += 1
             r["host_ns"] += c.dur
             pageable = False
@@ -829,6 +836,8 @@ class Process:
                     pageable = True
                 elif host_mem == "pinned":
                     r["pinned_bytes"] += nbytes or 0
+                elif host_mem == "mapped":
+                    r["mapped_bytes"] += nbytes or 0
             is_async = bool(a[2])
             if pageable:
                 r["pageable_calls"] += 1

@@ -140,7 +140,12 @@ def test_nvcc_built_graphs_link_kernels_to_their_nodes():
                      ("step_k(float*, int)", "capture_cu", "replay_cu", 2 * r),
                      ("tail_k(float*, int)", "add_cu", "replay_cu", r),
                      ("tail_k(float*, int)", "capture_cu", "replay_cu", r)])
-    assert_eq(run.q1("SELECT count(*) FROM kernels"), 5 * r)
+    # and zero_copy()'s mapped host memory, its kernel and its copy
+    assert_eq(run.q1("SELECT count(*) FROM kernels"), 5 * r + 1)
+    assert_eq(run.q("SELECT name, graph_node_id FROM kernels WHERE via = 'launch'"), [("step_k(float*, int)", None)])
+    assert_eq(run.q("SELECT api, kind, bytes FROM allocations WHERE api = 'cudaHostAlloc'"),
+              [("cudaHostAlloc", "mapped", 4096)])
+    assert_eq(run.q("SELECT kind, bytes, host_mem FROM memcpys"), [("HtoD", 4096, "mapped")])
 
 
 def test_report_attributes_graph_work_to_node_creation_and_launch():
@@ -176,3 +181,50 @@ def test_report_attributes_graph_work_to_node_creation_and_launch():
     assert_eq(first, "    %d runs of 1 kernel node, GPU %.1f us" % (R4, R4 * 5.0))  # FAKECUDA_KERNEL_NS
     assert "graph node created\n      at graph_build.c:" in sec and " in build_driver\n" in sec, sec
     assert "    launched\n      at graph_build.c:" in sec and " in replay_driver\n" in sec, sec
+
+
+KB = 1024
+
+
+def test_mapped_host_memory_is_its_own_kind():
+    import oracle
+    k, c = 3, 4
+    run = run_traced([prog("mapped_mem"), str(k), str(c)])
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.proc.stdout, "mapped_mem: ok\n")
+    allocs = run.q("SELECT a.api, a.kind, a.bytes, %s FROM allocations a JOIN api_calls c ON c.id = a.api_call_id "
+                   "WHERE c.category = 'alloc' AND a.api != 'cudaMalloc' ORDER BY a.api_call_id" % site("c.stack_id"))
+    assert_eq(allocs, [("cudaMallocHost", "pinned", 64 * KB, "main"),
+                       ("cudaHostAlloc", "mapped", 1024 * KB, "map_alloc"),
+                       ("cudaHostRegister", "mapped", 128 * KB, "map_register"),
+                       ("cuMemHostAlloc", "mapped", 32 * KB, "map_driver"),
+                       ("cudaMallocHost", "pinned", 16 * KB, "map_asked")])
+    # the device pointers asked for are recorded calls
+    assert_eq(run.q("SELECT name, category, count(*) FROM api_calls WHERE name LIKE '%GetDevicePointer%' GROUP BY 1"),
+              [("cudaHostGetDevicePointer", "other", 2)])
+    # each copy's host memory: mapped for the three mapped kinds and for the
+    # pinned memory whose device pointer was asked for; CUPTI calls them all pinned
+    copies = run.q("SELECT c.name, m.bytes, m.host_mem, m.gpu_src_kind, count(*) FROM memcpys m "
+                   "JOIN api_calls c ON c.id = m.api_call_id GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3")
+    assert_eq(copies, [("cuMemcpyHtoD_v2", 4 * KB, "mapped", "pinned", c),
+                       ("cudaMemcpy", 64 * KB, "pageable", "pageable", c),
+                       ("cudaMemcpyAsync", 4 * KB, "mapped", "pinned", c),
+                       ("cudaMemcpyAsync", 64 * KB, "mapped", "pinned", 2 * c),
+                       ("cudaMemcpyAsync", 64 * KB, "pinned", "pinned", c)])
+    assert_eq(run.q("SELECT host_mem, count(*) FROM copy_args GROUP BY 1 ORDER BY 1"),
+              [("mapped", 4 * c), ("pageable", c), ("pinned", c)])
+    assert_eq(run.q1("SELECT count(*) FROM kernels WHERE name = 'zc_read'"), k)
+    # the report: its figures against the oracle, and what it says about mapped memory
+    assert_eq(oracle.verify([run.trace]), [])
+    rc, doc, err = oracle.run_report([run.trace])
+    assert_eq((doc["summary"]["mapped_host_allocs"], doc["summary"]["mapped_host_bytes"]),
+              (3, (1024 + 128 + 32) * KB))
+    assert_eq(sum(r["mapped_bytes"] for r in doc["h2d_hotspots"]), c * (64 + 64 + 4 + 4) * KB)
+    assert_eq(sum(r["pinned_bytes"] for r in doc["h2d_hotspots"]), c * 64 * KB)
+    import subprocess
+    from gtlib import GPUTRACE
+    text = subprocess.run([GPUTRACE, "report", run.trace], capture_output=True, text=True).stdout
+    assert ("mapped (zero-copy) host memory: 1.2 MiB in 3 allocations; kernels read it\n"
+            "  over the bus as they run, and CUPTI's kernel records do not say which\n"
+            "  kernels or how many bytes: those reads are in no figure here\n") in text, text
+    assert "pageable 0 B, pinned 0 B, mapped %d.0 KiB;" % (c * 64) in text, text

@@ -147,6 +147,8 @@ static int gt_row_mem(const struct gt_rec *c, int has_gpu, int src, int dst)
 {
     static const int cupti_mem[16] = {[1] = GT_RMEM_PAGEABLE + 1, [2] = GT_RMEM_PINNED + 1,
                                       [5] = GT_RMEM_MANAGED + 1};
+    if (c->host_mem == GT_RMEM_MAPPED)
+        return GT_RMEM_MAPPED; /* CUPTI calls mapped memory pinned */
     if (has_gpu) {
         if ((c->copy_kind == GT_RCOPY_HTOD || c->copy_kind == GT_RCOPY_HTOH) && cupti_mem[src & 15])
             return cupti_mem[src & 15] - 1;
@@ -242,6 +244,10 @@ static void gt_on_call(const struct gt_rec *c, void *arg)
     gt_span_add(p, c->start, c->end > c->start ? c->end : c->start);
     gt_spanlog_add(&p->spans, c->cat, c->start, c->end);
     gt_tables_call(p, c);
+    if (c->cat == GT_RC_ALLOC && c->result == 0 && c->alloc_kind == 5) {
+        p->r->summary.mapped_host_allocs++;
+        p->r->summary.mapped_host_bytes += c->bytes;
+    }
     int makes_work = c->cat == GT_RC_LAUNCH || c->cat == GT_RC_MEMCPY || c->cat == GT_RC_MEMSET ||
                      c->cat == GT_RC_GRAPH;
     /* GPU records tied to a call of another kind still belong to it */

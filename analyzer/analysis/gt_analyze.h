@@ -71,7 +71,7 @@ struct gt_xfer_row {
 struct gt_h2d_row {
     struct gt_site site;
     uint64_t bytes, count, host_ns, gpu_ns;
-    uint64_t pageable_bytes, pinned_bytes;
+    uint64_t pageable_bytes, pinned_bytes, mapped_bytes;
     uint64_t pageable_calls, pageable_host_ns;  /* calls with pageable memory, their host time */
     uint64_t blocking, async;       /* calls that held the host / made through an async API */
     uint64_t async_pageable;        /* async calls from pageable memory: staged, so they block */
@@ -187,6 +187,9 @@ struct gt_summary {
     uint64_t sync_max_ns;           /* the busiest thread's */
     double sync_pct;                /* that, of the span */
     uint64_t h2d_bytes, pageable_h2d_bytes;
+    /* mapped (zero-copy) host memory: allocations and registrations with
+     * the mapped flag, their bytes (kernels may read it over the bus) */
+    uint64_t mapped_host_allocs, mapped_host_bytes;
 };
 
 /* Rows per table that --top left out. */

@@ -626,6 +626,12 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
     }
 
     fputs("<h2>Host-to-device copies by call site</h2>\n", out);
+    if (r->summary.mapped_host_allocs)
+        fprintf(out, "<p>Mapped (zero-copy) host memory: %s in %llu allocation%s. Kernels read it over the bus as "
+                     "they run; CUPTI's kernel records do not say which kernels or how many bytes, so those reads "
+                     "are in no figure here.</p>\n",
+                gt_fmt_bytes((int64_t)r->summary.mapped_host_bytes, d1, sizeof(d1)),
+                (unsigned long long)r->summary.mapped_host_allocs, r->summary.mapped_host_allocs == 1 ? "" : "s");
     nb = 0;
     for (size_t i = 0; i < r->nh2d && nb < 10; i++, nb++) {
         bars[nb].site = &r->h2d[i].site;

@@ -32,8 +32,10 @@ static void gt_json_summary(FILE *out, const struct gt_summary *s)
             U(s->launch_host_ns), U(s->launch_threads), s->launch_host_pct, U(s->kernel_ns), U(s->busy_ns),
             U(s->idle_ns), s->idle_pct);
     gt_json_causes(out, s->idle_by_cause);
-    fprintf(out, ",\"sync_ns\":%llu,\"sync_pct\":%.6f,\"h2d_bytes\":%llu,\"pageable_h2d_bytes\":%llu}",
-            U(s->sync_ns), s->sync_pct, U(s->h2d_bytes), U(s->pageable_h2d_bytes));
+    fprintf(out, ",\"sync_ns\":%llu,\"sync_pct\":%.6f,\"h2d_bytes\":%llu,\"pageable_h2d_bytes\":%llu,"
+                 "\"mapped_host_allocs\":%llu,\"mapped_host_bytes\":%llu}",
+            U(s->sync_ns), s->sync_pct, U(s->h2d_bytes), U(s->pageable_h2d_bytes), U(s->mapped_host_allocs),
+            U(s->mapped_host_bytes));
 }
 
 /* Opens a row of an array: the separator, then {"pid":N */
@@ -239,10 +241,11 @@ static void gt_json_tables(FILE *out, const struct gt_report_item *v, size_t n)
             fprintf(out,
                     ",\"bytes\":%llu,\"count\":%llu,\"host_ns\":%llu,\"gpu_ns\":%llu,\"pageable_bytes\":%llu,"
                     "\"pinned_bytes\":%llu,\"pageable_calls\":%llu,\"pageable_host_ns\":%llu,\"blocking\":%llu,"
-                    "\"async\":%llu,\"async_pageable\":%llu,\"bandwidth_gbps\":%.6f,\"small_copy_storm\":%s}",
+                    "\"async\":%llu,\"async_pageable\":%llu,\"bandwidth_gbps\":%.6f,\"small_copy_storm\":%s,"
+                    "\"mapped_bytes\":%llu}",
                     U(h->bytes), U(h->count), U(h->host_ns), U(h->gpu_ns), U(h->pageable_bytes), U(h->pinned_bytes),
                     U(h->pageable_calls), U(h->pageable_host_ns), U(h->blocking), U(h->async),
-                    U(h->async_pageable), h->bandwidth_gbps, h->small_storm ? "true" : "false");
+                    U(h->async_pageable), h->bandwidth_gbps, h->small_storm ? "true" : "false", U(h->mapped_bytes));
         }
     fputs("],\"syncs\":[", out);
     first = 1;

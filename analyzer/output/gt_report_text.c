@@ -292,6 +292,14 @@ static void gt_text_xfers(FILE *out, const struct gt_report *r, int gpu)
 static void gt_text_h2d(FILE *out, const struct gt_report *r)
 {
     fprintf(out, "\nH2D hotspots by call site (by host time)\n");
+    const struct gt_summary *s = &r->summary;
+    if (s->mapped_host_allocs) {
+        /* What the figures below cannot hold, said where they are read. */
+        fprintf(out, "  mapped (zero-copy) host memory: %s in %llu allocation%s; kernels read it\n",
+                BYTES(s->mapped_host_bytes, gt_b1), U(s->mapped_host_allocs), s->mapped_host_allocs == 1 ? "" : "s");
+        fprintf(out, "  over the bus as they run, and CUPTI's kernel records do not say which\n"
+                     "  kernels or how many bytes: those reads are in no figure here\n");
+    }
     if (!r->nh2d) {
         fprintf(out, "  no host-to-device copy calls\n");
         return;
@@ -301,8 +309,13 @@ static void gt_text_h2d(FILE *out, const struct gt_report *r)
         fprintf(out, "  %s in %llu cop%s, host %s, GPU %s, %.2f GB/s\n", BYTES(h->bytes, gt_b1), U(h->count),
                 h->count == 1 ? "y" : "ies", DUR(h->host_ns, gt_b2), h->gpu_ns ? DUR(h->gpu_ns, gt_b3) : "-",
                 h->bandwidth_gbps);
-        fprintf(out, "    pageable %s, pinned %s; %llu blocking, %llu async\n", BYTES(h->pageable_bytes, gt_b1),
-                BYTES(h->pinned_bytes, gt_b2), U(h->blocking), U(h->async));
+        if (h->mapped_bytes)
+            fprintf(out, "    pageable %s, pinned %s, mapped %s; %llu blocking, %llu async\n",
+                    BYTES(h->pageable_bytes, gt_b1), BYTES(h->pinned_bytes, gt_b2), BYTES(h->mapped_bytes, gt_b3),
+                    U(h->blocking), U(h->async));
+        else
+            fprintf(out, "    pageable %s, pinned %s; %llu blocking, %llu async\n", BYTES(h->pageable_bytes, gt_b1),
+                    BYTES(h->pinned_bytes, gt_b2), U(h->blocking), U(h->async));
         if (h->async_pageable)
             fprintf(out, "    ! %llu async copies from pageable memory: they block anyway\n", U(h->async_pageable));
         if (h->small_storm)

@@ -23,13 +23,16 @@ enum gt_category {
 
 enum gt_copy_kind { GT_COPY_HTOD, GT_COPY_DTOH, GT_COPY_DTOD, GT_COPY_HTOH, GT_COPY_PTOP };
 
-enum gt_host_mem { GT_HM_PAGEABLE, GT_HM_PINNED, GT_HM_MANAGED, GT_HM_NONE, GT_HM_UNKNOWN };
+/* GT_HM_MAPPED: page-locked host memory mapped into the device's address
+ * space (zero-copy: kernels may read it over the bus). */
+enum gt_host_mem { GT_HM_PAGEABLE, GT_HM_PINNED, GT_HM_MANAGED, GT_HM_NONE, GT_HM_UNKNOWN, GT_HM_MAPPED };
 
 enum gt_sync_kind {
     GT_SYNC_DEVICE, GT_SYNC_CONTEXT, GT_SYNC_STREAM, GT_SYNC_EVENT, GT_SYNC_STREAM_WAIT_EVENT
 };
 
-enum gt_alloc_kind { GT_AK_DEVICE, GT_AK_PINNED, GT_AK_MANAGED, GT_AK_REGISTERED, GT_AK_ASYNC };
+/* GT_AK_MAPPED: host memory allocated or registered with the mapped flag. */
+enum gt_alloc_kind { GT_AK_DEVICE, GT_AK_PINNED, GT_AK_MANAGED, GT_AK_REGISTERED, GT_AK_ASYNC, GT_AK_MAPPED };
 
 /* The api of an NVTX event (never a hook table index). */
 #define GT_API_NVTX 0xFFFFFF00u

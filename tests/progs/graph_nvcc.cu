@@ -3,6 +3,8 @@
 //   capture_cu(): step_k<<<8, 128>>> twice, then tail_k<<<1, 32>>>, captured on a stream
 //   add_cu():     a graph built node by node: tail_k, then step_k after it
 // Each graph is launched R times from replay_cu().
+//   zero_copy():  4 KiB of mapped host memory (cudaHostAllocMapped), read by one
+//                 step_k<<<1, 32>>> through its device pointer and copied to the device once
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -59,6 +61,17 @@ __attribute__((noinline)) static void replay_cu(cudaGraphExec_t e, cudaStream_t 
         cudaGraphLaunch(e, s);
 }
 
+__attribute__((noinline)) static void zero_copy(float *x)
+{
+    float *h, *d;
+    if (cudaHostAlloc(&h, 4096, cudaHostAllocMapped) != cudaSuccess ||
+        cudaHostGetDevicePointer((void **)&d, h, 0) != cudaSuccess)
+        exit(7);
+    step_k<<<1, 32>>>(d, 16);
+    cudaMemcpy(x, h, 4096, cudaMemcpyHostToDevice);
+    cudaFreeHost(h);
+}
+
 int main(int argc, char **argv)
 {
     int r = argc > 1 ? atoi(argv[1]) : 1, n = 1024;
@@ -73,6 +86,7 @@ int main(int argc, char **argv)
     replay_cu(e1, s, r);
     replay_cu(e2, s, r);
     cudaStreamSynchronize(s);
+    zero_copy(x);
     printf("graph_nvcc: %s\n", cudaGetLastError() == cudaSuccess ? "ok" : "error");
     return 0;
 }
