@@ -228,3 +228,26 @@ def test_mapped_host_memory_is_its_own_kind():
             "  over the bus as they run, and CUPTI's kernel records do not say which\n"
             "  kernels or how many bytes: those reads are in no figure here\n") in text, text
     assert "pageable 0 B, pinned 0 B, mapped %d.0 KiB;" % (c * 64) in text, text
+
+
+def test_trace_without_graph_nodes_still_reports():
+    """A version 6 trace written before graph nodes were recorded (no
+    graph_node_rows, no graph_nodes view) reads as before: no graph nodes
+    section, every other figure as the oracle computes it."""
+    import shutil
+    import sqlite3
+    import oracle
+    run = graph_build()
+    old = run.trace + ".old.db"
+    shutil.copy(run.trace, old)
+    con = sqlite3.connect(old)
+    con.execute("DROP VIEW graph_nodes")
+    con.execute("DROP TABLE graph_node_rows")
+    con.commit()
+    con.close()
+    rc, doc, err = oracle.run_report([old])
+    assert_eq(rc, 0, err)
+    assert_eq(doc["graph_nodes"], [])
+    assert_eq(oracle.verify([old]), [])
+    # the graph launches' work is still counted, by launch site
+    assert_eq(sum(r["kernels"] for r in doc["graph_launches"]), 2 * (2 * R1 + R2) + 3 * R3 + R4)
