@@ -106,10 +106,10 @@ static void gt_push_node(const struct gt_event *call, enum gt_gnode_kind kind, u
     gt_ring_push(&g);
 }
 
-/* The node a captured call just added: the capture's dependency set is
- * that node alone (a linear capture). Work captured on several streams at
- * once (forked by events) may leave more than one; the node is then not
- * known and is not recorded. */
+/* The node a captured call just added: right after it, the stream's
+ * capture dependency set is that node alone (on a stream forked into the
+ * capture too: the set is per stream). When it is not one node, the node
+ * is not known and is not recorded. */
 static void gt_emit_captured(struct gt_event *ev, int category)
 {
     gt_capture_info_fn info = (gt_capture_info_fn)gt_driver_fn(&gt_capture_info, "cuStreamGetCaptureInfo_v3");
