@@ -251,3 +251,27 @@ def test_trace_without_graph_nodes_still_reports():
     assert_eq(oracle.verify([old]), [])
     # the graph launches' work is still counted, by launch site
     assert_eq(sum(r["kernels"] for r in doc["graph_launches"]), 2 * (2 * R1 + R2) + 3 * R3 + R4)
+
+
+def test_static_runtime_graphs_are_caught_at_the_driver():
+    """nvcc's default links the runtime statically: its cuGraph* calls reach
+    the driver through cuGetProcAddress, where the hook table's driver
+    entries catch them; the nodes and their replayed work link the same."""
+    run = run_traced([prog("graph_build_static"), str(R1), str(R2), str(R3), str(R4)])
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.proc.stdout, "graph_build: host node ran %d times\n" % (2 * R1 + R2))
+    # the program's own function: the first frame outside the runtime linked into it
+    user = ("(SELECT f.function FROM stack_frames f WHERE f.stack_id = %s AND f.function NOT LIKE 'cuda%%' "
+            "AND f.function NOT LIKE 'fr\\_%%' ESCAPE '\\' ORDER BY f.depth LIMIT 1)")
+    rows = run.q("SELECT k.name, n.api, %s, %s, count(*) FROM kernels k JOIN graph_nodes n ON n.node_id = k.graph_node_id "
+                 "JOIN api_calls c ON c.id = k.api_call_id GROUP BY 1, 2, 3, 4 ORDER BY 1, 3, 4"
+                 % (user % "n.stack_id", user % "c.stack_id"))
+    assert_eq(rows, [("cap_c", "cuLaunchKernel", "capture_step", "replay_captured", 2 * R3),
+                     ("cap_d", "cuLaunchKernel", "capture_step", "replay_captured", R3),
+                     ("drv_node", "cuGraphAddKernelNode_v2", "build_driver", "replay_driver", R4),
+                     ("node_a", "cuGraphAddKernelNode_v2", "build_nodes", "replay_clone", R2),
+                     ("node_a", "cuGraphAddKernelNode_v2", "build_nodes", "replay_nodes", 2 * R1),
+                     ("node_b", "cuGraphAddKernelNode_v2", "build_nodes", "replay_clone", R2),
+                     ("node_b", "cuGraphAddKernelNode_v2", "build_nodes", "replay_nodes", 2 * R1)])
+    assert_eq(run.q1("SELECT count(*) FROM kernels WHERE via = 'graph' AND graph_node_id IS NULL"), 0)
+    assert_eq(run.q1("SELECT count(*) FROM graph_nodes WHERE cloned_from IS NOT NULL"), 6)

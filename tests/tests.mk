@@ -106,3 +106,9 @@ $(TPROG)/nvtx_loop: bench/nvtx_loop.c $(FAKECUDA_LIBS)
 tests-build: $(TPROG)/nvtx_loop
 -include tests/sim.mk
 -include tests/lines.mk
+# The same graphs through a statically linked runtime: the driver's cuGraph*
+# entry points, reached through cuGetProcAddress, are what is caught.
+tests-build: $(TPROG)/graph_build_static
+$(TPROG)/graph_build_static: tests/progs/graph_build.c tests/fakecuda/fakecuda.h $(BUILD)/fakecuda/libcudart_static.a $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(BUILD)/fakecuda/libcudart_static.a -L$(BUILD)/fakecuda -lcuda -ldl -lpthread $(TEST_RPATH)
