@@ -16,7 +16,7 @@ CREATE TABLE meta (
 CREATE TABLE api_names (
     id       INTEGER PRIMARY KEY,
     name     TEXT NOT NULL,
-    category TEXT NOT NULL,  -- launch, memcpy, memset, sync, alloc, free, stream, event, graph_launch, other
+    category TEXT NOT NULL,  -- launch, memcpy, memset, sync, alloc, free, stream, event, graph_launch, graph_build, other
     lib      TEXT NOT NULL   -- runtime (returns a cudaError_t) or driver (returns a CUresult)
 );
 
@@ -47,13 +47,14 @@ CREATE TABLE strings (
 --   memset   a0 flags, a1 bytes
 --            flags: bits 0-2 copy kind (0 HtoD, 1 DtoH, 2 DtoD, 3 HtoH,
 --            4 PtoP), bits 3-5 host memory (0 pageable, 1 pinned,
---            2 managed, 3 none, 4 unknown), bit 6 async, bit 7 captured,
+--            2 managed, 3 none, 4 unknown, 5 mapped), bit 6 async, bit 7 captured,
 --            bits 8-11 and 12-15 CUPTI's source and destination memory
 --            kinds (when its record is in this row), bits 16- device
 --   sync     a0 kind (0 device, 1 context, 2 stream, 3 event,
 --            4 stream_wait_event), a1 the stream or event waited on
 --   alloc, free
---            a0 kind (0 device, 1 pinned, 2 managed, 3 registered, 4 async),
+--            a0 kind (0 device, 1 pinned, 2 managed, 3 registered, 4 async,
+--            5 mapped: host memory allocated or registered mapped),
 --            a1 bytes, a2 ptr
 -- A launch, copy or memset's GPU record is kept in its own row (g_*) when
 -- CUPTI delivered it within a second, which is nearly always; else it is
@@ -109,7 +110,28 @@ CREATE TABLE gpu_ops (
     copy_kind      INTEGER,          -- CUPTI_ActivityMemcpyKind: 1 HtoD, 2 DtoH, 3 HtoA, 4 AtoH, 5 AtoA, 6 AtoD, 7 DtoA, 8 DtoD, 9 HtoH, 10 PtoP
     src_kind       INTEGER,          -- CUPTI_ActivityMemoryKind: 1 pageable, 2 pinned, 3 device, 4 array, 5 managed, 6 device_static, 7 managed_static
     dst_kind       INTEGER,
-    sync_type      INTEGER           -- CUPTI_ActivitySynchronizationType: 1 event_synchronize, 2 stream_wait_event, 3 stream_synchronize, 4 context_synchronize
+    sync_type      INTEGER,          -- CUPTI_ActivitySynchronizationType: 1 event_synchronize, 2 stream_wait_event, 3 stream_synchronize, 4 context_synchronize
+    -- CUDA Graphs (issue 18): NULL for work no graph ran, and in older traces
+    graph_id       INTEGER,          -- CUPTI's graphId of the graph that ran it
+    graph_node_id  INTEGER           -- CUPTI's graphNodeId: graph_nodes.node_id
+);
+
+-- CUDA Graph nodes: one row per node the program made, by capture (a
+-- launch, copy, memset or host function on a capturing stream), node by
+-- node (cudaGraphAdd*Node, cuGraphAdd*Node) or by cloning a graph. Query
+-- it through the graph_nodes view. Only nodes CUPTI gave an id are rows
+-- (GPU timing on): the id is what links a replayed node's GPU work here.
+CREATE TABLE graph_node_rows (
+    node_id     INTEGER PRIMARY KEY, -- CUPTI's graphNodeId
+    graph_id    INTEGER,             -- CUPTI's graphId of the graph it is in
+    kind        INTEGER NOT NULL,    -- 0 kernel, 1 memcpy, 2 memset, 3 host, 4 empty, 5 other
+    name_id     INTEGER,             -- kernel nodes: strings(id)
+    api_id      INTEGER NOT NULL,    -- the call that made it (api_names); a clone's: its original's
+    tid         INTEGER NOT NULL,    -- that call's thread, start time and stacks
+    ns          INTEGER NOT NULL,
+    stack_id    INTEGER,
+    pystack_id  INTEGER,
+    cloned_from INTEGER              -- a clone's node: the node it was cloned from
 );
 
 -- Time CUPTI itself spent (buffer flushes, instrumentation), per CUPTI.
@@ -210,7 +232,7 @@ SELECT id AS call_id,
            AS kind,
        a1 AS bytes,
        CASE (a0 >> 3) & 7 WHEN 0 THEN 'pageable' WHEN 1 THEN 'pinned' WHEN 2 THEN 'managed' WHEN 3 THEN 'none'
-                          WHEN 4 THEN 'unknown' END AS host_mem,
+                          WHEN 4 THEN 'unknown' WHEN 5 THEN 'mapped' END AS host_mem,
        (a0 >> 6) & 1 AS async, a0 >> 16 AS device
 FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category = 'memcpy');
 
@@ -228,7 +250,7 @@ FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category = 'sync');
 CREATE VIEW alloc_args AS
 SELECT id AS call_id,
        CASE a0 WHEN 0 THEN 'device' WHEN 1 THEN 'pinned' WHEN 2 THEN 'managed' WHEN 3 THEN 'registered'
-               WHEN 4 THEN 'async' END AS kind,
+               WHEN 4 THEN 'async' WHEN 5 THEN 'mapped' END AS kind,
        a2 AS ptr, a1 AS bytes
 FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category IN ('alloc', 'free'));
 
@@ -261,7 +283,8 @@ SELECT g.id, g.kind, g.correlation_id, g.device, g.stream AS gpu_stream, g.start
        g.name_id, g.bytes, g.copy_kind, g.src_kind, g.dst_kind,
        e.id AS call_id, n.category, e.stream, e.start_ns AS api_start_ns, e.start_ns + e.dur_ns AS api_end_ns,
        COALESCE(e.result, 0) AS result, e.a0,
-       CASE n.category WHEN 'graph_launch' THEN 'graph' ELSE n.category END AS via
+       CASE n.category WHEN 'graph_launch' THEN 'graph' ELSE n.category END AS via,
+       g.graph_id, g.graph_node_id
 FROM gpu_ops g LEFT JOIN events e ON e.corr = g.corr LEFT JOIN api_names n ON n.id = e.api_id
 WHERE g.kind < 3;
 
@@ -279,7 +302,7 @@ SELECT e.id AS api_call_id, COALESCE(s.demangled, s.value) AS name, s.value AS m
        CASE WHEN e.g_dur_ns IS NULL THEN 'host' ELSE 'gpu' END AS time_source,
        e.start_ns AS api_start_ns, e.start_ns + e.dur_ns AS api_end_ns, e.g_stream >> 8 AS gpu_stream,
        c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y, c.block_z, c.shared_mem, e.result, 0 AS captured,
-       'launch' AS via
+       'launch' AS via, NULL AS graph_node_id
 FROM events e JOIN launch_configs c ON c.id = e.a0 LEFT JOIN strings s ON s.id = c.name_id
 WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'launch')
   AND (e.g_dur_ns IS NOT NULL
@@ -288,22 +311,39 @@ WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'launch')
 UNION ALL
 SELECT o.call_id, COALESCE(s.demangled, s.value), s.value, o.device, o.stream, o.start_ns, o.end_ns, 'gpu',
        o.api_start_ns, o.api_end_ns, o.gpu_stream,
-       c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y, c.block_z, c.shared_mem, o.result, 0, o.via
+       c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y, c.block_z, c.shared_mem, o.result, 0, o.via,
+       o.graph_node_id
 FROM gpu_op_calls o LEFT JOIN launch_configs c ON o.category = 'launch' AND c.id = o.a0
 LEFT JOIN strings s ON s.id = COALESCE(o.name_id, c.name_id)
 WHERE o.kind = 0;
 
+-- CUDA Graph nodes with their kind, kernel and the call that made them
+-- (for a clone's node, its original's). Each kernel, copy and memset a
+-- graph launch replayed names its node in graph_node_id (kernels,
+-- gpu_op_calls), so JOIN graph_nodes ON node_id = graph_node_id gives
+-- where the node was made beside the launch that ran it (call_id).
+CREATE VIEW graph_nodes AS
+SELECT n.node_id, n.graph_id,
+       CASE n.kind WHEN 0 THEN 'kernel' WHEN 1 THEN 'memcpy' WHEN 2 THEN 'memset' WHEN 3 THEN 'host'
+                   WHEN 4 THEN 'empty' ELSE 'other' END AS kind,
+       COALESCE(s.demangled, s.value) AS kernel_name, a.name AS api, n.tid, n.ns AS api_start_ns, n.stack_id,
+       n.pystack_id, n.cloned_from
+FROM graph_node_rows n LEFT JOIN strings s ON s.id = n.name_id LEFT JOIN api_names a ON a.id = n.api_id;
+
 -- One row per copy the GPU ran (each copy of a batch its own), and per
 -- copy call with no GPU record; copies made during stream capture ran
--- nothing and are not rows. host_mem: CUPTI's memory kind of the host
--- side when it names one (pageable, pinned, managed), else the call's own
--- reading; for a copy no copy call made (a graph's), 'none' then.
+-- nothing and are not rows. host_mem: 'mapped' when the call's host
+-- memory is mapped (zero-copy) page-locked memory, which CUPTI calls
+-- pinned; else CUPTI's memory kind of the host side when it names one
+-- (pageable, pinned, managed), else the call's own reading; for a copy no
+-- copy call made (a graph's), 'none' then.
 CREATE VIEW memcpys AS
 SELECT e.id AS api_call_id,
        CASE e.a0 & 7 WHEN 0 THEN 'HtoD' WHEN 1 THEN 'DtoH' WHEN 2 THEN 'DtoD' WHEN 3 THEN 'HtoH' WHEN 4 THEN 'PtoP' END
            AS kind,
        e.a1 AS bytes,
-       CASE WHEN e.a0 & 7 IN (0, 3) AND src.code IN (1, 2, 5) THEN src.name
+       CASE WHEN (e.a0 >> 3) & 7 = 5 THEN 'mapped'
+            WHEN e.a0 & 7 IN (0, 3) AND src.code IN (1, 2, 5) THEN src.name
             WHEN e.a0 & 7 = 1 AND dst.code IN (1, 2, 5) THEN dst.name
             ELSE CASE (e.a0 >> 3) & 7 WHEN 0 THEN 'pageable' WHEN 1 THEN 'pinned' WHEN 2 THEN 'managed'
                                       WHEN 3 THEN 'none' WHEN 4 THEN 'unknown' END END AS host_mem,
@@ -312,7 +352,8 @@ SELECT e.id AS api_call_id,
        COALESCE(e.start_ns + e.g_start_ns + e.g_dur_ns, e.start_ns + e.dur_ns) AS end_ns,
        CASE WHEN e.g_dur_ns IS NULL THEN 'host' ELSE 'gpu' END AS time_source,
        e.start_ns AS api_start_ns, e.start_ns + e.dur_ns AS api_end_ns, e.g_stream >> 8 AS gpu_stream,
-       src.name AS gpu_src_kind, dst.name AS gpu_dst_kind, e.result, 0 AS captured, 'memcpy' AS via
+       src.name AS gpu_src_kind, dst.name AS gpu_dst_kind, e.result, 0 AS captured, 'memcpy' AS via,
+       NULL AS graph_node_id
 FROM events e
 LEFT JOIN cupti_memory_kinds src ON src.code = CASE WHEN e.g_dur_ns IS NOT NULL THEN (e.a0 >> 8) & 15 END
 LEFT JOIN cupti_memory_kinds dst ON dst.code = CASE WHEN e.g_dur_ns IS NOT NULL THEN (e.a0 >> 12) & 15 END
@@ -322,11 +363,12 @@ WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'memcpy')
                                     OR NOT EXISTS (SELECT 1 FROM gpu_ops g WHERE g.corr = e.corr AND g.kind = 1))))
 UNION ALL
 SELECT o.call_id, o.dir, o.bytes,
-       CASE WHEN o.dir IN ('HtoD', 'HtoH') AND src.code IN (1, 2, 5) THEN src.name
+       CASE WHEN o.host = 'mapped' THEN 'mapped'
+            WHEN o.dir IN ('HtoD', 'HtoH') AND src.code IN (1, 2, 5) THEN src.name
             WHEN o.dir = 'DtoH' AND dst.code IN (1, 2, 5) THEN dst.name
             ELSE o.host END,
        o.is_async, o.device, o.stream, o.start_ns, o.end_ns, 'gpu', o.api_start_ns, o.api_end_ns, o.gpu_stream,
-       src.name, dst.name, o.result, 0, o.via
+       src.name, dst.name, o.result, 0, o.via, o.graph_node_id
 FROM (SELECT o.*,
              CASE WHEN o.category = 'memcpy' THEN
                       CASE o.a0 & 7 WHEN 0 THEN 'HtoD' WHEN 1 THEN 'DtoH' WHEN 2 THEN 'DtoD' WHEN 3 THEN 'HtoH'
@@ -336,7 +378,7 @@ FROM (SELECT o.*,
                                         WHEN 9 THEN 'HtoH' WHEN 10 THEN 'PtoP' WHEN 0 THEN 'unknown' END END AS dir,
              CASE WHEN o.category = 'memcpy' THEN
                       CASE (o.a0 >> 3) & 7 WHEN 0 THEN 'pageable' WHEN 1 THEN 'pinned' WHEN 2 THEN 'managed'
-                                           WHEN 3 THEN 'none' WHEN 4 THEN 'unknown' END
+                                           WHEN 3 THEN 'none' WHEN 4 THEN 'unknown' WHEN 5 THEN 'mapped' END
                   ELSE 'none' END AS host,
              CASE WHEN o.category = 'memcpy' THEN (o.a0 >> 6) & 1 WHEN o.call_id IS NOT NULL THEN 1 END AS is_async
       FROM gpu_op_calls o WHERE o.kind = 1) o
@@ -352,7 +394,7 @@ SELECT e.id AS api_call_id, e.a1 AS bytes, (e.a0 >> 6) & 1 AS async,
        COALESCE(e.start_ns + e.g_start_ns + e.g_dur_ns, e.start_ns + e.dur_ns) AS end_ns,
        CASE WHEN e.g_dur_ns IS NULL THEN 'host' ELSE 'gpu' END AS time_source,
        e.start_ns AS api_start_ns, e.start_ns + e.dur_ns AS api_end_ns, e.g_stream >> 8 AS gpu_stream, e.result,
-       0 AS captured, 'memset' AS via
+       0 AS captured, 'memset' AS via, NULL AS graph_node_id
 FROM events e
 WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'memset')
   AND (e.g_dur_ns IS NOT NULL
@@ -361,7 +403,8 @@ WHERE e.api_id IN (SELECT id FROM api_names WHERE category = 'memset')
 UNION ALL
 SELECT o.call_id, o.bytes,
        CASE WHEN o.category = 'memset' THEN (o.a0 >> 6) & 1 WHEN o.call_id IS NOT NULL THEN 1 END,
-       o.device, o.stream, o.start_ns, o.end_ns, 'gpu', o.api_start_ns, o.api_end_ns, o.gpu_stream, o.result, 0, o.via
+       o.device, o.stream, o.start_ns, o.end_ns, 'gpu', o.api_start_ns, o.api_end_ns, o.gpu_stream, o.result, 0, o.via,
+       o.graph_node_id
 FROM gpu_op_calls o
 WHERE o.kind = 2;
 

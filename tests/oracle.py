@@ -248,6 +248,23 @@ class Trace:
                 "SELECT api_call_id, bytes, host_mem, time_source, start_ns, end_ns FROM memcpys "
                 "WHERE api_call_id IS NOT NULL %s" % via):
             self.copy_rows[cid].append((nbytes, host_mem, ts, e - s))
+        # mapped (zero-copy) host memory allocated or registered: count, bytes
+        self.mapped = con.execute("SELECT count(*), COALESCE(sum(a.bytes), 0) FROM allocations a "
+                                  "JOIN api_calls c ON c.id = a.api_call_id "
+                                  "WHERE a.kind = 'mapped' AND a.result = 0 AND c.category = 'alloc'").fetchone()
+        # the work CUDA Graphs ran, each operation with the node it ran as (no
+        # graph_nodes view in traces written before graph nodes were recorded)
+        self.graph_work = []
+        if con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'view' AND name = 'graph_nodes'").fetchone()[0]:
+            self.graph_work = con.execute(
+                "SELECT n.node_id, n.kind, o.name, n.stack_id, n.pystack_id, o.api_call_id, o.end_ns - o.start_ns "
+                "FROM (SELECT graph_node_id, name, api_call_id, start_ns, end_ns FROM kernels "
+                "      WHERE graph_node_id IS NOT NULL UNION ALL "
+                "      SELECT graph_node_id, NULL, api_call_id, start_ns, end_ns FROM memcpys "
+                "      WHERE graph_node_id IS NOT NULL UNION ALL "
+                "      SELECT graph_node_id, NULL, api_call_id, start_ns, end_ns FROM memsets "
+                "      WHERE graph_node_id IS NOT NULL) o "
+                "JOIN graph_nodes n ON n.node_id = o.graph_node_id").fetchall()
         self.sites = Sites(con, self.version)
         con.close()
 
@@ -696,6 +713,8 @@ class Process:
             "sync_pct": min(100.0, pct(max(sync_thread.values(), default=0), self.span)),
             "h2d_bytes": sum(r["bytes"] for r in h2d.values()),
             "pageable_h2d_bytes": sum(r["pageable_bytes"] for r in h2d.values()),
+            "mapped_host_allocs": self.t.mapped[0],
+            "mapped_host_bytes": self.t.mapped[1],
         }
 
     def notes_expect(self):
@@ -812,6 +831,22 @@ class Process:
                 r["gpu_ns"] += o.dur
         return list(rows.values())
 
+    def graph_nodes(self):
+        rows = {}
+        for node, kind, name, sid, psid, cid, dur in self.t.graph_work:
+            if kind not in ("kernel", "memcpy", "memset"):
+                continue
+            created, launched = self.t.sites.site(sid, psid), self.call_site(cid)
+            key = (kind, name if kind == "kernel" else None, created, launched)
+            r = rows.setdefault(key, {"pid": self.pid, "kind": kind, "kernel": key[1], "created_at": list(created),
+                                      "launched_at": list(launched), "nodes": set(), "runs": 0, "gpu_ns": 0})
+            r["nodes"].add(node)
+            r["runs"] += 1
+            r["gpu_ns"] += dur
+        for r in rows.values():
+            r["nodes"] = len(r["nodes"])
+        return list(rows.values())
+
     def transfers(self):
         kinds, sizes = {}, {}
         for o in self.t.ops:
@@ -841,7 +876,8 @@ class Process:
             site = self.call_site(c.id)
             r = rows.setdefault(site, {"pid": self.pid, "site": list(site), "bytes": 0, "count": 0, "host_ns": 0,
                                        "gpu_ns": 0, "pageable_bytes": 0, "pinned_bytes": 0, "pageable_calls": 0,
-                                       "pageable_host_ns": 0, "blocking": 0, "async": 0, "async_pageable": 0})
+                                       "pageable_host_ns": 0, "blocking": 0, "async": 0, "async_pageable": 0,
+                                       "mapped_bytes": 0})
             r["count"] += 1
             r["host_ns"] += c.dur
             pageable = False
@@ -854,6 +890,8 @@ class Process:
                     pageable = True
                 elif host_mem == "pinned":
                     r["pinned_bytes"] += nbytes or 0
+                elif host_mem == "mapped":
+                    r["mapped_bytes"] += nbytes or 0
             is_async = bool(a[2])
             if pageable:
                 r["pageable_calls"] += 1
@@ -1455,6 +1493,10 @@ def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):
     c.table("launch_overhead.sites", lo.get("sites", []), ss, key=lambda r: (r["pid"], _site_key(r)))
     c.table("graph_launches", report.get("graph_launches", []), [r for p in procs for r in p.graph_launches()],
             key=lambda r: (r["pid"], _site_key(r)), order="gpu_ns")
+
+    c.table("graph_nodes", report.get("graph_nodes", []), [r for p in procs for r in p.graph_nodes()],
+            key=lambda r: (r["pid"], r["kind"], r["kernel"], tuple(r["created_at"]), tuple(r["launched_at"])),
+            order="gpu_ns")
 
     # transfers
     tr = report.get("transfers", {}) or {}

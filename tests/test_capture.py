@@ -355,11 +355,12 @@ def test_schema_version_and_views():
     views = set(r[0] for r in run.q("SELECT name FROM sqlite_master WHERE type = 'view'"))
     for v in ("api_calls", "kernels", "memcpys", "memsets", "syncs", "stack_frames", "allocations", "calls",
               "launch_args", "copy_args", "memset_args", "sync_args", "alloc_args", "gpu_records", "gpu_activity",
-              "cupti_memory_kinds", "py_stack_frames"):
+              "cupti_memory_kinds", "py_stack_frames", "graph_nodes"):
         assert v in views, v
-    # version 5 columns come last, after every older one
-    for view, last in (("calls", "error"), ("api_calls", "error"), ("kernels", "via"), ("memcpys", "via"),
-                       ("memsets", "via"), ("gpu_activity", "via"), ("stack_frames", "inlined")):
+    # version 5 columns come last, after every older one; then the CUDA
+    # Graph node a kernel ran as (issue 18)
+    for view, last in (("calls", "error"), ("api_calls", "error"), ("kernels", "graph_node_id"),
+                       ("memcpys", "graph_node_id"), ("memsets", "graph_node_id"), ("gpu_activity", "via"), ("stack_frames", "inlined")):
         assert_eq(run.q("SELECT name FROM pragma_table_info(?)", view)[-1][0], last, view)
     for key in ("tracer", "tracer_version", "pid", "cmdline", "host", "start_ns", "end_ns",
                 "dropped_events", "dropped_stacks", "complete"):

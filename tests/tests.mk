@@ -59,6 +59,8 @@ tests-build: $(TEST_PROGS) $(UNIT_TESTS) $(BUILD)/asan/libgputrace.so $(BUILD)/t
 
 # Call paths beyond symbol interposition.
 tests-build: $(TPROG)/dl_launcher $(TPROG)/rt_basic_static $(TPROG)/rtld_next $(TPROG)/graph $(TPROG)/copy3d $(TPROG)/batch
+# CUDA Graphs built every way, and mapped host memory (tests/test_graphs.py).
+tests-build: $(TPROG)/graph_build $(TPROG)/graph_nvcc $(TPROG)/mapped_mem
 
 $(TPROG)/dl_launcher: tests/progs/dl_launcher.c
 	@mkdir -p $(dir $@)
@@ -116,3 +118,10 @@ $(TPROG)/nodebug_a/diff_work: tests/progs/diff_work.c tests/fakecuda/fakecuda.h 
 $(TPROG)/nodebug_b/diff_work: tests/progs/diff_work.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -O1 -g0 -DDIFF_WORK_SHIFT -fno-toplevel-reorder $(CUDA_INC) -Itests/fakecuda -o $@ $< $(NODEBUG_LIBS)
+
+# The same graphs through a statically linked runtime: the driver's cuGraph*
+# entry points, reached through cuGetProcAddress, are what is caught.
+tests-build: $(TPROG)/graph_build_static
+$(TPROG)/graph_build_static: tests/progs/graph_build.c tests/fakecuda/fakecuda.h $(BUILD)/fakecuda/libcudart_static.a $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(BUILD)/fakecuda/libcudart_static.a -L$(BUILD)/fakecuda -lcuda -ldl -lpthread $(TEST_RPATH)

@@ -147,6 +147,8 @@ static int gt_row_mem(const struct gt_rec *c, int has_gpu, int src, int dst)
 {
     static const int cupti_mem[16] = {[1] = GT_RMEM_PAGEABLE + 1, [2] = GT_RMEM_PINNED + 1,
                                       [5] = GT_RMEM_MANAGED + 1};
+    if (c->host_mem == GT_RMEM_MAPPED)
+        return GT_RMEM_MAPPED; /* CUPTI calls mapped memory pinned */
     if (has_gpu) {
         if ((c->copy_kind == GT_RCOPY_HTOD || c->copy_kind == GT_RCOPY_HTOH) && cupti_mem[src & 15])
             return cupti_mem[src & 15] - 1;
@@ -253,6 +255,10 @@ static void gt_on_call(const struct gt_rec *c, void *arg)
     gt_spanlog_add(&p->spans, c->cat, c->start, c->end);
     gt_steps_call(p->steps, c);
     gt_tables_call(p, c);
+    if (c->cat == GT_RC_ALLOC && c->result == 0 && c->alloc_kind == 5) {
+        p->r->summary.mapped_host_allocs++;
+        p->r->summary.mapped_host_bytes += c->bytes;
+    }
     int makes_work = c->cat == GT_RC_LAUNCH || c->cat == GT_RC_MEMCPY || c->cat == GT_RC_MEMSET ||
                      c->cat == GT_RC_GRAPH;
     /* GPU records tied to a call of another kind still belong to it */
@@ -616,6 +622,7 @@ static void gt_truncate(struct gt_report *r, size_t top)
     GT_KEEP(r->nlaunch_kernels, m->launch_kernels);
     GT_KEEP(r->nlaunch_sites, m->launch_sites);
     GT_KEEP(r->ngraphs, m->graphs);
+    GT_KEEP(r->ngnodes, m->graph_nodes);
     GT_KEEP(r->nxfer_kind, m->xfer_kind);
     GT_KEEP(r->nxfer_size, m->xfer_size);
     GT_KEEP(r->nh2d, m->h2d);
@@ -660,6 +667,8 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
         rc = gt_analyze_passes(&p);
     if (rc == 0 && gt_phases(t, p.gpu_times, o, r) < 0)
         rc = -1;
+    if (rc == 0 && gt_graph_nodes(t, &sites, p.site_nocall, r) < 0)
+        rc = -1;
     if (rc == 0 && o->win)
         gt_window_note(r, o);
     if (rc < 0 && p.failed)
@@ -700,6 +709,7 @@ void gt_report_free(struct gt_report *r)
     free(r->xfer_kind);
     free(r->xfer_size);
     free(r->graphs);
+    free(r->gnodes);
     free(r->h2d);
     free(r->syncs);
     free(r->streams);

@@ -72,7 +72,7 @@ struct gt_xfer_row {
 struct gt_h2d_row {
     struct gt_site site;
     uint64_t bytes, count, host_ns, gpu_ns;
-    uint64_t pageable_bytes, pinned_bytes;
+    uint64_t pageable_bytes, pinned_bytes, mapped_bytes;
     uint64_t pageable_calls, pageable_host_ns;  /* calls with pageable memory, their host time */
     uint64_t blocking, async;       /* calls that held the host / made through an async API */
     uint64_t async_pageable;        /* async calls from pageable memory: staged, so they block */
@@ -100,6 +100,16 @@ struct gt_graph_row {
     struct gt_site site;
     uint64_t count, api_total_ns;   /* graph launch calls, their host time */
     uint64_t ops, kernels, gpu_ns;  /* the operations they ran, of which kernels; GPU time */
+};
+
+/* Work CUDA Graphs ran, by the node it ran as: where the node was made
+ * (its creating call's site) and where the graph was launched
+ * (docs/report.md, Graph nodes). */
+struct gt_gnode_row {
+    char kind[8];                   /* kernel, memcpy, memset */
+    char kernel[256];               /* kernel nodes: the kernel the GPU ran */
+    struct gt_site created, launched;
+    uint64_t nodes, runs, gpu_ns;   /* distinct nodes, operations, their GPU time */
 };
 
 struct gt_sync_row {
@@ -213,12 +223,15 @@ struct gt_summary {
     uint64_t sync_max_ns;           /* the busiest thread's */
     double sync_pct;                /* that, of the span */
     uint64_t h2d_bytes, pageable_h2d_bytes;
+    /* mapped (zero-copy) host memory: allocations and registrations with
+     * the mapped flag, their bytes (kernels may read it over the bus) */
+    uint64_t mapped_host_allocs, mapped_host_bytes;
 };
 
 /* Rows per table that --top left out. */
 struct gt_more {
     size_t findings, gaps, idle_sites, kernels, launch_kernels, launch_sites, graphs, xfer_kind, xfer_size, h2d, syncs,
-        streams, devices, api, errors, phases;
+        streams, devices, api, errors, phases, graph_nodes;
 };
 
 #define GT_MAX_NOTES 4
@@ -242,6 +255,8 @@ struct gt_report {
     size_t nxfer_kind, nxfer_size;
     struct gt_graph_row *graphs;
     size_t ngraphs;
+    struct gt_gnode_row *gnodes;    /* most GPU time first */
+    size_t ngnodes;
     struct gt_h2d_row *h2d;
     size_t nh2d;
     struct gt_sync_row *syncs;
@@ -283,5 +298,10 @@ void gt_report_free(struct gt_report *r);
 /* Fills r's phases from t's NVTX ranges (none before schema 6): 0, or -1
  * after printing an error (gt_phases.c). */
 int gt_phases(struct gt_trace *t, int gpu_times, const struct gt_analyze_opts *o, struct gt_report *r);
+struct gt_sites;
+/* Fills r's gnodes (traces without graph_nodes have none): 0, or -1 after
+ * printing an error (gt_gnodes.c). nocall: the site index of "(no recorded
+ * call)", for work whose launch was not recorded. */
+int gt_graph_nodes(struct gt_trace *t, struct gt_sites *sites, uint32_t nocall, struct gt_report *r);
 
 #endif

@@ -226,6 +226,8 @@ void gt_tables_copy_call(struct gt_pass *p, const struct gt_rec *c, uint32_t sit
             r->summary.pageable_h2d_bytes += bytes[i];
         } else if (mem[i] == GT_RMEM_PINNED) {
             row->pinned_bytes += bytes[i];
+        } else if (mem[i] == GT_RMEM_MAPPED) {
+            row->mapped_bytes += bytes[i];
         }
     }
     if (pageable) {

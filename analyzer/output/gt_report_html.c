@@ -607,7 +607,32 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
         fputs("</table>\n", out);
     }
 
+    if (r->ngnodes) {
+        fputs("<h2>Graph nodes: what CUDA Graphs ran, by where each node was created</h2>\n<table><tr><th>node</th>"
+              "<th>created at</th><th>launched at</th><th class=n>nodes</th><th class=n>runs</th><th class=n>GPU</th>"
+              "</tr>\n", out);
+        for (size_t i = 0; i < gt_top(r->ngnodes, o); i++) {
+            const struct gt_gnode_row *g = &r->gnodes[i];
+            fputs("<tr><td>", out);
+            gt_esc(out, g->kernel[0] ? g->kernel : g->kind);
+            fputs("</td><td>", out);
+            gt_site_html(out, &g->created);
+            fputs("</td><td>", out);
+            gt_site_html(out, &g->launched);
+            fprintf(out, "</td><td class=n>%llu</td><td class=n>%llu</td><td class=n>%s</td></tr>\n",
+                    (unsigned long long)g->nodes, (unsigned long long)g->runs,
+                    gt_fmt_duration((int64_t)g->gpu_ns, d1, sizeof(d1)));
+        }
+        fputs("</table>\n", out);
+    }
+
     fputs("<h2>Host-to-device copies by call site</h2>\n", out);
+    if (r->summary.mapped_host_allocs)
+        fprintf(out, "<p>Mapped (zero-copy) host memory: %s in %llu allocation%s. Kernels read it over the bus as "
+                     "they run; CUPTI's kernel records do not say which kernels or how many bytes, so those reads "
+                     "are in no figure here.</p>\n",
+                gt_fmt_bytes((int64_t)r->summary.mapped_host_bytes, d1, sizeof(d1)),
+                (unsigned long long)r->summary.mapped_host_allocs, r->summary.mapped_host_allocs == 1 ? "" : "s");
     nb = 0;
     for (size_t i = 0; i < r->nh2d && nb < 10; i++, nb++) {
         bars[nb].site = &r->h2d[i].site;

@@ -33,8 +33,10 @@ static void gt_json_summary(FILE *out, const struct gt_summary *s)
             U(s->launch_host_ns), U(s->launch_threads), s->launch_host_pct, U(s->kernel_ns), U(s->busy_ns),
             U(s->idle_ns), s->idle_pct);
     gt_json_causes(out, s->idle_by_cause);
-    fprintf(out, ",\"sync_ns\":%llu,\"sync_pct\":%.6f,\"h2d_bytes\":%llu,\"pageable_h2d_bytes\":%llu}",
-            U(s->sync_ns), s->sync_pct, U(s->h2d_bytes), U(s->pageable_h2d_bytes));
+    fprintf(out, ",\"sync_ns\":%llu,\"sync_pct\":%.6f,\"h2d_bytes\":%llu,\"pageable_h2d_bytes\":%llu,"
+                 "\"mapped_host_allocs\":%llu,\"mapped_host_bytes\":%llu}",
+            U(s->sync_ns), s->sync_pct, U(s->h2d_bytes), U(s->pageable_h2d_bytes), U(s->mapped_host_allocs),
+            U(s->mapped_host_bytes));
 }
 
 /* Opens a row of an array: the separator, then {"pid":N */
@@ -237,6 +239,23 @@ static void gt_json_tables(FILE *out, const struct gt_report_item *v, size_t n)
             fprintf(out, ",\"count\":%llu,\"api_total_ns\":%llu,\"ops\":%llu,\"kernels\":%llu,\"gpu_ns\":%llu}",
                     U(g->count), U(g->api_total_ns), U(g->ops), U(g->kernels), U(g->gpu_ns));
         }
+    fputs("],\"graph_nodes\":[", out);
+    first = 1;
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < v[t].r.ngnodes; i++) {
+            const struct gt_gnode_row *g = &v[t].r.gnodes[i];
+            gt_row(out, &first, v[t].pid);
+            fprintf(out, ",\"kind\":\"%s\",\"kernel\":", g->kind);
+            if (g->kernel[0])
+                gt_put_json_string(out, g->kernel);
+            else
+                fputs("null", out);
+            fputs(",\"created_at\":", out);
+            gt_site_put_json(out, &g->created);
+            fputs(",\"launched_at\":", out);
+            gt_site_put_json(out, &g->launched);
+            fprintf(out, ",\"nodes\":%llu,\"runs\":%llu,\"gpu_ns\":%llu}", U(g->nodes), U(g->runs), U(g->gpu_ns));
+        }
     fputs("],\"transfers\":{\"by_kind\":[", out);
     first = 1;
     for (size_t t = 0; t < n; t++)
@@ -268,10 +287,11 @@ static void gt_json_tables(FILE *out, const struct gt_report_item *v, size_t n)
             fprintf(out,
                     ",\"bytes\":%llu,\"count\":%llu,\"host_ns\":%llu,\"gpu_ns\":%llu,\"pageable_bytes\":%llu,"
                     "\"pinned_bytes\":%llu,\"pageable_calls\":%llu,\"pageable_host_ns\":%llu,\"blocking\":%llu,"
-                    "\"async\":%llu,\"async_pageable\":%llu,\"bandwidth_gbps\":%.6f,\"small_copy_storm\":%s}",
+                    "\"async\":%llu,\"async_pageable\":%llu,\"bandwidth_gbps\":%.6f,\"small_copy_storm\":%s,"
+                    "\"mapped_bytes\":%llu}",
                     U(h->bytes), U(h->count), U(h->host_ns), U(h->gpu_ns), U(h->pageable_bytes), U(h->pinned_bytes),
                     U(h->pageable_calls), U(h->pageable_host_ns), U(h->blocking), U(h->async),
-                    U(h->async_pageable), h->bandwidth_gbps, h->small_storm ? "true" : "false");
+                    U(h->async_pageable), h->bandwidth_gbps, h->small_storm ? "true" : "false", U(h->mapped_bytes));
         }
     fputs("],\"syncs\":[", out);
     first = 1;
@@ -369,14 +389,15 @@ static void gt_json_truncated(FILE *out, const struct gt_report_item *v, size_t 
         m.api += x->api;
         m.errors += x->errors;
         m.phases += x->phases;
+        m.graph_nodes += x->graph_nodes;
     }
     fprintf(out,
             ",\"truncated\":{\"findings\":%zu,\"idle_gaps\":%zu,\"idle_by_site\":%zu,\"kernels\":%zu,"
             "\"launch_overhead.kernels\":%zu,\"launch_overhead.sites\":%zu,\"graph_launches\":%zu,\"transfers.by_kind\":%zu,"
             "\"transfers.by_size\":%zu,\"h2d_hotspots\":%zu,\"syncs\":%zu,\"streams\":%zu,\"api\":%zu,"
-            "\"errors\":%zu,\"phases\":%zu}",
+            "\"errors\":%zu,\"phases\":%zu,\"graph_nodes\":%zu}",
             m.findings, m.gaps, m.idle_sites, m.kernels, m.launch_kernels, m.launch_sites, m.graphs, m.xfer_kind,
-            m.xfer_size, m.h2d, m.syncs, m.streams, m.api, m.errors, m.phases);
+            m.xfer_size, m.h2d, m.syncs, m.streams, m.api, m.errors, m.phases, m.graph_nodes);
 }
 
 void gt_report_json(FILE *out, const struct gt_report_item *v, size_t n)

@@ -245,6 +245,29 @@ static void gt_text_graphs(FILE *out, const struct gt_report *r)
     gt_more(out, r->more.graphs, "sites");
 }
 
+/* Graph-run work by node: where the node was made, where it was launched. */
+static void gt_text_gnodes(FILE *out, const struct gt_report *r)
+{
+    if (!r->ngnodes)
+        return;
+    fprintf(out, "\nGraph nodes: what CUDA Graphs ran, by where each node was created\n");
+    for (size_t i = 0; i < r->ngnodes; i++) {
+        const struct gt_gnode_row *g = &r->gnodes[i];
+        fputs("  ", out);
+        if (g->kernel[0])
+            gt_put_text(out, g->kernel, 76);
+        else
+            fprintf(out, "%s", g->kind);
+        fprintf(out, "\n    %llu run%s of %llu %s node%s, GPU %s\n", U(g->runs), g->runs == 1 ? "" : "s", U(g->nodes),
+                g->kind, g->nodes == 1 ? "" : "s", DUR(g->gpu_ns, gt_b1));
+        fputs("    graph node created\n", out);
+        gt_text_site(out, "      ", &g->created);
+        fputs("    launched\n", out);
+        gt_text_site(out, "      ", &g->launched);
+    }
+    gt_more(out, r->more.graph_nodes, "rows");
+}
+
 static void gt_text_xfers(FILE *out, const struct gt_report *r, int gpu)
 {
     fprintf(out, "\nTransfers by kind and size (%s time)\n", gpu ? "GPU" : "host");
@@ -269,6 +292,14 @@ static void gt_text_xfers(FILE *out, const struct gt_report *r, int gpu)
 static void gt_text_h2d(FILE *out, const struct gt_report *r)
 {
     fprintf(out, "\nH2D hotspots by call site (by host time)\n");
+    const struct gt_summary *s = &r->summary;
+    if (s->mapped_host_allocs) {
+        /* What the figures below cannot hold, said where they are read. */
+        fprintf(out, "  mapped (zero-copy) host memory: %s in %llu allocation%s; kernels read it\n",
+                BYTES(s->mapped_host_bytes, gt_b1), U(s->mapped_host_allocs), s->mapped_host_allocs == 1 ? "" : "s");
+        fprintf(out, "  over the bus as they run, and CUPTI's kernel records do not say which\n"
+                     "  kernels or how many bytes: those reads are in no figure here\n");
+    }
     if (!r->nh2d) {
         fprintf(out, "  no host-to-device copy calls\n");
         return;
@@ -278,8 +309,13 @@ static void gt_text_h2d(FILE *out, const struct gt_report *r)
         fprintf(out, "  %s in %llu cop%s, host %s, GPU %s, %.2f GB/s\n", BYTES(h->bytes, gt_b1), U(h->count),
                 h->count == 1 ? "y" : "ies", DUR(h->host_ns, gt_b2), h->gpu_ns ? DUR(h->gpu_ns, gt_b3) : "-",
                 h->bandwidth_gbps);
-        fprintf(out, "    pageable %s, pinned %s; %llu blocking, %llu async\n", BYTES(h->pageable_bytes, gt_b1),
-                BYTES(h->pinned_bytes, gt_b2), U(h->blocking), U(h->async));
+        if (h->mapped_bytes)
+            fprintf(out, "    pageable %s, pinned %s, mapped %s; %llu blocking, %llu async\n",
+                    BYTES(h->pageable_bytes, gt_b1), BYTES(h->pinned_bytes, gt_b2), BYTES(h->mapped_bytes, gt_b3),
+                    U(h->blocking), U(h->async));
+        else
+            fprintf(out, "    pageable %s, pinned %s; %llu blocking, %llu async\n", BYTES(h->pageable_bytes, gt_b1),
+                    BYTES(h->pinned_bytes, gt_b2), U(h->blocking), U(h->async));
         if (h->async_pageable)
             fprintf(out, "    ! %llu async copies from pageable memory: they block anyway\n", U(h->async_pageable));
         if (h->small_storm)
@@ -442,6 +478,7 @@ static void gt_text_one(FILE *out, const struct gt_report_item *v, const struct 
     gt_text_kernels(out, r, gpu);
     gt_text_launch(out, r, gpu);
     gt_text_graphs(out, r);
+    gt_text_gnodes(out, r);
     gt_text_xfers(out, r, gpu);
     gt_text_h2d(out, r);
     gt_text_syncs(out, r);

@@ -34,6 +34,8 @@ struct gt_summary gt_report_items_total(const struct gt_report_item *v, size_t n
             t.sync_pct = s->sync_pct;
         t.h2d_bytes += s->h2d_bytes;
         t.pageable_h2d_bytes += s->pageable_h2d_bytes;
+        t.mapped_host_allocs += s->mapped_host_allocs;
+        t.mapped_host_bytes += s->mapped_host_bytes;
         for (int c = 0; c < GT_CAUSES; c++)
             t.idle_by_cause[c] += s->idle_by_cause[c];
     }

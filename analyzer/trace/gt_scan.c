@@ -424,6 +424,7 @@ static int gt_scan_calls_raw(struct gt_scan *s, gt_rec_fn fn, void *arg)
         int64_t a0 = sqlite3_column_int64(q, 7);
         switch (r.cat) {
         case GT_RC_ALLOC:
+            r.alloc_kind = (int)a0;
             r.bytes = gt_col_u64(q, 8);
             break;
         case GT_RC_SYNC:
@@ -446,10 +447,11 @@ static int gt_scan_calls_raw(struct gt_scan *s, gt_rec_fn fn, void *arg)
             if (r.cat == GT_RC_MEMCPY) {
                 r.copy_kind = (int)(a0 & 7) <= GT_RCOPY_PTOP ? (int)(a0 & 7) : GT_RCOPY_OTHER;
                 int mem = (int)((a0 >> 3) & 7);
-                r.host_mem = mem <= GT_RMEM_MANAGED ? mem : GT_RMEM_OTHER;
+                r.host_mem = mem <= GT_RMEM_MANAGED ? mem : mem == 5 ? GT_RMEM_MAPPED : GT_RMEM_OTHER;
             }
             break;
         }
+
         default:
             break;
         }
@@ -486,7 +488,7 @@ static int gt_copy_kind_code(const char *k)
 static int gt_mem_code(const char *m)
 {
     return !m ? GT_RMEM_OTHER : !strcmp(m, "pageable") ? GT_RMEM_PAGEABLE : !strcmp(m, "pinned") ? GT_RMEM_PINNED
-         : !strcmp(m, "managed") ? GT_RMEM_MANAGED : GT_RMEM_OTHER;
+         : !strcmp(m, "managed") ? GT_RMEM_MANAGED : !strcmp(m, "mapped") ? GT_RMEM_MAPPED : GT_RMEM_OTHER;
 }
 
 /* CUPTI's memory kind numbers, from the names older views give them. */

@@ -16,7 +16,8 @@ enum gt_rec_cat {
     GT_RC_EVENT, GT_RC_GRAPH, GT_RC_COUNT
 };
 enum gt_rec_copy { GT_RCOPY_HTOD, GT_RCOPY_DTOH, GT_RCOPY_DTOD, GT_RCOPY_HTOH, GT_RCOPY_PTOP, GT_RCOPY_OTHER };
-enum gt_rec_mem { GT_RMEM_PAGEABLE, GT_RMEM_PINNED, GT_RMEM_MANAGED, GT_RMEM_OTHER };
+/* GT_RMEM_MAPPED: mapped (zero-copy) page-locked host memory. */
+enum gt_rec_mem { GT_RMEM_PAGEABLE, GT_RMEM_PINNED, GT_RMEM_MANAGED, GT_RMEM_OTHER, GT_RMEM_MAPPED };
 enum gt_rec_sync {
     GT_RSYNC_DEVICE, GT_RSYNC_CONTEXT, GT_RSYNC_STREAM, GT_RSYNC_EVENT, GT_RSYNC_WAIT_EVENT, GT_RSYNC_OTHER
 };
@@ -48,6 +49,7 @@ struct gt_rec {
     int host_mem;           /* memcpy: enum gt_rec_mem, as the shim classified the call's host pointer */
     int async;              /* memcpy, memset */
     uint64_t bytes;         /* memcpy, memset, alloc */
+    int alloc_kind;         /* alloc, free (version 4 on): alloc_args' kind code, 5 mapped */
     int sync_kind;          /* sync: enum gt_rec_sync */
     int64_t device;         /* launch, memcpy, memset: the device the call used */
     int64_t stream;         /* the stream handle the call used; 0: none */

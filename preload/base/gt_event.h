@@ -17,21 +17,36 @@ enum gt_category {
     GT_CAT_EVENT,
     GT_CAT_OTHER,
     GT_CAT_GRAPH,      /* a CUDA Graph launch */
+    GT_CAT_GRAPH_BUILD, /* building a graph: create, add a node, clone, instantiate, update */
     GT_CAT_COUNT
 };
 
 enum gt_copy_kind { GT_COPY_HTOD, GT_COPY_DTOH, GT_COPY_DTOD, GT_COPY_HTOH, GT_COPY_PTOP };
 
-enum gt_host_mem { GT_HM_PAGEABLE, GT_HM_PINNED, GT_HM_MANAGED, GT_HM_NONE, GT_HM_UNKNOWN };
+/* GT_HM_MAPPED: page-locked host memory mapped into the device's address
+ * space (zero-copy: kernels may read it over the bus). */
+enum gt_host_mem { GT_HM_PAGEABLE, GT_HM_PINNED, GT_HM_MANAGED, GT_HM_NONE, GT_HM_UNKNOWN, GT_HM_MAPPED };
 
 enum gt_sync_kind {
     GT_SYNC_DEVICE, GT_SYNC_CONTEXT, GT_SYNC_STREAM, GT_SYNC_EVENT, GT_SYNC_STREAM_WAIT_EVENT
 };
 
-enum gt_alloc_kind { GT_AK_DEVICE, GT_AK_PINNED, GT_AK_MANAGED, GT_AK_REGISTERED, GT_AK_ASYNC };
+/* GT_AK_MAPPED: host memory allocated or registered with the mapped flag. */
+enum gt_alloc_kind { GT_AK_DEVICE, GT_AK_PINNED, GT_AK_MANAGED, GT_AK_REGISTERED, GT_AK_ASYNC, GT_AK_MAPPED };
 
 /* The api of an NVTX event (never a hook table index). */
 #define GT_API_NVTX 0xFFFFFF00u
+/* The api of a graph node record that is not a call of its own: the node a
+ * captured call became, or a node of a clone (u.gnode; its tid, time and
+ * stacks are the call's that made it). */
+#define GT_API_GRAPH_NODE 0xFFFFFF01u
+
+/* Kinds of CUDA Graph node (graph_nodes.kind). */
+enum gt_gnode_kind {
+    GT_GN_KERNEL, GT_GN_MEMCPY, GT_GN_MEMSET, GT_GN_HOST, GT_GN_EMPTY, GT_GN_OTHER,
+    GT_GN_CLONE = 254, /* a clone's node: its kind and site are its original's (u.gnode.orig) */
+    GT_GN_NONE = 255   /* a graph-building call that made no node of its own */
+};
 
 /* Stream handle values with a meaning of their own (cuda.h). */
 #define GT_STREAM_LEGACY     1ULL
@@ -74,6 +89,14 @@ struct gt_event {
             uint64_t ptr, bytes;
             uint8_t kind;
         } alloc;
+        struct {              /* category GT_CAT_GRAPH_BUILD, or api == GT_API_GRAPH_NODE */
+            uint64_t node;    /* CUPTI's graphNodeId; 0: unknown (CUPTI off) */
+            uint64_t orig;    /* GT_GN_CLONE: the original node's id */
+            uint32_t graph;   /* CUPTI's graphId */
+            uint32_t name_id; /* kernel nodes: the kernel (hot/gt_names.h) */
+            uint32_t api;     /* GT_API_GRAPH_NODE: the call that made it (hook table index) */
+            uint8_t kind;     /* enum gt_gnode_kind */
+        } gnode;
         struct {              /* api == GT_API_NVTX (hot/gt_nvtx.h) */
             uint64_t id;      /* the range's id; the named object (thread, stream, category) */
             uint64_t payload; /* raw bits, as payload_type says */

@@ -39,6 +39,8 @@ struct gt_cupti_api {
     CUptiResult (*push)(CUpti_ExternalCorrelationKind, uint64_t);
     CUptiResult (*pop)(CUpti_ExternalCorrelationKind, uint64_t *);
     CUptiResult (*result_string)(CUptiResult, const char **);
+    CUptiResult (*graph_node_id)(CUgraphNode, uint64_t *); /* optional: CUDA Graphs' node ids */
+    CUptiResult (*graph_id)(CUgraph, uint32_t *);
 };
 
 struct gt_cupti_buf {
@@ -274,6 +276,8 @@ int gt_cupti_start(const char *mode, char *why, size_t why_len)
     GT_SYM(pop, "cuptiActivityPopExternalCorrelationId");
     *(void **)&gt_cu.flush_period = dlsym(h, "cuptiActivityFlushPeriod");
     *(void **)&gt_cu.result_string = dlsym(h, "cuptiGetResultString");
+    *(void **)&gt_cu.graph_node_id = dlsym(h, "cuptiGetGraphNodeId");
+    *(void **)&gt_cu.graph_id = dlsym(h, "cuptiGetGraphId");
 
     CUptiResult r = gt_cu.register_timestamp(gt_cupti_clock);
     if (r != CUPTI_SUCCESS) {
@@ -292,6 +296,24 @@ int gt_cupti_start(const char *mode, char *why, size_t why_len)
 int gt_cupti_active(void)
 {
     return atomic_load_explicit(&gt_cupti_on, memory_order_relaxed);
+}
+
+uint64_t gt_cupti_graph_node_id(void *node)
+{
+    uint64_t id = 0;
+    if (!node || !atomic_load_explicit(&gt_cupti_on, memory_order_acquire) || !gt_cu.graph_node_id ||
+        gt_cu.graph_node_id((CUgraphNode)node, &id) != CUPTI_SUCCESS)
+        return 0;
+    return id;
+}
+
+uint32_t gt_cupti_graph_id(void *graph)
+{
+    uint32_t id = 0;
+    if (!graph || !atomic_load_explicit(&gt_cupti_on, memory_order_acquire) || !gt_cu.graph_id ||
+        gt_cu.graph_id((CUgraph)graph, &id) != CUPTI_SUCCESS)
+        return 0;
+    return id;
 }
 
 void gt_cupti_push(uint64_t id)

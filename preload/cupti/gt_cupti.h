@@ -20,6 +20,11 @@ int gt_cupti_active(void);
 /* Brackets a call that makes GPU work with our correlation id. */
 void gt_cupti_push(uint64_t id);
 void gt_cupti_pop(void);
+/* CUPTI's ids of a CUDA Graph node (CUgraphNode) and graph (CUgraph), the
+ * ids its records of a replayed node carry; 0 when CUPTI is not recording
+ * or cannot tell. Program threads, inside a hooked call. */
+uint64_t gt_cupti_graph_node_id(void *node);
+uint32_t gt_cupti_graph_id(void *graph);
 /* Asks CUPTI to hand over what it holds (forced: partial buffers too). */
 void gt_cupti_flush(int forced);
 /* Flushes everything and stops; buffers stay queued for the writer. */

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "hot/gt_call.h"
+#include "hot/gt_graph.h"
 #include "hot/gt_python.h"
 #include "hot/gt_ring.h"
 #include "hot/gt_stacks.h"
@@ -14,6 +15,8 @@ void gt_call_end(struct gt_call *c, int result, int category)
             c->ev.result = result;
             c->ev.stack_id = gt_stack_capture();
             c->ev.pystack_id = gt_python_capture();
+            if (__builtin_expect(c->ev.captured || category == GT_CAT_GRAPH_BUILD, 0))
+                gt_graph_emit(&c->ev, category);
             gt_ring_push(&c->ev);
         }
     }

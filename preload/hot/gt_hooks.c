@@ -8,6 +8,7 @@
 
 #include "base/gt_cuda.h"
 #include "hot/gt_call.h"
+#include "hot/gt_graph.h"
 #include "hot/gt_hooks.h"
 #include "hot/gt_readers.h"
 #include "hot/gt_symbols_lookup.h"

@@ -106,6 +106,19 @@ void gt_ranges_remove(uintptr_t base)
     pthread_mutex_unlock(&gt_ranges_lock);
 }
 
+void gt_ranges_rekind(uintptr_t p, int from, int to)
+{
+    pthread_mutex_lock(&gt_ranges_lock);
+    uint32_t n = LD(gt_range_count);
+    uint32_t i = gt_upper(p, n);
+    if (i > 0 && p < LD(gt_ranges[i - 1].end) && LD(gt_ranges[i - 1].kind) == from) {
+        gt_write_begin();
+        ST(gt_ranges[i - 1].kind, to);
+        gt_write_end();
+    }
+    pthread_mutex_unlock(&gt_ranges_lock);
+}
+
 int gt_ranges_find(uintptr_t p)
 {
     for (;;) {

@@ -7,11 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum gt_range_kind { GT_RANGE_NONE = 0, GT_RANGE_DEVICE, GT_RANGE_PINNED, GT_RANGE_MANAGED };
+enum gt_range_kind { GT_RANGE_NONE = 0, GT_RANGE_DEVICE, GT_RANGE_PINNED, GT_RANGE_MANAGED, GT_RANGE_MAPPED };
 
 void gt_ranges_add(uintptr_t base, size_t len, int kind);
 void gt_ranges_remove(uintptr_t base);
 int gt_ranges_find(uintptr_t p);
+/* The range holding p, if of kind `from`, becomes of kind `to`. */
+void gt_ranges_rekind(uintptr_t p, int from, int to);
 void gt_ranges_fork_lock(void);
 void gt_ranges_fork_unlock(void);
 

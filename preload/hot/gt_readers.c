@@ -106,6 +106,7 @@ static enum gt_host_mem gt_host_mem_of(const void *p)
 {
     switch (gt_ranges_find((uintptr_t)p)) {
     case GT_RANGE_PINNED: return GT_HM_PINNED;
+    case GT_RANGE_MAPPED: return GT_HM_MAPPED;
     case GT_RANGE_MANAGED: return GT_HM_MANAGED;
     case GT_RANGE_DEVICE: return GT_HM_UNKNOWN;
     default: return GT_HM_PAGEABLE;
@@ -278,6 +279,7 @@ static int gt_range_kind_of(enum gt_alloc_kind k)
     case GT_AK_DEVICE: case GT_AK_ASYNC: return GT_RANGE_DEVICE;
     case GT_AK_PINNED: case GT_AK_REGISTERED: return GT_RANGE_PINNED;
     case GT_AK_MANAGED: return GT_RANGE_MANAGED;
+    case GT_AK_MAPPED: return GT_RANGE_MAPPED;
     }
     return GT_RANGE_NONE;
 }
@@ -309,11 +311,19 @@ void gt_rd_alloc_async(struct gt_event *ev, int res, void *const *out, size_t by
     gt_rd_alloc(ev, res, GT_AK_ASYNC, out, bytes);
 }
 
-void gt_rd_register(struct gt_event *ev, int res, void *p, size_t bytes)
+void gt_rd_register(struct gt_event *ev, int res, void *p, size_t bytes, int mapped)
 {
-    gt_set_alloc(ev, GT_AK_REGISTERED, p, bytes);
+    gt_set_alloc(ev, mapped ? GT_AK_MAPPED : GT_AK_REGISTERED, p, bytes);
     if (res == 0 && p)
-        gt_ranges_add((uintptr_t)p, bytes, GT_RANGE_PINNED);
+        gt_ranges_add((uintptr_t)p, bytes, mapped ? GT_RANGE_MAPPED : GT_RANGE_PINNED);
+}
+
+void gt_rd_host_device_pointer(int res, const void *host)
+{
+    /* Asked for a device pointer to it: the program reads it zero-copy (with
+     * unified addressing all page-locked memory is mapped, flag or not). */
+    if (res == 0 && host)
+        gt_ranges_rekind((uintptr_t)host, GT_RANGE_PINNED, GT_RANGE_MAPPED);
 }
 
 void gt_rd_free(struct gt_event *ev, int res, enum gt_alloc_kind kind, void *p)

@@ -45,7 +45,9 @@ void gt_rd_sync(struct gt_event *ev, enum gt_sync_kind kind, void *stream, void 
 void gt_rd_alloc(struct gt_event *ev, int res, enum gt_alloc_kind kind, void *const *out, size_t bytes);
 void gt_rd_alloc_pitch(struct gt_event *ev, int res, void *const *out, const size_t *pitch, size_t height);
 void gt_rd_alloc_async(struct gt_event *ev, int res, void *const *out, size_t bytes, void *stream, int pt);
-void gt_rd_register(struct gt_event *ev, int res, void *p, size_t bytes);
+void gt_rd_register(struct gt_event *ev, int res, void *p, size_t bytes, int mapped);
+/* cudaHostGetDevicePointer: its host memory is read zero-copy (mapped). */
+void gt_rd_host_device_pointer(int res, const void *host);
 void gt_rd_free(struct gt_event *ev, int res, enum gt_alloc_kind kind, void *p);
 void gt_rd_free_async(struct gt_event *ev, int res, void *p, void *stream, int pt);
 

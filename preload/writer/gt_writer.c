@@ -56,9 +56,13 @@ static const char *const gt_sql[ST_COUNT] = {
     [ST_STACK] = "INSERT INTO stacks VALUES(?,?,?)",
     [ST_META] = "INSERT OR REPLACE INTO meta VALUES(?,?)",
     [ST_GPU] = "INSERT INTO gpu_ops(id,kind,corr,correlation_id,device,stream,start_ns,dur_ns,name_id,bytes,"
-               "copy_kind,src_kind,dst_kind,sync_type) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+               "copy_kind,src_kind,dst_kind,sync_type,graph_id,graph_node_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_GPU_BATCH] = NULL, /* GT_BATCH_ROWS rows of ST_GPU's, built at open */
     [ST_GPU_CORR] = "UPDATE gpu_ops SET corr = ? WHERE id = ?",
+    [ST_GNODE] = "INSERT OR REPLACE INTO graph_node_rows VALUES(?,?,?,?,?,?,?,?,?,?)",
+    /* A clone's node takes its original's kind, kernel and site. */
+    [ST_GNODE_CLONE] = "INSERT OR REPLACE INTO graph_node_rows SELECT ?1, ?2, kind, name_id, api_id, tid, ns, "
+                       "stack_id, pystack_id, ?3 FROM graph_node_rows WHERE node_id = ?3",
     [ST_OVERHEAD] = "INSERT INTO cupti_overhead VALUES(?,?,?)",
     [ST_PYCODE] = "INSERT INTO py_code VALUES(?,?,?,?)",
     [ST_PYFRAME] = "INSERT INTO py_frames VALUES(?,?,?,?)",
@@ -194,6 +198,10 @@ static void gt_write_event(const struct gt_event *e, void *arg)
         gt_write_nvtx(w, e);
         return;
     }
+    if (e->api == GT_API_GRAPH_NODE) {
+        gt_write_graph_node(w, e);
+        return;
+    }
     gt_emit_thread(w, e->tid);
     gt_emit_stack(w, e->stack_id);
     gt_emit_pystack(w, e->pystack_id);
@@ -208,6 +216,8 @@ static void gt_write_event(const struct gt_event *e, void *arg)
     struct gt_row row;
     gt_event_row(w, e, &row);
     gt_event_store(w, &row);
+    if (cat == GT_CAT_GRAPH_BUILD)
+        gt_write_graph_node(w, e);
 }
 
 int gt_begin_txn(struct gt_writer *w)
@@ -713,7 +723,7 @@ static int gt_writer_open_blocked(const char *path, const struct gt_config *cfg,
         if (i == ST_EVENT_BATCH)
             rc = gt_prepare_batch(w, &w->events, ST_EVENT, ST_EVENT_BATCH, EC_COUNT);
         else if (i == ST_GPU_BATCH)
-            rc = gt_prepare_batch(w, &w->gpu, ST_GPU, ST_GPU_BATCH, 14);
+            rc = gt_prepare_batch(w, &w->gpu, ST_GPU, ST_GPU_BATCH, 16);
         else
             rc = sqlite3_prepare_v3(w->db, gt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i], NULL);
     }

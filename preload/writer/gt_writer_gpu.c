@@ -98,9 +98,9 @@ static int64_t gt_gpu_name_id(struct gt_writer *w, const char *name)
 
 /* Columns of ST_GPU, from 0: id, kind, corr, correlation_id, device,
  * stream, start_ns, dur_ns, name_id, bytes, copy_kind, src_kind, dst_kind,
- * sync_type. */
+ * sync_type, graph_id, graph_node_id. */
 enum { GC_ID, GC_KIND, GC_CORR, GC_CORRELATION, GC_DEVICE, GC_STREAM, GC_START, GC_DUR, GC_NAME, GC_BYTES,
-       GC_COPY_KIND, GC_SRC_KIND, GC_DST_KIND, GC_SYNC_TYPE };
+       GC_COPY_KIND, GC_SRC_KIND, GC_DST_KIND, GC_SYNC_TYPE, GC_GRAPH, GC_GRAPH_NODE };
 
 /* A gpu_ops row with the columns every kind has; the caller sets its own
  * (clearing their NULL bits) and calls gt_store_gpu. */
@@ -117,7 +117,7 @@ static struct gt_row *gt_gpu_row(struct gt_writer *w, int kind, uint32_t correla
     r->v[GC_STREAM] = stream;
     r->v[GC_START] = (int64_t)start;
     r->v[GC_DUR] = end >= start ? (int64_t)(end - start) : 0;
-    r->null_mask = (ext ? 0 : 1u << GC_CORR) | (has_device ? 0 : 1u << GC_DEVICE) | (0x3fu << GC_NAME);
+    r->null_mask = (ext ? 0 : 1u << GC_CORR) | (has_device ? 0 : 1u << GC_DEVICE) | (0xffu << GC_NAME);
     return r;
 }
 
@@ -125,6 +125,15 @@ static void gt_set(struct gt_row *r, int col, int64_t v)
 {
     r->v[col] = v;
     r->null_mask &= ~(1u << col);
+}
+
+/* Work a graph launch replayed: its graph and node (0: none). */
+static void gt_set_graph(struct gt_row *r, uint32_t graph, uint64_t node)
+{
+    if (!node)
+        return;
+    gt_set(r, GC_GRAPH, graph);
+    gt_set(r, GC_GRAPH_NODE, (int64_t)node);
 }
 
 static void gt_store_gpu(struct gt_writer *w, struct gt_row *r)
@@ -166,36 +175,39 @@ void gt_write_gpu_record(const void *record, void *arg)
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const CUpti_ActivityKernel10 *k = record;
-        if (gt_pend_fold(w, gt_corr_lookup(w, k->correlationId), GT_GPU_KERNEL, k->deviceId, k->streamId, k->start,
-                         k->end, 0, 0, 0, 0))
+        if (!k->graphNodeId && gt_pend_fold(w, gt_corr_lookup(w, k->correlationId), GT_GPU_KERNEL, k->deviceId,
+                                            k->streamId, k->start, k->end, 0, 0, 0, 0))
             break;
         int64_t name = gt_gpu_name_id(w, k->name);
         r = gt_gpu_row(w, GT_GPU_KERNEL, k->correlationId, 1, k->deviceId, k->streamId, k->start, k->end);
         if (name)
             gt_set(r, GC_NAME, name);
+        gt_set_graph(r, k->graphId, k->graphNodeId);
         gt_store_gpu(w, r);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = record;
-        if (gt_pend_fold(w, gt_corr_lookup(w, m->correlationId), GT_GPU_MEMCPY, m->deviceId, m->streamId, m->start,
-                         m->end, 1, m->srcKind, m->dstKind, m->bytes))
+        if (!m->graphNodeId && gt_pend_fold(w, gt_corr_lookup(w, m->correlationId), GT_GPU_MEMCPY, m->deviceId,
+                                            m->streamId, m->start, m->end, 1, m->srcKind, m->dstKind, m->bytes))
             break;
         r = gt_gpu_row(w, GT_GPU_MEMCPY, m->correlationId, 1, m->deviceId, m->streamId, m->start, m->end);
         gt_set(r, GC_BYTES, (int64_t)m->bytes);
         gt_set(r, GC_COPY_KIND, m->copyKind);
         gt_set(r, GC_SRC_KIND, m->srcKind);
         gt_set(r, GC_DST_KIND, m->dstKind);
+        gt_set_graph(r, m->graphId, m->graphNodeId);
         gt_store_gpu(w, r);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = record;
-        if (gt_pend_fold(w, gt_corr_lookup(w, m->correlationId), GT_GPU_MEMSET, m->deviceId, m->streamId, m->start,
-                         m->end, 0, 0, 0, 0))
+        if (!m->graphNodeId && gt_pend_fold(w, gt_corr_lookup(w, m->correlationId), GT_GPU_MEMSET, m->deviceId,
+                                            m->streamId, m->start, m->end, 0, 0, 0, 0))
             break;
         r = gt_gpu_row(w, GT_GPU_MEMSET, m->correlationId, 1, m->deviceId, m->streamId, m->start, m->end);
         gt_set(r, GC_BYTES, (int64_t)m->bytes);
+        gt_set_graph(r, m->graphId, m->graphNodeId);
         gt_store_gpu(w, r);
         break;
     }

@@ -13,7 +13,7 @@
 
 enum { ST_EVENT, ST_EVENT_BATCH, ST_THREAD, ST_LAUNCH_CONFIG, ST_STRING, ST_MODULE, ST_FRAME, ST_STACK, ST_META, ST_GPU,
        ST_GPU_BATCH, ST_GPU_CORR,
-       ST_OVERHEAD, ST_PYCODE, ST_PYFRAME, ST_PYSTACK, ST_RESULT_NAME, ST_COUNT };
+       ST_OVERHEAD, ST_PYCODE, ST_PYFRAME, ST_PYSTACK, ST_RESULT_NAME, ST_GNODE, ST_GNODE_CLONE, ST_COUNT };
 
 /* Strings interned in first-seen order; an entry's index is its id. */
 struct gt_strlist {
@@ -150,6 +150,10 @@ void gt_read_text_file(const char *path, char *buf, size_t len, int nul_to_space
  * (gt_writer_py.c). */
 void gt_emit_pystack(struct gt_writer *w, uint32_t pystack_id);
 int gt_bit_test_set(uint8_t *bits, uint32_t i);
+/* CUDA Graph nodes (gt_writer_graph.c): the node a graph-building call or
+ * a GT_API_GRAPH_NODE record made, into graph_node_rows. */
+struct gt_event;
+void gt_write_graph_node(struct gt_writer *w, const struct gt_event *e);
 /* Columns of the events row (schema/gputrace.sql), from 0. */
 enum { EC_TID, EC_API, EC_START, EC_DUR, EC_RESULT, EC_STREAM, EC_STACK, EC_PYSTACK, EC_CORR, EC_A0, EC_A1,
        EC_A2, EC_G_START, EC_G_DUR, EC_G_STREAM, EC_COUNT };

@@ -146,7 +146,7 @@ void gt_event_row(struct gt_writer *w, const struct gt_event *e, struct gt_row *
         used = a[0] ? 1u : 0u;
         break;
     case GT_CAT_MEMCPY:
-        a[0] = (int64_t)(e->u.copy.kind % 5u) | (int64_t)(e->u.copy.host_mem % 5u) << 3 |
+        a[0] = (int64_t)(e->u.copy.kind % 5u) | (int64_t)(e->u.copy.host_mem % 6u) << 3 |
                (int64_t)(e->u.copy.async ? 1 : 0) << 6 | (int64_t)(e->captured ? 1 : 0) << 7 |
                (int64_t)e->u.copy.device << 16;
         a[1] = (int64_t)e->u.copy.bytes;
@@ -165,7 +165,7 @@ void gt_event_row(struct gt_writer *w, const struct gt_event *e, struct gt_row *
         break;
     case GT_CAT_ALLOC:
     case GT_CAT_FREE:
-        a[0] = e->u.alloc.kind % 5;
+        a[0] = e->u.alloc.kind % 6;
         a[1] = (int64_t)e->u.alloc.bytes;
         a[2] = (int64_t)e->u.alloc.ptr;
         used = 7;

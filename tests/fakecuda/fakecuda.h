@@ -94,6 +94,11 @@ void fakecuda_activity_subscribe(fakecuda_activity_cb cb, void *arg);
 typedef void (*fakecuda_api_cb)(uint32_t correlation_id, const char *api_name, void *arg);
 void fakecuda_api_subscribe(fakecuda_api_cb cb, void *arg);
 
+/* CUPTI's ids of a graph node and a graph (what cuptiGetGraphNodeId and
+ * cuptiGetGraphId answer). 0, or -1 for a bad handle. */
+int fakecuda_graph_node_id(CUgraphNode n, uint64_t *id);
+int fakecuda_graph_id(CUgraph g, uint32_t *id);
+
 #ifdef __cplusplus
 }
 #endif

@@ -597,3 +597,30 @@ FU_API CUptiResult cuptiFinalize(void)
     pthread_mutex_unlock(&fu_lock);
     return CUPTI_SUCCESS;
 }
+
+/* Graph and node ids, as the driver gave them (the ids its records carry). */
+static void *fu_driver_sym(const char *name)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    return h ? dlsym(h, name) : NULL;
+}
+
+FU_API CUptiResult cuptiGetGraphNodeId(CUgraphNode node, uint64_t *id)
+{
+    int (*fn)(CUgraphNode, uint64_t *) = (int (*)(CUgraphNode, uint64_t *))fu_driver_sym("fakecuda_graph_node_id");
+    if (!node || !id)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (!fn)
+        return CUPTI_ERROR_NOT_INITIALIZED;
+    return fn(node, id) == 0 ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+FU_API CUptiResult cuptiGetGraphId(CUgraph graph, uint32_t *id)
+{
+    int (*fn)(CUgraph, uint32_t *) = (int (*)(CUgraph, uint32_t *))fu_driver_sym("fakecuda_graph_id");
+    if (!graph || !id)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (!fn)
+        return CUPTI_ERROR_NOT_INITIALIZED;
+    return fn(graph, id) == 0 ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}

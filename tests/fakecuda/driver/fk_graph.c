@@ -243,3 +243,43 @@ FK_API CUresult cuGraphDestroy(CUgraph g)
     pthread_mutex_unlock(&fk_lock);
     return CUDA_SUCCESS;
 }
+
+/* The capture's state and the nodes the next captured work will depend on:
+ * one node (the last captured) or none, as captures here are linear. A
+ * tracer reads it right after a captured call to learn the node it made. */
+static CUresult fk_capture_info(CUstream hs, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *graph,
+                                const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps, int pt)
+{
+    if (!st || !fk_stream_valid(hs))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUstream_st *s = fk_stream(hs, pt);
+    pthread_mutex_lock(&fk_lock);
+    struct CUgraph_st *g = s->capture;
+    *st = g ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    if (g) {
+        if (id)
+            *id = g->id;
+        if (graph)
+            *graph = g;
+        if (deps)
+            *deps = g->last ? (const CUgraphNode *)&g->last : NULL;
+        if (edges)
+            *edges = NULL;
+        if (ndeps)
+            *ndeps = g->last ? 1 : 0;
+    }
+    pthread_mutex_unlock(&fk_lock);
+    return CUDA_SUCCESS;
+}
+
+FK_API CUresult cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *graph,
+                                          const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps)
+{
+    return fk_capture_info(s, st, id, graph, deps, edges, ndeps, 0);
+}
+FK_API CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id,
+                                               CUgraph *graph, const CUgraphNode **deps,
+                                               const CUgraphEdgeData **edges, size_t *ndeps)
+{
+    return fk_capture_info(s, st, id, graph, deps, edges, ndeps, 1);
+}

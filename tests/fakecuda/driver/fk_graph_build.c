@@ -342,3 +342,33 @@ FK_API CUresult cuGraphExecUpdate_v2(CUgraphExec e, CUgraph g, CUgraphExecUpdate
     }
     return res == CU_GRAPH_EXEC_UPDATE_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
 }
+
+/* A clone's nodes are its original's, in the same order. */
+FK_API CUresult cuGraphNodeFindInClone(CUgraphNode *out, CUgraphNode orig, CUgraph clone)
+{
+    if (!out || !fk_graph_node_ok(orig) || !fk_graph_ok(clone))
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fk_lock);
+    CUgraphNode n = orig->index < clone->count ? clone->nodes[orig->index] : NULL;
+    pthread_mutex_unlock(&fk_lock);
+    *out = n;
+    return n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* CUPTI's ids of nodes and graphs (the simulated CUPTI's cuptiGetGraphNodeId
+ * and cuptiGetGraphId ask here). */
+FK_API int fakecuda_graph_node_id(CUgraphNode n, uint64_t *id)
+{
+    if (!fk_graph_node_ok(n) || !id)
+        return -1;
+    *id = n->id;
+    return 0;
+}
+
+FK_API int fakecuda_graph_id(CUgraph g, uint32_t *id)
+{
+    if (!fk_graph_ok(g) || !id)
+        return -1;
+    *id = g->id;
+    return 0;
+}
