@@ -19,7 +19,11 @@ struct gt_config {
     int gpu_timing;            /* 1: CUPTI (GPUTRACE_GPU_TIMING=cupti), 0: off */
     int python;                /* 1: Python stacks where Python runs (GPUTRACE_PYTHON=1), 0: off */
     int standby;               /* GPUTRACE_MODE: 0 record (from the first call), 1 standby (windows on demand) */
+    int sample_hz;             /* GPUTRACE_SAMPLE_HZ: host samples a second, 0 off, at most 1000 */
+    int sample_all;            /* GPUTRACE_SAMPLE_THREADS: 0 cuda (threads that called CUDA), 1 all */
 };
+#define GT_DEFAULT_SAMPLE_HZ 100
+#define GT_MAX_SAMPLE_HZ 1000
 
 /* Reads settings through `get` (getenv in the shim). Each bad value falls
  * back to its default and adds a line to `warnings` (NUL-separated lines,

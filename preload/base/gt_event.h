@@ -32,6 +32,11 @@ enum gt_alloc_kind { GT_AK_DEVICE, GT_AK_PINNED, GT_AK_MANAGED, GT_AK_REGISTERED
 
 /* The api of an NVTX event (never a hook table index). */
 #define GT_API_NVTX 0xFFFFFF00u
+/* The api of a host sample (preload/sampler/): start_ns is its time. */
+#define GT_API_SAMPLE 0xFFFFFF01u
+
+/* A sample's state (samples.state). */
+enum gt_sample_state { GT_SAMPLE_RUNNING, GT_SAMPLE_SYSCALL, GT_SAMPLE_WAITING };
 
 /* Stream handle values with a meaning of their own (cuda.h). */
 #define GT_STREAM_LEGACY     1ULL
@@ -83,6 +88,11 @@ struct gt_event {
             uint8_t kind;     /* enum gt_nvtx_kind */
             uint8_t payload_type; /* NVTX's nvtxPayloadType_t; 0: none */
         } nvtx;
+        struct {              /* api == GT_API_SAMPLE */
+            uint32_t tid;     /* the thread sampled (ev.tid is the sampler's) */
+            int32_t syscall;  /* the system call it is blocked in; -1: none */
+            uint8_t state;    /* enum gt_sample_state */
+        } sample;
     } u;
 };
 
