@@ -556,6 +556,7 @@ static void gt_truncate(struct gt_report *r, size_t top)
     GT_KEEP(r->napi, m->api);
     GT_KEEP(r->nerrors, m->errors);
     GT_KEEP(r->nphases, m->phases);
+    GT_KEEP(r->nhost_stacks, m->host_stacks);
 }
 
 int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_report *r)
@@ -589,6 +590,8 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
     else
         rc = gt_analyze_passes(&p);
     if (rc == 0 && gt_phases(t, p.gpu_times, r) < 0)
+        rc = -1;
+    if (rc == 0 && gt_host_samples(t, r) < 0)
         rc = -1;
     if (rc < 0 && p.failed)
         fprintf(stderr, "gputrace: %s: out of memory\n", t->path);
@@ -635,5 +638,6 @@ void gt_report_free(struct gt_report *r)
     free(r->errors);
     free(r->phases);
     free(r->phase_spans);
+    free(r->host_stacks);
     memset(r, 0, sizeof(*r));
 }
