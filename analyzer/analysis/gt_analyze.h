@@ -268,5 +268,11 @@ int gt_phases(struct gt_trace *t, int gpu_times, struct gt_report *r);
  * samples (none before schema 7): 0, or -1 after printing an error
  * (gt_samples.c). Before --top cuts the gaps. */
 int gt_host_samples(struct gt_trace *t, struct gt_report *r);
+/* 1 when a host stack's text matches `pattern`: a glob (fnmatch) when it
+ * holds * ? or [, else a substring. */
+int gt_host_stack_match(const char *pattern, const char *text);
+/* The share of the listed gaps' idle time whose host stacks match (all
+ * rows: analyze with top 0), and that time in *idle_ns. */
+double gt_host_stack_pct(const struct gt_report *r, const char *pattern, uint64_t *idle_ns);
 
 #endif

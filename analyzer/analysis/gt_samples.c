@@ -10,6 +10,7 @@
  * for the by-stack table. Samples are few (hz x threads x seconds), so
  * they are held in memory; the calls are read once, kept only when they
  * start inside a listed gap. */
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,4 +400,21 @@ out:
     free(row_samples);
     free(row_gaps);
     return ok ? 0 : -1;
+}
+
+int gt_host_stack_match(const char *pattern, const char *text)
+{
+    if (!strpbrk(pattern, "*?["))
+        return strstr(text, pattern) != NULL;
+    return fnmatch(pattern, text, 0) == 0;
+}
+
+double gt_host_stack_pct(const struct gt_report *r, const char *pattern, uint64_t *idle_ns)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < r->nhost_stacks; i++)
+        if (gt_host_stack_match(pattern, r->host_stacks[i].text))
+            sum += r->host_stacks[i].idle_ns;
+    *idle_ns = sum;
+    return r->host_idle_ns ? 100.0 * (double)sum / (double)r->host_idle_ns : 0;
 }
