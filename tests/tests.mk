@@ -12,7 +12,8 @@ FAKECUDA_LIBS := $(BUILD)/fakecuda/libcudart.so.13 $(BUILD)/fakecuda/libcuda.so.
 TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPROG)/drv_basic_ptds \
               $(TPROG)/threads $(TPROG)/fork_child $(TPROG)/no_cuda $(TPROG)/timing $(TPROG)/vecadd \
               $(TPROG)/unhooked $(TPROG)/stall $(TPROG)/entry_point $(TPROG)/endings $(TPROG)/bad_args \
-              $(TPROG)/many_configs $(TPROG)/standby_loop $(TPROG)/nvtx_basic $(TPROG)/nvtx_phases $(TPROG)/diff_work
+              $(TPROG)/many_configs $(TPROG)/standby_loop $(TPROG)/nvtx_basic $(TPROG)/nvtx_phases $(TPROG)/diff_work \
+              $(TPROG)/host_wait
 
 UNIT_TESTS :=
 

@@ -344,15 +344,9 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
         }
         qsort(counts, nc, sizeof(*counts), gt_count_cmp);
         for (size_t c = 0; c < nc; c++) {
-            /* the gap's time, shared evenly among its samples (the last
-             * row takes what integer division leaves) */
-            uint64_t share = c + 1 == nc ? 0 : g->dur_ns * counts[c].n / m;
-            if (c + 1 == nc) {
-                uint64_t given = 0;
-                for (size_t d = 0; d + 1 < nc; d++)
-                    given += g->dur_ns * counts[d].n / m;
-                share = g->dur_ns - given;
-            }
+            /* the gap's time, shared by the samples' counts (to the ns
+             * below: the rows may sum to a few ns less than the gaps) */
+            uint64_t share = (uint64_t)((unsigned __int128)g->dur_ns * counts[c].n / m);
             row_idle[counts[c].key] += share;
             row_samples[counts[c].key] += counts[c].n;
             row_gaps[counts[c].key]++;

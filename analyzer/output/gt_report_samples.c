@@ -62,7 +62,7 @@ void gt_json_gap_host(FILE *out, const struct gt_report *r, const struct gt_gap 
     for (int i = 0; i < g->nhost; i++) {
         fputs(i ? ",{\"stack\":" : "{\"stack\":", out);
         gt_put_json_string(out, g->host[i].text);
-        fprintf(out, ",\"pct\":%.2f}", g->host[i].pct);
+        fprintf(out, ",\"pct\":%.6f}", g->host[i].pct);
     }
     fputs("]}", out);
 }
@@ -77,7 +77,7 @@ void gt_json_host_stacks(FILE *out, const struct gt_report_item *v, size_t n)
             fprintf(out, "%s{\"pid\":%lld,\"stack\":", first ? "" : ",", v[t].pid);
             first = 0;
             gt_put_json_string(out, x->text);
-            fprintf(out, ",\"idle_ns\":%llu,\"pct\":%.2f,\"samples\":%llu,\"gaps\":%llu}", U(x->idle_ns), x->pct,
+            fprintf(out, ",\"idle_ns\":%llu,\"pct\":%.6f,\"samples\":%llu,\"gaps\":%llu}", U(x->idle_ns), x->pct,
                     U(x->samples), U(x->gaps));
         }
     fputc(']', out);
