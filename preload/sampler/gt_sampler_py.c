@@ -109,19 +109,56 @@ static uint32_t gt_max4(uint32_t a, uint32_t b, uint32_t c, uint32_t d)
     return m;
 }
 
-/* The frame at the top of the thread's stack; -1 when unreadable. */
-static int gt_spy_top(const struct gt_py_layout *L, uintptr_t ts, uintptr_t *fr)
+/* The frames of a walk are copied a few pages at a time: on 3.11 and later
+ * a thread's frames lie together in its data stack, older ones below, so
+ * one read of the pages at and below a frame usually holds the frames
+ * after it too. Pages are listed top first: the read stops at the first
+ * page not mapped, keeping those above it. */
+#define GT_SPY_PAGE 4096u
+#define GT_SPY_PAGES 3u
+static unsigned char gt_spy_chunk[GT_SPY_PAGE * GT_SPY_PAGES];
+static uintptr_t gt_spy_cbase, gt_spy_clen;
+
+static const unsigned char *gt_spy_frame(uintptr_t fr, uint32_t fsize)
 {
-    uint64_t p;
-    if (gt_rd(ts + L->ts_frame, &p, 8) < 0)
-        return -1;
-    if (p && L->cframe_current != GT_PY_NONE && gt_rd(p + L->cframe_current, &p, 8) < 0)
-        return -1;
-    *fr = p;
-    return 0;
+    if (fr >= gt_spy_cbase && fr + fsize <= gt_spy_cbase + gt_spy_clen)
+        return gt_spy_chunk + (fr - gt_spy_cbase);
+    uintptr_t last = (fr + fsize - 1) & ~(uintptr_t)(GT_SPY_PAGE - 1);
+    uintptr_t first = fr & ~(uintptr_t)(GT_SPY_PAGE - 1);
+    /* the frame's own pages (one, or two when it straddles), then one
+     * more below for the frames after it: each page costs the copy */
+    size_t want = (size_t)((last - first) / GT_SPY_PAGE) + 1;
+    if (want < GT_SPY_PAGES && (fr & (GT_SPY_PAGE - 1)) < GT_SPY_PAGE / 4)
+        want++;
+    if (want > GT_SPY_PAGES)
+        return NULL;
+    struct iovec local[GT_SPY_PAGES], remote[GT_SPY_PAGES];
+    for (unsigned i = 0; i < want; i++) {
+        remote[i].iov_base = (void *)(last - (uintptr_t)i * GT_SPY_PAGE);
+        remote[i].iov_len = GT_SPY_PAGE;
+        local[i].iov_base = gt_spy_chunk + (want - 1 - i) * GT_SPY_PAGE;
+        local[i].iov_len = GT_SPY_PAGE;
+    }
+    ssize_t n = process_vm_readv(gt_spy_pid, local, want, remote, want, 0);
+    size_t pages = n > 0 ? (size_t)n / GT_SPY_PAGE : 0;
+    gt_spy_cbase = gt_spy_clen = 0;
+    if (!pages)
+        return NULL;
+    uintptr_t base = last - (pages - 1) * GT_SPY_PAGE;
+    if (fr < base)
+        return NULL; /* the frame runs into a page that is not mapped */
+    /* the pages read sit at the top of the buffer: move them down */
+    if (pages < want)
+        memmove(gt_spy_chunk, gt_spy_chunk + (want - pages) * GT_SPY_PAGE, pages * GT_SPY_PAGE);
+    gt_spy_cbase = base;
+    gt_spy_clen = pages * GT_SPY_PAGE;
+    return gt_spy_chunk + (fr - base);
 }
 
-/* One walk: frames into out; -1 when torn. */
+#define GT_SPY_MAX_CODES (GT_STACK_MAX_DEPTH * 2)
+
+/* One walk: frames into out; -1 when torn. The frames first (their code
+ * objects' addresses and positions), then every code object in one read. */
 static int gt_spy_walk(const struct gt_py_layout *L, uintptr_t fr, uint64_t *out, uint32_t *nout)
 {
     uintptr_t code_t, str_t, bytes_t;
@@ -130,37 +167,47 @@ static int gt_spy_walk(const struct gt_py_layout *L, uintptr_t fr, uint64_t *out
     uint32_t csize = gt_max4(L->co_filename, L->co_qualname, L->co_linetable, L->co_firstlineno) + 8;
     if (csize < L->ob_type + 8)
         csize = L->ob_type + 8;
-    unsigned char fimg[256], cimg[256];
-    if (fsize > sizeof(fimg) || csize > sizeof(cimg))
+    static unsigned char cimg[GT_SPY_MAX_CODES][256];
+    static uintptr_t codes[GT_SPY_MAX_CODES];
+    static uint64_t instr[GT_SPY_MAX_CODES];
+    if (fsize > GT_SPY_PAGE || csize > sizeof(cimg[0]))
         return -1;
-    uint32_t n = 0, depth = (uint32_t)gt_python_depth();
-    for (int walked = 0; fr && n < depth && walked < GT_SPY_MAX_WALK; walked++) {
-        if ((fr & 7) || gt_rd(fr, fimg, fsize) < 0)
+    uint32_t depth = (uint32_t)gt_python_depth(), nc = 0;
+    gt_spy_cbase = gt_spy_clen = 0;
+    for (int walked = 0; fr && nc < GT_SPY_MAX_CODES && walked < GT_SPY_MAX_WALK; walked++) {
+        const unsigned char *fimg = (fr & 7) ? NULL : gt_spy_frame(fr, fsize);
+        if (!fimg)
             return -1;
         uintptr_t back = gt_at64(fimg, L->fr_back);
-        if (L->fr_owner != GT_PY_NONE && fimg[L->fr_owner] == GT_SPY_OWNED_BY_CSTACK) {
-            fr = back;
-            continue;
-        }
-        uintptr_t code = gt_at64(fimg, L->fr_code);
-        if (!code || (code & 7) || gt_rd(code, cimg, csize) < 0)
-            return -1;
-        if (gt_at64(cimg, L->ob_type) != code_t) {
-            fr = back;
-            continue; /* as the call-time reader: not a code object's frame */
-        }
-        int64_t lasti;
-        if (L->co_code == GT_PY_NONE)
-            lasti = (int32_t)gt_at32(fimg, L->fr_instr);
-        else
-            lasti = ((int64_t)gt_at64(fimg, L->fr_instr) - (int64_t)(code + L->co_code)) / 2;
-        if (lasti >= 0 && lasti <= INT32_MAX) {
-            uint32_t cid = gt_python_code_id_copied(code, cimg, gt_spy_fetch, (void *)L);
-            if (!cid)
+        if (!(L->fr_owner != GT_PY_NONE && fimg[L->fr_owner] == GT_SPY_OWNED_BY_CSTACK)) {
+            uintptr_t code = gt_at64(fimg, L->fr_code);
+            if (!code || (code & 7))
                 return -1;
-            out[n++] = ((uint64_t)cid << 32) | (uint64_t)lasti;
+            codes[nc] = code;
+            instr[nc] = L->co_code == GT_PY_NONE ? (uint64_t)gt_at32(fimg, L->fr_instr) : gt_at64(fimg, L->fr_instr);
+            nc++;
         }
         fr = back;
+    }
+    struct iovec local[GT_SPY_MAX_CODES], remote[GT_SPY_MAX_CODES];
+    for (uint32_t i = 0; i < nc; i++) {
+        local[i] = (struct iovec){cimg[i], csize};
+        remote[i] = (struct iovec){(void *)codes[i], csize};
+    }
+    if (nc && process_vm_readv(gt_spy_pid, local, nc, remote, nc, 0) != (ssize_t)nc * (ssize_t)csize)
+        return -1;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < nc && n < depth; i++) {
+        if (gt_at64(cimg[i], L->ob_type) != code_t)
+            continue; /* as the call-time reader: not a code object's frame */
+        int64_t lasti = L->co_code == GT_PY_NONE ? (int32_t)(uint32_t)instr[i]
+                                                 : ((int64_t)instr[i] - (int64_t)(codes[i] + L->co_code)) / 2;
+        if (lasti < 0 || lasti > INT32_MAX)
+            continue;
+        uint32_t cid = gt_python_code_id_copied(codes[i], cimg[i], gt_spy_fetch, (void *)L);
+        if (!cid)
+            return -1;
+        out[n++] = ((uint64_t)cid << 32) | (uint64_t)lasti;
     }
     *nout = n;
     return 0;
@@ -174,9 +221,18 @@ uint32_t gt_sampler_pystack(uintptr_t ts, int *torn)
         return 0;
     uint64_t frames[GT_STACK_MAX_DEPTH];
     for (int attempt = 0; attempt < 2; attempt++) {
-        uintptr_t top, again;
+        uint64_t holder, top, again;
         uint32_t n = 0;
-        if (gt_spy_top(L, ts, &top) < 0)
+        /* 3.11 and 3.12 reach the top frame through the thread's current
+         * C frame: read once, it serves the check after the walk too */
+        if (gt_rd(ts + L->ts_frame, &holder, 8) < 0)
+            break;
+        uintptr_t at = L->cframe_current != GT_PY_NONE ? holder + L->cframe_current : ts + L->ts_frame;
+        if (L->cframe_current == GT_PY_NONE)
+            top = holder;
+        else if (!holder)
+            return 0;
+        else if (gt_rd(at, &top, 8) < 0)
             break;
         if (!top)
             return 0;
@@ -184,7 +240,7 @@ uint32_t gt_sampler_pystack(uintptr_t ts, int *torn)
             continue;
         /* The same top frame after the walk: the chain read is the one
          * the thread was in (its callers cannot have changed without it). */
-        if (gt_spy_top(L, ts, &again) < 0 || again != top)
+        if (gt_rd(at, &again, 8) < 0 || again != top)
             continue;
         return n ? gt_python_intern(frames, n) : 0;
     }
