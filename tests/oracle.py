@@ -238,6 +238,14 @@ def _read_samples(con):
     return out
 
 
+def _read_samples_db(path):
+    con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    try:
+        return _read_samples(con)
+    finally:
+        con.close()
+
+
 class HostOf(AnyOf):
     """A gap's expected "host": the launching thread (any of tied calls),
     its samples in the gap, the top three stacks by count with their

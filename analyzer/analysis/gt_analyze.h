@@ -268,6 +268,10 @@ int gt_phases(struct gt_trace *t, int gpu_times, struct gt_report *r);
  * samples (none before schema 7): 0, or -1 after printing an error
  * (gt_samples.c). Before --top cuts the gaps. */
 int gt_host_samples(struct gt_trace *t, struct gt_report *r);
+/* A sample's name as the report gives it: state 0 running, 1 in a system
+ * call, 2 waiting; its Python and native stack ids (0: none). */
+void gt_sample_text(sqlite3 *db, int state, const char *syscall, int64_t pystack, int64_t stack, char *out,
+                    size_t len);
 /* 1 when a host stack's text matches `pattern`: a glob (fnmatch) when it
  * holds * ? or [, else a substring. */
 int gt_host_stack_match(const char *pattern, const char *text);

@@ -412,3 +412,10 @@ double gt_host_stack_pct(const struct gt_report *r, const char *pattern, uint64_
     *idle_ns = sum;
     return r->host_idle_ns ? 100.0 * (double)sum / (double)r->host_idle_ns : 0;
 }
+
+void gt_sample_text(sqlite3 *db, int state, const char *syscall, int64_t pystack, int64_t stack, char *out,
+                    size_t len)
+{
+    uint8_t cls;
+    gt_describe(db, state, syscall, pystack, stack, out, len, &cls);
+}
