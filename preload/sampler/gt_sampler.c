@@ -170,6 +170,45 @@ static int gt_read_state(int fd, struct gt_event *e, uintptr_t *pc)
     return 0;
 }
 
+static void gt_push(const struct gt_event *e)
+{
+    if (gt_ring_push(e) < 0)
+        atomic_fetch_add_explicit(&gt_s_dropped, 1, memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&gt_s_taken, 1, memory_order_relaxed);
+}
+
+/* Samples waiting for their Python stacks, read for all at once. */
+static struct {
+    struct gt_event e[GT_SPB_MAX];
+    struct gt_sfd *f[GT_SPB_MAX];
+    uintptr_t ts[GT_SPB_MAX];
+    uint32_t ids[GT_SPB_MAX];
+    uint8_t torn[GT_SPB_MAX];
+    size_t n;
+} gt_batch;
+
+static void gt_batch_flush(void)
+{
+    if (!gt_batch.n)
+        return;
+    gt_sampler_pystacks(gt_batch.ts, gt_batch.n, gt_batch.ids, gt_batch.torn);
+    for (size_t i = 0; i < gt_batch.n; i++) {
+        if (gt_batch.torn[i]) {
+            atomic_fetch_add_explicit(&gt_s_torn, 1, memory_order_relaxed);
+            continue;
+        }
+        struct gt_event *e = &gt_batch.e[i];
+        e->pystack_id = gt_batch.ids[i];
+        struct gt_sfd *f = gt_batch.f[i];
+        f->last = *e;
+        f->last_pystate = gt_batch.ts[i];
+        f->have_last = 1;
+        gt_push(e);
+    }
+    gt_batch.n = 0;
+}
+
 static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now)
 {
     struct gt_event e;
@@ -183,29 +222,27 @@ static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now)
     if (gt_sfd_idle(f) && f->last_pystate == pystate) {
         e = f->last;
         e.start_ns = e.end_ns = now;
-    } else {
-        uintptr_t pc;
-        f->have_last = 0;
-        if (gt_read_state(f->fd, &e, &pc) < 0)
-            return; /* ended */
-        if (pc)
-            e.stack_id = gt_stack_intern(&pc, 1);
-        if (pystate) {
-            int torn;
-            e.pystack_id = gt_sampler_pystack(pystate, &torn);
-            if (torn) {
-                atomic_fetch_add_explicit(&gt_s_torn, 1, memory_order_relaxed);
-                return;
-            }
-        }
-        f->last = e;
-        f->last_pystate = pystate;
-        f->have_last = 1;
+        gt_push(&e);
+        return;
     }
-    if (gt_ring_push(&e) < 0)
-        atomic_fetch_add_explicit(&gt_s_dropped, 1, memory_order_relaxed);
-    else
-        atomic_fetch_add_explicit(&gt_s_taken, 1, memory_order_relaxed);
+    uintptr_t pc;
+    f->have_last = 0;
+    if (gt_read_state(f->fd, &e, &pc) < 0)
+        return; /* ended */
+    if (pc)
+        e.stack_id = gt_stack_intern(&pc, 1);
+    if (pystate) {
+        if (gt_batch.n == GT_SPB_MAX)
+            gt_batch_flush();
+        gt_batch.e[gt_batch.n] = e;
+        gt_batch.f[gt_batch.n] = f;
+        gt_batch.ts[gt_batch.n++] = pystate;
+        return;
+    }
+    f->last = e;
+    f->last_pystate = 0;
+    f->have_last = 1;
+    gt_push(&e);
 }
 
 /* Every thread of the process (GPUTRACE_SAMPLE_THREADS=all), read with
@@ -259,6 +296,7 @@ static void gt_round(void)
             continue;
         gt_sample_one(tids[i], states[i], now);
     }
+    gt_batch_flush();
     gt_sfd_sweep();
     atomic_fetch_add_explicit(&gt_s_rounds, 1, memory_order_relaxed);
 }

@@ -33,6 +33,10 @@ uint64_t gt_sampler_cpu_ns(void);
  * (gt_sampler_py.c). 0 with *torn set when a read failed or the frames
  * changed under it; 0 alone when there is no Python frame. */
 uint32_t gt_sampler_pystack(uintptr_t tstate, int *torn);
+/* The same for n threads at once (at most GT_SPB_MAX), fewer system
+ * calls: ids[i], and torn[i] set for a sample to drop. */
+#define GT_SPB_MAX 64
+void gt_sampler_pystacks(const uintptr_t *tstates, size_t n, uint32_t *ids, uint8_t *torn);
 /* Buffers for the copies (once, at the first start). 0 or -1. */
 int gt_sampler_py_init(void);
 

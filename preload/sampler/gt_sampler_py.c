@@ -247,3 +247,240 @@ uint32_t gt_sampler_pystack(uintptr_t ts, int *torn)
     *torn = 1;
     return 0;
 }
+
+/* ---- a round's threads at once ----
+ *
+ * The same walk for every thread of a round, level by level: the thread
+ * states' frame pointers in one read, the frame pages in one, the code
+ * objects in one, the check in one; a system call costs more than the
+ * bytes it copies. A thread whose read fails, or whose frames moved, is
+ * walked again alone (gt_sampler_pystack), which decides torn or not. */
+#define GT_SPB_PAGES 2u
+#define GT_SPB_CODES 2048u
+
+/* Reads n (local, remote) pairs of equal lengths, as few calls as the
+ * failures allow (a call stops at the first element it cannot read);
+ * ok[i]: element i came. */
+static void gt_rd_many(struct iovec *local, struct iovec *remote, size_t n, uint8_t *ok)
+{
+    size_t k = 0;
+    while (k < n) {
+        size_t m = n - k > 1024 ? 1024 : n - k;
+        ssize_t got = process_vm_readv(gt_spy_pid, local + k, m, remote + k, m, 0);
+        size_t done = 0, acc = 0;
+        while (got > 0 && done < m && acc + remote[k + done].iov_len <= (size_t)got) {
+            acc += remote[k + done].iov_len;
+            ok[k + done++] = 1;
+        }
+        if (done < m)
+            ok[k + done++] = 0; /* the element it stopped at */
+        k += done;
+    }
+}
+
+void gt_sampler_pystacks(const uintptr_t *ts, size_t n, uint32_t *ids, uint8_t *torn)
+{
+    static uint64_t holder[GT_SPB_MAX], top[GT_SPB_MAX], again[GT_SPB_MAX];
+    static uintptr_t at[GT_SPB_MAX], pbase[GT_SPB_MAX], plen[GT_SPB_MAX];
+    static const unsigned char *pdata[GT_SPB_MAX];
+    static uint8_t live[GT_SPB_MAX], ok[GT_SPB_CODES], pwant[GT_SPB_MAX];
+    static size_t idx[GT_SPB_CODES], cfirst[GT_SPB_MAX], ccount[GT_SPB_MAX];
+    static struct iovec lv[GT_SPB_CODES], rv[GT_SPB_CODES];
+    static unsigned char pages[GT_SPB_MAX][GT_SPB_PAGES * GT_SPY_PAGE];
+    static unsigned char cimg[GT_SPB_CODES][256];
+    static uintptr_t codes[GT_SPB_CODES];
+    static uint64_t instr[GT_SPB_CODES];
+    static uint64_t frames[GT_SPB_MAX][GT_STACK_MAX_DEPTH];
+    static uint32_t nframes[GT_SPB_MAX];
+    if (n > GT_SPB_MAX)
+        n = GT_SPB_MAX;
+    const struct gt_py_layout *L = gt_python_layout();
+    for (size_t i = 0; i < n; i++) {
+        ids[i] = 0;
+        torn[i] = 0;
+        live[i] = L && ts[i] && !(ts[i] & 7);
+    }
+    if (!L || !gt_spy_str || !gt_python_live())
+        return;
+    uintptr_t code_t, str_t, bytes_t;
+    gt_python_types(&code_t, &str_t, &bytes_t);
+    uint32_t fsize = gt_max4(L->fr_back, L->fr_code, L->fr_instr, L->fr_owner) + 8;
+    uint32_t csize = gt_max4(L->co_filename, L->co_qualname, L->co_linetable, L->co_firstlineno) + 8;
+    if (csize < L->ob_type + 8)
+        csize = L->ob_type + 8;
+    if (fsize > GT_SPY_PAGE || csize > sizeof(cimg[0]))
+        return;
+    size_t m;
+    /* the frame pointer (3.11, 3.12: the current C frame's) */
+    m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (live[i]) {
+            lv[m] = (struct iovec){&holder[i], 8};
+            rv[m] = (struct iovec){(void *)(ts[i] + L->ts_frame), 8};
+            idx[m++] = i;
+        }
+    gt_rd_many(lv, rv, m, ok);
+    for (size_t j = 0; j < m; j++)
+        if (!ok[j])
+            live[idx[j]] = 0, torn[idx[j]] = 1;
+    m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!live[i])
+            continue;
+        if (L->cframe_current == GT_PY_NONE) {
+            at[i] = ts[i] + L->ts_frame;
+            top[i] = holder[i];
+        } else if (!holder[i]) {
+            live[i] = 0;
+        } else {
+            at[i] = holder[i] + L->cframe_current;
+            lv[m] = (struct iovec){&top[i], 8};
+            rv[m] = (struct iovec){(void *)at[i], 8};
+            idx[m++] = i;
+        }
+    }
+    gt_rd_many(lv, rv, m, ok);
+    for (size_t j = 0; j < m; j++)
+        if (!ok[j])
+            live[idx[j]] = 0, torn[idx[j]] = 1;
+    /* the pages of each top frame and below */
+    m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (live[i] && (!top[i] || (top[i] & 7))) {
+            torn[i] = top[i] != 0;
+            live[i] = 0;
+        }
+        if (!live[i])
+            continue;
+        uintptr_t last = (top[i] + fsize - 1) & ~(uintptr_t)(GT_SPY_PAGE - 1);
+        uintptr_t first = top[i] & ~(uintptr_t)(GT_SPY_PAGE - 1);
+        size_t want = (size_t)((last - first) / GT_SPY_PAGE) + 1;
+        if (want < GT_SPB_PAGES && (top[i] & (GT_SPY_PAGE - 1)) < GT_SPY_PAGE / 4)
+            want++;
+        if (want > GT_SPB_PAGES) {
+            live[i] = 0, torn[i] = 1;
+            continue;
+        }
+        pwant[i] = (uint8_t)want;
+        pbase[i] = last;
+        for (size_t p = 0; p < want; p++) {
+            lv[m] = (struct iovec){pages[i] + (want - 1 - p) * GT_SPY_PAGE, GT_SPY_PAGE};
+            rv[m] = (struct iovec){(void *)(last - p * GT_SPY_PAGE), GT_SPY_PAGE};
+            idx[m++] = i;
+        }
+    }
+    gt_rd_many(lv, rv, m, ok);
+    for (size_t j = 0; j < m;) {
+        size_t i = idx[j], want = pwant[i], got = 0;
+        while (got < want && ok[j + got])
+            got++;
+        j += want;
+        uintptr_t base = pbase[i] - (got ? got - 1 : 0) * GT_SPY_PAGE;
+        if (!got || top[i] < base) {
+            live[i] = 0, torn[i] = 1;
+            continue;
+        }
+        pdata[i] = pages[i] + (want - got) * GT_SPY_PAGE;
+        pbase[i] = base;
+        plen[i] = got * GT_SPY_PAGE;
+    }
+    /* each thread's frames, from its pages (or read alone past them) */
+    size_t nc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!live[i])
+            continue;
+        cfirst[i] = nc;
+        gt_spy_cbase = gt_spy_clen = 0;
+        uintptr_t fr = top[i];
+        int bad = 0;
+        for (int walked = 0; fr && nc - cfirst[i] < GT_SPY_MAX_CODES && walked < GT_SPY_MAX_WALK; walked++) {
+            if (nc == GT_SPB_CODES) {
+                bad = 1; /* out of room this round: walked alone below */
+                break;
+            }
+            const unsigned char *fimg = NULL;
+            if (!(fr & 7)) {
+                if (fr >= pbase[i] && fr + fsize <= pbase[i] + plen[i])
+                    fimg = pdata[i] + (fr - pbase[i]);
+                else
+                    fimg = gt_spy_frame(fr, fsize);
+            }
+            if (!fimg) {
+                bad = 1;
+                break;
+            }
+            uintptr_t back = gt_at64(fimg, L->fr_back);
+            if (!(L->fr_owner != GT_PY_NONE && fimg[L->fr_owner] == GT_SPY_OWNED_BY_CSTACK)) {
+                uintptr_t code = gt_at64(fimg, L->fr_code);
+                if (!code || (code & 7)) {
+                    bad = 1;
+                    break;
+                }
+                codes[nc] = code;
+                instr[nc] = L->co_code == GT_PY_NONE ? (uint64_t)gt_at32(fimg, L->fr_instr)
+                                                     : gt_at64(fimg, L->fr_instr);
+                nc++;
+            }
+            fr = back;
+        }
+        if (bad) {
+            live[i] = 0, torn[i] = 1;
+            nc = cfirst[i];
+        }
+        ccount[i] = nc - cfirst[i];
+    }
+    /* every code object in one read */
+    for (size_t j = 0; j < nc; j++) {
+        lv[j] = (struct iovec){cimg[j], csize};
+        rv[j] = (struct iovec){(void *)codes[j], csize};
+    }
+    gt_rd_many(lv, rv, nc, ok);
+    uint32_t depth = (uint32_t)gt_python_depth();
+    for (size_t i = 0; i < n; i++) {
+        if (!live[i])
+            continue;
+        uint32_t k = 0;
+        for (size_t j = cfirst[i]; j < cfirst[i] + ccount[i] && k < depth; j++) {
+            if (!ok[j]) {
+                live[i] = 0, torn[i] = 1;
+                break;
+            }
+            if (gt_at64(cimg[j], L->ob_type) != code_t)
+                continue;
+            int64_t lasti = L->co_code == GT_PY_NONE ? (int32_t)(uint32_t)instr[j]
+                                                     : ((int64_t)instr[j] - (int64_t)(codes[j] + L->co_code)) / 2;
+            if (lasti < 0 || lasti > INT32_MAX)
+                continue;
+            uint32_t cid = gt_python_code_id_copied(codes[j], cimg[j], gt_spy_fetch, (void *)L);
+            if (!cid) {
+                live[i] = 0, torn[i] = 1;
+                break;
+            }
+            frames[i][k++] = ((uint64_t)cid << 32) | (uint64_t)lasti;
+        }
+        nframes[i] = k;
+    }
+    /* the same top frames after the walks */
+    m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (live[i]) {
+            lv[m] = (struct iovec){&again[i], 8};
+            rv[m] = (struct iovec){(void *)at[i], 8};
+            idx[m++] = i;
+        }
+    gt_rd_many(lv, rv, m, ok);
+    for (size_t j = 0; j < m; j++) {
+        size_t i = idx[j];
+        if (!ok[j] || again[i] != top[i])
+            live[i] = 0, torn[i] = 1;
+        else
+            ids[i] = nframes[i] ? gt_python_intern(frames[i], nframes[i]) : 0;
+    }
+    /* the rest alone, twice if need be */
+    for (size_t i = 0; i < n; i++)
+        if (torn[i]) {
+            int t;
+            ids[i] = gt_sampler_pystack(ts[i], &t);
+            torn[i] = (uint8_t)t;
+        }
+}
