@@ -48,9 +48,9 @@ $(TUNIT)/test_%: tests/unit/test_%.c $(GT_CORE_FOR_UNIT) $(PRELOAD_HDR)
 
 # The rings alone, their writer's wake-up a counter in the test.
 UNIT_TESTS += $(TUNIT)/test_ring
-$(TUNIT)/test_ring: tests/unit/test_ring.c preload/hot/gt_ring.c $(PRELOAD_HDR)
+$(TUNIT)/test_ring: tests/unit/test_ring.c preload/hot/gt_ring.c preload/hot/gt_threads.c $(PRELOAD_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -o $@ $< preload/hot/gt_ring.c -lpthread
+	$(CC) $(UNIT_CFLAGS) -o $@ $< preload/hot/gt_ring.c preload/hot/gt_threads.c -lpthread
 
 .PHONY: tests-build
 tests-build: $(TEST_PROGS) $(UNIT_TESTS) $(BUILD)/asan/libgputrace.so $(BUILD)/tsan/libgputrace.so
