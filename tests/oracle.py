@@ -216,9 +216,20 @@ def _read_samples(con):
                                         "WHERE depth = 0"):
         py[sid] = ("%s:%d in %s" % (_base(f), line, fn or "?")) if line is not None else \
             ("%s in %s" % (_base(f), fn or "?"))
-    nat = {}
-    for sid, fn, mod in con.execute("SELECT stack_id, function, module FROM stack_frames WHERE depth = 0"):
-        nat[sid] = "%s (%s)" % (fn or "?", _base(mod))
+    nat, rows = {}, defaultdict(list)
+    for sid, depth, fn, mod, f, line in con.execute("SELECT stack_id, depth, function, module, file, line "
+                                                    "FROM stack_frames ORDER BY stack_id, depth"):
+        rows[sid].append((fn, mod, f, line))
+
+    def named(fr):
+        fn, mod, f, line = fr
+        return ("%s:%d in %s" % (_base(f), line, fn or "?")) if f and line is not None else \
+            "%s (%s)" % (fn or "?", _base(mod))
+    system = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
+    for sid, frames in rows.items():
+        # the innermost frame outside the system's libraries, else the innermost
+        own = [fr for fr in frames if fr[1] and not fr[1].startswith(system)]
+        nat[sid] = named(own[0] if own else frames[0])
     io = {"read", "write", "pread64", "pwrite64", "readv", "writev", "poll", "ppoll", "select", "pselect6",
           "epoll_wait", "epoll_pwait", "epoll_pwait2", "accept", "accept4", "recvfrom", "recvmsg", "recvmmsg",
           "sendto", "sendmsg", "sendmmsg", "fsync", "fdatasync", "openat", "io_uring_enter"}

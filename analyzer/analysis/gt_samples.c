@@ -63,6 +63,14 @@ static const char *gt_base(const char *path)
     return s ? s + 1 : path;
 }
 
+/* A module of the system's (libc, the loader, libpthread...), skipped
+ * for the program's own frame when there is one. */
+static int gt_system_module(const char *m)
+{
+    return strncmp(m, "/lib/", 5) == 0 || strncmp(m, "/lib64/", 7) == 0 || strncmp(m, "/usr/lib/", 9) == 0 ||
+           strncmp(m, "/usr/lib64/", 11) == 0;
+}
+
 static int gt_is_io(const char *sc)
 {
     static const char *const io[] = {"read", "write", "pread64", "pwrite64", "readv", "writev", "poll", "ppoll",
@@ -96,14 +104,28 @@ static int gt_describe(sqlite3 *db, int state, const char *syscall, int64_t pyst
         }
         sqlite3_finalize(st);
     }
+    /* native: the innermost frame outside the system's libraries (the
+     * program's function that called into libc), else the innermost */
     if (!where[0] && stack &&
-        sqlite3_prepare_v2(db, "SELECT function, module FROM stack_frames WHERE stack_id = ? ORDER BY depth LIMIT 1",
-                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_prepare_v2(db, "SELECT function, module, file, line FROM stack_frames WHERE stack_id = ? "
+                               "ORDER BY depth", -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, stack);
-        if (sqlite3_step(st) == SQLITE_ROW) {
+        int first = 1;
+        while (sqlite3_step(st) == SQLITE_ROW) {
             const char *fn = (const char *)sqlite3_column_text(st, 0);
             const char *mod = (const char *)sqlite3_column_text(st, 1);
-            snprintf(where, sizeof(where), "%.120s (%.80s)", fn ? fn : "?", gt_base(mod ? mod : "?"));
+            const char *file = (const char *)sqlite3_column_text(st, 2);
+            int sys = !mod || gt_system_module(mod);
+            if (!first && sys)
+                continue;
+            if (file && *file && sqlite3_column_type(st, 3) != SQLITE_NULL)
+                snprintf(where, sizeof(where), "%.100s:%d in %.100s", gt_base(file), sqlite3_column_int(st, 3),
+                         fn ? fn : "?");
+            else
+                snprintf(where, sizeof(where), "%.120s (%.80s)", fn ? fn : "?", gt_base(mod ? mod : "?"));
+            if (!sys)
+                break;
+            first = 0;
         }
         sqlite3_finalize(st);
     }
