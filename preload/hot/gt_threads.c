@@ -54,15 +54,17 @@ size_t gt_threads_snapshot(uint32_t *tids, uintptr_t *pystates, size_t max)
     return n;
 }
 
+static _Atomic(uint32_t) gt_tracer_next;
+
+/* The last GT_TRACER_MAX marked are kept: a standby process starts
+ * a writer and a sampler per window, and the newest are the live ones. */
 void gt_threads_mark_tracer(uint32_t tid)
 {
-    for (int i = 0; i < GT_TRACER_MAX; i++) {
-        uint32_t expect = 0;
+    for (int i = 0; i < GT_TRACER_MAX; i++)
         if (atomic_load(&gt_tracer_tids[i]) == tid)
             return;
-        if (atomic_compare_exchange_strong(&gt_tracer_tids[i], &expect, tid))
-            return;
-    }
+    uint32_t i = atomic_fetch_add(&gt_tracer_next, 1) % GT_TRACER_MAX;
+    atomic_store(&gt_tracer_tids[i], tid);
 }
 
 int gt_threads_is_tracer(uint32_t tid)
@@ -83,6 +85,7 @@ void gt_threads_after_fork_child(void)
     }
     for (int i = 0; i < GT_TRACER_MAX; i++)
         atomic_store(&gt_tracer_tids[i], 0);
+    atomic_store(&gt_tracer_next, 0);
     atomic_store(&gt_thread_high, 0);
     gt_tls_thread = NULL;
 }

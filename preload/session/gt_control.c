@@ -26,11 +26,13 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/gt_base.h"
+#include "hot/gt_threads.h"
 #include "session/gt_control.h"
 #include "session/gt_session.h"
 
@@ -204,6 +206,7 @@ static void *gt_ctl_main(void *arg)
 {
     int fd = (int)(intptr_t)arg; /* this channel's own: a restart makes another */
     gt_tls_busy = 1;             /* the tracer's own thread: never recorded */
+    gt_threads_mark_tracer((uint32_t)syscall(SYS_gettid)); /* nor sampled (GPUTRACE_SAMPLE_THREADS=all) */
     for (;;) {
         int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
         if (c >= 0) {
