@@ -72,6 +72,15 @@ export: `gputrace export` (Perfetto protobuf, the default) of a synthetic
 trace of --export-events calls (default 5,000,000; bench/big_trace.py):
 time, output size, peak resident memory; and gzip-compressed (.gz).
 
+sampler: the host sampler's cost (GPUTRACE_SAMPLE_HZ=100, the default):
+--sampler-threads Python threads (default 16, bench/py_threads.py), each
+12 frames deep, launching, computing and sleeping for --sampler-seconds
+(default 5): the sampler thread's CPU time (meta.tracer_sampler_cpu_ns)
+as a share of one core over the run, and samples taken and torn; then the
+per-call cost of python-call-cost's workload with sampling off and on,
+interleaved over --rounds runs: the ratio of their medians (1.00: the
+sampler adds nothing to a call).
+
 The last lines put each figure beside the target docs/performance.md
 states for it. --only SECTION runs one section."""
 import argparse
@@ -593,6 +602,46 @@ def lines(args):
                             "size_lines": g[4], "size_no_lines": nog[4]}
 
 
+def sampler(args):
+    found = test_python.interpreters()
+    minor = sys.version_info[1] if sys.version_info[1] in found else max(found)
+    exe, include = found[minor]
+    extdir = test_python.build_ext(minor, include)
+    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
+        print("sampler: Python 3.%d, %d threads x %.0f s, 12 frames deep, GPUTRACE_SAMPLE_HZ=100"
+              % (minor, args.sampler_threads, args.sampler_seconds))
+        for active, key in ((args.sampler_threads, "all"), (2, "two")):
+            env = gtlib.base_env({"PYTHONPATH": extdir, "PYTHONDONTWRITEBYTECODE": "1",
+                                  "GPUTRACE_GPU_TIMING": "off", "FAKECUDA_KERNEL_NS": "0", "LD_PRELOAD": gtlib.SHIM,
+                                  "GPUTRACE_OUTPUT": os.path.join(d, "sampler-%p.db")})
+            r = subprocess.run([exe, os.path.join(HERE, "py_threads.py"), str(args.sampler_threads),
+                                str(args.sampler_seconds), "12", str(active)], env=env, capture_output=True, text=True)
+            if r.returncode != 0:
+                sys.exit("bench: sampler workload failed: %s" % r.stderr)
+            db = [os.path.join(d, f) for f in os.listdir(d) if f.endswith(".db")][0]
+            meta = dict(gtlib.query(db, "SELECT key, value FROM meta"))
+            span = int(meta["end_ns"]) - int(meta["start_ns"])
+            cpu = int(meta["tracer_sampler_cpu_ns"])
+            taken, torn, rounds = int(meta["samples_taken"]), int(meta["samples_torn"]), int(meta["samples_rounds"])
+            withpy = gtlib.query(db, "SELECT count(*) FROM samples WHERE pystack_id IS NOT NULL")[0][0]
+            os.unlink(db)
+            per = cpu / max(taken + torn, 1)
+            print("  %2d of them active: sampler CPU %.1f ms over %.2f s: %.3f%% of one core; %d rounds, %d samples "
+                  "(%d with a Python stack), %d torn; %.1f us per sample" % (
+                      active, cpu / 1e6, span / 1e9, 100.0 * cpu / span, rounds, taken, withpy, torn, per / 1e3))
+            RESULTS["sampler_core_pct_" + key] = 100.0 * cpu / span
+        off, on = [], []
+        for _ in range(args.rounds):
+            for extra, acc in (({"GPUTRACE_SAMPLE_HZ": "0"}, off), ({"GPUTRACE_SAMPLE_HZ": "100"}, on)):
+                times, _ = run_once(exe, extdir, args.calls, args.depth, extra, d)
+                acc += times
+        m_off, m_on = statistics.median(off), statistics.median(on)
+        print("  per call (python-call-cost's workload, %d x %d): p50 %.0f ns sampling off, %.0f ns at 100 Hz: "
+              "ratio %.3f; p99 %.0f / %.0f ns" % (args.calls, args.rounds, m_off, m_on, m_on / m_off,
+                                                  percentile(off, 0.99), percentile(on, 0.99)))
+        RESULTS["sampler_call_ratio"] = m_on / m_off
+
+
 def summary():
     """Each figure beside its target (docs/performance.md)."""
     rows = []
@@ -662,6 +711,13 @@ def summary():
             "15 s, 400 MB, 600 MiB", secs < 15 and size < 400e6 and rss < 600)
         n, secs, size, rss = RESULTS["export_gz"]
         row("  the same, .gz", "%.1f s, %.0f MB, %.0f MiB" % (secs, size / 1e6, rss), "reported", True)
+    if "sampler_core_pct_all" in RESULTS:
+        row("sampler, 16 Python threads active", "%.3f%% of a core" % RESULTS["sampler_core_pct_all"], "1%",
+            RESULTS["sampler_core_pct_all"] < 1)
+        row("  2 active, 14 waiting", "%.3f%% of a core" % RESULTS["sampler_core_pct_two"], "1%",
+            RESULTS["sampler_core_pct_two"] < 1)
+        row("  per call, sampling on / off", "%.3f (p50 ratio)" % RESULTS["sampler_call_ratio"], "1.00 (noise)",
+            RESULTS["sampler_call_ratio"] <= 1.05)
     if not rows:
         return
     print("summary against the targets:")
@@ -751,8 +807,10 @@ def main():
     ap.add_argument("--rank-steps", type=int, default=1000)
     ap.add_argument("--rank-traces", type=int, default=64)
     ap.add_argument("--rank-trace-events", type=int, default=1000000)
+    ap.add_argument("--sampler-threads", type=int, default=16)
+    ap.add_argument("--sampler-seconds", type=float, default=5.0)
     ap.add_argument("--only", choices=("python-call-cost", "c-call-cost", "writer", "total-cost", "threads", "nvtx",
-                                       "lines", "analyzer", "export", "ranks", "rank-traces"))
+                                       "lines", "analyzer", "export", "ranks", "rank-traces", "sampler"))
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
     if not os.path.exists(gtlib.SHIM):
@@ -760,7 +818,7 @@ def main():
     print("machine: %s, %d CPUs" % (os.uname().machine, os.cpu_count()))
     sections = [("python-call-cost", python_call_cost), ("c-call-cost", c_call_cost), ("writer", writer),
                 ("total-cost", total_cost), ("threads", threads), ("nvtx", nvtx), ("lines", lines),
-                ("analyzer", analyzer), ("export", export), ("ranks", ranks), ("rank-traces", rank_traces)]
+                ("analyzer", analyzer), ("export", export), ("ranks", ranks), ("rank-traces", rank_traces), ("sampler", sampler)]
     for name, fn in sections:
         if args.only in (None, name):
             fn(args)

@@ -1,7 +1,7 @@
 # The preload shim: build/libgputrace.so (and sanitizer builds for the tests).
 # Sources live in one folder per thread that runs them (preload/README.md);
 # includes name the folder ("hot/gt_ring.h"), so the layering shows.
-PRELOAD_LAYERS := base cupti hot writer session
+PRELOAD_LAYERS := base cupti hot sampler writer session
 PRELOAD_SRC := $(foreach d,$(PRELOAD_LAYERS),$(wildcard preload/$(d)/*.c))
 # Headers generated at build time, into $(BUILD)/gen/: the schema as a C
 # array, and NVIDIA's result names from the toolkit's own headers (the

@@ -1,10 +1,10 @@
--- gputrace trace schema, version 6 (PRAGMA user_version = 6).
+-- gputrace trace schema, version 7 (PRAGMA user_version = 7).
 --
 -- Storage tables hold integers and ids; names, stacks and frames are stored
 -- once. The views at the end are the public, stable surface: query those.
 -- docs/schema.md documents every table and view with example queries.
 
-PRAGMA user_version = 6;
+PRAGMA user_version = 7;
 
 -- Key/value facts about the traced process and the recording.
 CREATE TABLE meta (
@@ -550,6 +550,41 @@ WHERE n.kind IN (1, 2)
   AND n.rowid = (SELECT max(o.rowid) FROM nvtx_names o WHERE o.kind IN (1, 2) AND o.object = n.object);
 -- @nvtx end
 
+-- @samples (version 7): what the host threads were doing, sampled by the
+-- tracer's own thread at GPUTRACE_SAMPLE_HZ (docs/report.md, "Host during
+-- the gap"). Older traces have neither table nor view.
+
+-- One row per sample of one thread. state 0: running (on a CPU or ready
+-- to run), 1: blocked in the system call `syscall`, 2: blocked outside a
+-- system call (a page fault, stopped). stack_id: for a blocked thread, one
+-- frame, the program counter the kernel reports (stacks); NULL for a
+-- running one. pystack_id: the Python stack it was in (py_stacks); NULL
+-- when it runs no Python, or the sample was not read (torn samples are
+-- dropped, counted in meta samples_torn).
+CREATE TABLE samples (
+    id         INTEGER PRIMARY KEY,
+    tid        INTEGER NOT NULL,
+    ns         INTEGER NOT NULL,
+    state      INTEGER NOT NULL,
+    syscall    INTEGER,
+    stack_id   INTEGER,
+    pystack_id INTEGER
+);
+
+-- The names of the system calls samples name (x86-64 numbers).
+CREATE TABLE syscall_names (
+    nr   INTEGER PRIMARY KEY,
+    name TEXT NOT NULL
+);
+
+CREATE VIEW host_samples AS
+SELECT s.id, s.tid, s.ns,
+       CASE s.state WHEN 0 THEN 'running' WHEN 1 THEN 'syscall' ELSE 'waiting' END AS state,
+       CASE WHEN s.syscall IS NOT NULL THEN COALESCE(n.name, 'syscall ' || s.syscall) END AS syscall,
+       s.stack_id, s.pystack_id
+FROM samples s LEFT JOIN syscall_names n ON n.nr = s.syscall;
+-- @samples end
+
 -- @indexes
 -- Built once, when the recording process ends: maintaining them row by row
 -- would cost the writer most of its throughput. A trace whose process died
@@ -567,3 +602,4 @@ CREATE INDEX gpu_ops_corr ON gpu_ops(corr) WHERE corr IS NOT NULL;
 CREATE INDEX gpu_ops_kind ON gpu_ops(kind, corr);
 CREATE INDEX gpu_ops_start ON gpu_ops(start_ns);
 CREATE INDEX nvtx_ranges_start ON nvtx_ranges(start_ns);
+CREATE INDEX samples_tid_ns ON samples(tid, ns);

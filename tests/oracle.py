@@ -203,6 +203,118 @@ def _same(got, want):
 # Reading a trace through the views
 
 
+# ---------------------------------------------------------------------------
+# Host samples (schema 7): what each is called, as docs/report.md spells it
+
+
+def _base(path):
+    return (path or "?").rsplit("/", 1)[-1]
+
+
+def _read_samples(con):
+    """[(tid, ns, text, class)] from host_samples, its innermost Python
+    frame (else native frame) and state."""
+    py = {}
+    for sid, f, fn, line in con.execute("SELECT pystack_id, file, function, line FROM py_stack_frames "
+                                        "WHERE depth = 0"):
+        py[sid] = ("%s:%d in %s" % (_base(f), line, fn or "?")) if line is not None else \
+            ("%s in %s" % (_base(f), fn or "?"))
+    nat, rows = {}, defaultdict(list)
+    for sid, depth, fn, mod, f, line in con.execute("SELECT stack_id, depth, function, module, file, line "
+                                                    "FROM stack_frames ORDER BY stack_id, depth"):
+        rows[sid].append((fn, mod, f, line))
+
+    def named(fr):
+        fn, mod, f, line = fr
+        return ("%s:%d in %s" % (_base(f), line, fn or "?")) if f and line is not None else \
+            "%s (%s)" % (fn or "?", _base(mod))
+    system = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
+    for sid, frames in rows.items():
+        # the innermost frame outside the system's libraries, else the innermost
+        own = [fr for fr in frames if fr[1] and not fr[1].startswith(system)]
+        nat[sid] = named(own[0] if own else frames[0])
+    io = {"read", "write", "pread64", "pwrite64", "readv", "writev", "poll", "ppoll", "select", "pselect6",
+          "epoll_wait", "epoll_pwait", "epoll_pwait2", "accept", "accept4", "recvfrom", "recvmsg", "recvmmsg",
+          "sendto", "sendmsg", "sendmmsg", "fsync", "fdatasync", "openat", "io_uring_enter"}
+    out = []
+    for tid, ns, state, sc, psid, sid in con.execute("SELECT tid, ns, state, syscall, pystack_id, stack_id "
+                                                     "FROM host_samples"):
+        where = py.get(psid) or nat.get(sid) or "(no stack)"
+        if state == "running":
+            text, cls = where + " (running)", "running Python" if psid in py else "running native code"
+        elif state == "syscall":
+            text = "%s (blocked in %s)" % (where, sc)
+            cls = ("blocked in I/O" if sc in io else "sleeping" if sc in ("nanosleep", "clock_nanosleep", "pause")
+                   else "waiting on a lock" if sc == "futex" else "in a system call")
+        else:
+            text, cls = where + " (waiting)", "waiting"
+        out.append((tid, ns, text, cls))
+    return out
+
+
+def _read_samples_db(path):
+    con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    try:
+        return _read_samples(con)
+    finally:
+        con.close()
+
+
+class HostOf(AnyOf):
+    """A gap's expected "host": the launching thread (any of tied calls),
+    its samples in the gap, the top three stacks by count with their
+    shares, and the class over half of them show."""
+
+    def __init__(self, tids, samples):
+        self.tids, self.samples = tids, samples  # tids: {tid: [(text, cls)]}
+
+    def ok(self, got):
+        if not isinstance(got, dict) or set(got) != {"tid", "samples", "state", "stacks"}:
+            return False
+        if got["tid"] not in self.tids:
+            return False
+        smp = self.tids[got["tid"]]
+        if got["samples"] != len(smp):
+            return False
+        counts = defaultdict(int)
+        cls = defaultdict(int)
+        for text, c in smp:
+            counts[text] += 1
+            cls[c] += 1
+        state = [c for c, n in cls.items() if 2 * n > len(smp)]
+        if got["state"] != (state[0] if state else None):
+            return False
+        stacks = got["stacks"]
+        if len(stacks) != min(3, len(counts)):
+            return False
+        shown = set()
+        for st in stacks:
+            t = st.get("stack")
+            if t not in counts or t in shown or abs(st.get("pct", -1) - 100.0 * counts[t] / len(smp)) > 5.1e-7:
+                return False
+            shown.add(t)
+        least = min((counts[t] for t in shown), default=0)
+        return all(n <= least for t, n in counts.items() if t not in shown)
+
+    def __repr__(self):
+        return "host among %r" % ({t: len(v) for t, v in self.tids.items()},)
+
+
+def _host_of_gap(trace, g):
+    if trace.version < 7 or not trace.samples:
+        return None
+    work = [c for c in trace.calls.values()
+            if c.category in ("launch", "memcpy", "memset", "graph_launch") and g.start <= c.start <= g.end]
+    if not work:
+        return HostOf({None: []}, None)
+    last = max(c.start for c in work)
+    tids = {}
+    for c in work:
+        if c.start == last:
+            tids[c.tid] = [(t, k) for tid, ns, t, k in trace.samples if tid == c.tid and g.start <= ns <= g.end]
+    return HostOf(tids, None)
+
+
 class Trace:
     def __init__(self, path, window=None):
         self.path = path
@@ -266,6 +378,7 @@ class Trace:
                 "      WHERE graph_node_id IS NOT NULL) o "
                 "JOIN graph_nodes n ON n.node_id = o.graph_node_id").fetchall()
         self.sites = Sites(con, self.version)
+        self.samples = _read_samples(con) if self.version >= 7 else []
         con.close()
 
     def _ops(self):
@@ -743,8 +856,35 @@ class Process:
                 rows.append({"pid": self.pid, "device": d, "start_ns": start, "offset_ns": start - self.s0,
                              "dur_ns": g.dur, "cause": g.cause,
                              "before": _one_or_any(before), "before_api": _one_or_any(bapi),
-                             "after": _one_or_any(after), "after_api": _one_or_any(aapi)})
+                             "after": _one_or_any(after), "after_api": _one_or_any(aapi),
+                             "host": _host_of_gap(self.t, g)})
         return rows
+
+    def host_stacks(self):
+        """{text: [idle_ns, samples, gaps]} over the listed gaps, each
+        gap's time shared among its launching thread's samples in it by
+        their counts (rounded down to the ns); "(no samples)" for gaps
+        without; and the listed gaps' idle time."""
+        rows, total = defaultdict(lambda: [0, 0, 0]), 0
+        for d in self.devices:
+            for g in self.dev_tl[d]["gaps"]:
+                if g.dur < self.min_gap:
+                    continue
+                total += g.dur
+                h = _host_of_gap(self.t, g)
+                smp = next(iter(h.tids.values())) if h else []
+                if not smp:
+                    rows["(no samples)"][0] += g.dur
+                    rows["(no samples)"][2] += 1
+                    continue
+                counts = defaultdict(int)
+                for text, _ in smp:
+                    counts[text] += 1
+                for text, n in counts.items():
+                    rows[text][0] += g.dur * n // len(smp)
+                    rows[text][1] += n
+                    rows[text][2] += 1
+        return rows, total
 
     def idle_by_site(self):
         """{site: [min_ns, max_ns, min_gaps, max_gaps]} over the whole-GPU
@@ -1450,6 +1590,37 @@ def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):
     want_gaps = [r for p in procs for r in p.listed_gaps()]
     c.table("idle_gaps", report.get("idle_gaps", []), want_gaps,
             key=lambda r: (r["pid"], r["device"], r["start_ns"]), order="dur_ns")
+
+    # GPU idle by host stack (schema 7)
+    got_hs = report.get("idle_by_host_stack")
+    if not isinstance(got_hs, list):
+        c.err("idle_by_host_stack: missing")
+        got_hs = []
+    for p in procs:
+        mine = [r for r in got_hs if r.get("pid") == p.pid]
+        if not p.t.samples:
+            if mine:
+                c.err("idle_by_host_stack: rows for pid %d, whose trace has no samples" % p.pid)
+            continue
+        want, total = p.host_stacks()
+        got = {r.get("stack"): r for r in mine}
+        if set(got) != set(want):
+            c.err("idle_by_host_stack: stacks %r, want %r (pid %d)" % (sorted(got), sorted(want), p.pid))
+            continue
+        for text, (ns, nsmp, ngaps) in want.items():
+            r = got[text]
+            c.value("idle_by_host_stack[%r].idle_ns" % text, r.get("idle_ns"), ns, "idle_ns")
+            c.value("idle_by_host_stack[%r].samples" % text, r.get("samples"), nsmp, "samples")
+            c.value("idle_by_host_stack[%r].gaps" % text, r.get("gaps"), ngaps, "gaps")
+            want_pct = 100.0 * ns / total if total else 0.0
+            if not isinstance(r.get("pct"), float) or abs(r["pct"] - want_pct) > 5.1e-7:
+                c.err("idle_by_host_stack[%r].pct: %r, want %.6f" % (text, r.get("pct"), want_pct))
+            extra = set(r) - {"pid", "stack", "idle_ns", "pct", "samples", "gaps"}
+            if extra:
+                c.err("idle_by_host_stack[%r]: unexpected fields %s" % (text, sorted(extra)))
+        seq = [r.get("idle_ns", 0) for r in mine]
+        if seq != sorted(seq, reverse=True):
+            c.err("idle_by_host_stack: not sorted by idle_ns (pid %d)" % p.pid)
 
     # idle by site (bounds when tied operations leave the naming open)
     got_ibs = report.get("idle_by_site", [])

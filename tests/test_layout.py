@@ -11,7 +11,7 @@ import subprocess
 from gtlib import BUILD, ROOT
 
 LAYERS = {
-    "preload": ["base", "cupti", "hot", "writer", "session"],
+    "preload": ["base", "cupti", "hot", "sampler", "writer", "session"],
     "analyzer": ["base", "trace", "analysis", "output", "cmd"],
 }
 

@@ -15,6 +15,7 @@ import subprocess
 from collections import Counter
 
 import gtlib
+import oracle
 from gtlib import assert_eq, prog, query, run_traced, tmpdir
 from make_trace import add_gpu_op, launch, make_trace, memcpy, sync
 import sqlite3
@@ -97,11 +98,15 @@ class Timeline:
                 events.append((one(p, "timestamp"), i, seq, e))
         assert all(n == 1 for n in seen_names.values()), "each name is written once per sequence"
         events.sort(key=lambda x: (x[0], x[1]))
-        open_, self.slices = {}, []
+        open_, self.slices, self.instants = {}, [], []
         for ts, order, seq, e in events:
             track = one(e, "track_uuid")
             assert track in self.tracks, ("event on an undescribed track", e)
-            if one(e, "type") == "TYPE_SLICE_BEGIN":
+            if one(e, "type") == "TYPE_INSTANT":
+                self.instants.append({"track": track, "ts": ts, "name": names[(seq, one(e, "name_iid"))],
+                                      "args": {one(a, "name"): one(a, "string_value")
+                                               for a in e.get("debug_annotations", [])}})
+            elif one(e, "type") == "TYPE_SLICE_BEGIN":
                 loc = locs[(seq, one(e, "source_location_iid"))] if "source_location_iid" in e else None
                 s = {"track": track, "ts": ts, "order": (ts, order), "name": names[(seq, one(e, "name_iid"))] if "name_iid" in e
                      else one(e, "name"), "flows": e.get("flow_ids", []),
@@ -146,7 +151,16 @@ def check_export(db, data, lo=0, hi=1 << 62, min_gap="1ms"):
     assert_eq(one(one(tl.tracks[procs[0]], "process"), "pid"), pid)
     threads = {one(one(d, "thread"), "tid"): u for u, d in tl.tracks.items() if "thread" in d}
     assert all(one(tl.tracks[u], "parent_uuid") == procs[0] for u in threads.values())
-    assert_eq(sorted(threads), sorted({c[0] for c in calls}))
+    # host samples (schema 7): an instant each on its thread's track, named as the report names them
+    samples = Counter()
+    if query(db, "PRAGMA user_version")[0][0] >= 7:
+        samples = Counter((tid, ns - t0, text) for tid, ns, text, _ in oracle._read_samples_db(db)
+                          if lo <= ns - t0 < hi)
+    assert_eq(sorted(threads), sorted({c[0] for c in calls} | {s[0] for s in samples}))
+    got_samples = Counter((tid, i["ts"], i["name"]) for tid, u in threads.items() for i in tl.instants
+                          if i["track"] == u)
+    assert_eq(got_samples, samples)
+    assert_eq(len(tl.instants), sum(samples.values()))
     for tid, name in query(db, "SELECT tid, name FROM threads"):
         if tid in threads:
             assert_eq(tl.name(threads[tid]), "%s (tid %d)" % (name or "thread", tid))

@@ -13,7 +13,7 @@ TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPRO
               $(TPROG)/threads $(TPROG)/fork_child $(TPROG)/no_cuda $(TPROG)/timing $(TPROG)/vecadd \
               $(TPROG)/unhooked $(TPROG)/stall $(TPROG)/entry_point $(TPROG)/endings $(TPROG)/bad_args \
               $(TPROG)/many_configs $(TPROG)/standby_loop $(TPROG)/nvtx_basic $(TPROG)/nvtx_phases $(TPROG)/diff_work $(TPROG)/steps_work \
-              $(TPROG)/standby_steps $(TPROG)/rank_work
+              $(TPROG)/standby_steps $(TPROG)/rank_work $(TPROG)/host_wait
 
 UNIT_TESTS :=
 
@@ -48,9 +48,9 @@ $(TUNIT)/test_%: tests/unit/test_%.c $(GT_CORE_FOR_UNIT) $(PRELOAD_HDR)
 
 # The rings alone, their writer's wake-up a counter in the test.
 UNIT_TESTS += $(TUNIT)/test_ring
-$(TUNIT)/test_ring: tests/unit/test_ring.c preload/hot/gt_ring.c $(PRELOAD_HDR)
+$(TUNIT)/test_ring: tests/unit/test_ring.c preload/hot/gt_ring.c preload/hot/gt_threads.c $(PRELOAD_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -o $@ $< preload/hot/gt_ring.c -lpthread
+	$(CC) $(UNIT_CFLAGS) -o $@ $< preload/hot/gt_ring.c preload/hot/gt_threads.c -lpthread
 
 .PHONY: tests-build
 tests-build: $(TEST_PROGS) $(UNIT_TESTS) $(BUILD)/asan/libgputrace.so $(BUILD)/tsan/libgputrace.so

@@ -631,6 +631,7 @@ static void gt_truncate(struct gt_report *r, size_t top)
     GT_KEEP(r->napi, m->api);
     GT_KEEP(r->nerrors, m->errors);
     GT_KEEP(r->nphases, m->phases);
+    GT_KEEP(r->nhost_stacks, m->host_stacks);
 }
 
 int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_report *r)
@@ -668,6 +669,8 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
     if (rc == 0 && gt_phases(t, p.gpu_times, o, r) < 0)
         rc = -1;
     if (rc == 0 && gt_graph_nodes(t, &sites, p.site_nocall, r) < 0)
+        rc = -1;
+    if (rc == 0 && gt_host_samples(t, r) < 0)
         rc = -1;
     if (rc == 0 && o->win)
         gt_window_note(r, o);
@@ -719,5 +722,6 @@ void gt_report_free(struct gt_report *r)
     free(r->phases);
     free(r->phase_spans);
     free(r->steps.slowest);
+    free(r->host_stacks);
     memset(r, 0, sizeof(*r));
 }

@@ -80,6 +80,14 @@ struct gt_h2d_row {
     int small_storm;                /* >= 100 calls averaging under 64 KiB */
 };
 
+/* A stack the host was in, and its share of samples (gt_samples.c). */
+#define GT_HOST_TEXT 240
+struct gt_host_share {
+    char text[GT_HOST_TEXT];        /* "train.py:45 in __next__ (blocked in read)" */
+    double pct;
+};
+#define GT_GAP_HOST 3
+
 struct gt_gap {
     int device;
     uint64_t start_ns, offset_ns, dur_ns;
@@ -87,6 +95,22 @@ struct gt_gap {
     struct gt_site before, after;   /* the calls whose work ended before it and ended it */
     int has_before, has_after;
     char before_api[64], after_api[64];
+    /* Host during the gap (schema 7 samples): the launching thread (the
+     * thread of the last call making GPU work that started inside the
+     * gap; -1: none), its samples inside the gap, its top stacks. */
+    int64_t host_tid;
+    uint64_t host_samples;
+    int nhost;
+    struct gt_host_share host[GT_GAP_HOST];
+    char host_state[32];            /* what most (over half) of them show: "sleeping", "blocked in I/O"...; "" */
+};
+
+/* GPU idle by host stack: each listed gap's time shared among the
+ * launching thread's samples inside it. */
+struct gt_host_stack_row {
+    char text[GT_HOST_TEXT];        /* as gt_host_share; "(no samples)" for gaps without */
+    uint64_t idle_ns, samples, gaps;
+    double pct;                     /* of the listed gaps' idle time */
 };
 
 /* Idle time summed over every gap, by the site of the call that ended it. */
@@ -231,7 +255,7 @@ struct gt_summary {
 /* Rows per table that --top left out. */
 struct gt_more {
     size_t findings, gaps, idle_sites, kernels, launch_kernels, launch_sites, graphs, xfer_kind, xfer_size, h2d, syncs,
-        streams, devices, api, errors, phases, graph_nodes;
+        streams, devices, api, errors, phases, graph_nodes, host_stacks;
 };
 
 #define GT_MAX_NOTES 4
@@ -277,6 +301,10 @@ struct gt_report {
     int windowed;                   /* read in a window: its first start, last end, intervals */
     uint64_t win_from, win_to;
     size_t win_intervals;
+    int has_samples;                /* the trace has host samples (schema 7, sampling on) */
+    uint64_t host_idle_ns;          /* the listed gaps' idle time, summed */
+    struct gt_host_stack_row *host_stacks; /* by idle time */
+    size_t nhost_stacks;
     struct gt_more more;
 };
 
@@ -303,5 +331,19 @@ struct gt_sites;
  * printing an error (gt_gnodes.c). nocall: the site index of "(no recorded
  * call)", for work whose launch was not recorded. */
 int gt_graph_nodes(struct gt_trace *t, struct gt_sites *sites, uint32_t nocall, struct gt_report *r);
+/* Fills each listed gap's host share and r's host stacks from the trace's
+ * samples (none before schema 7): 0, or -1 after printing an error
+ * (gt_samples.c). Before --top cuts the gaps. */
+int gt_host_samples(struct gt_trace *t, struct gt_report *r);
+/* A sample's name as the report gives it: state 0 running, 1 in a system
+ * call, 2 waiting; its Python and native stack ids (0: none). */
+void gt_sample_text(sqlite3 *db, int state, const char *syscall, int64_t pystack, int64_t stack, char *out,
+                    size_t len);
+/* 1 when a host stack's text matches `pattern`: a glob (fnmatch) when it
+ * holds * ? or [, else a substring. */
+int gt_host_stack_match(const char *pattern, const char *text);
+/* The share of the listed gaps' idle time whose host stacks match (all
+ * rows: analyze with top 0), and that time in *idle_ns. */
+double gt_host_stack_pct(const struct gt_report *r, const char *pattern, uint64_t *idle_ns);
 
 #endif

@@ -41,6 +41,15 @@ void gt_cmd_audit_usage(FILE *out)
                  "  --max-step-p99 DURATION     the 99th percentile of step time (steps:\n"
                  "                              NVTX ranges named step, train_step,\n"
                  "                              ProfilerStep#N..., or --step NAME)\n"
+                 "  --max-idle-host-stack 'PATTERN=P'\n"
+                 "                              percent of the listed gaps' idle time (gaps\n"
+                 "                              of --min-gap or more) whose launching\n"
+                 "                              thread's host samples match PATTERN, as the\n"
+                 "                              report's 'GPU idle by host stack' names them\n"
+                 "                              ('train.py:45 in __next__ (blocked in read)');\n"
+                 "                              a glob if it holds * ? or [, else a\n"
+                 "                              substring. Needs host samples (schema 7);\n"
+                 "                              may be given up to 8 times; command line only\n"
                  "P is a number from 0 to 100 (a trailing %% is allowed). A budget fails\n"
                  "when the measured value is greater than its limit.\n"
                  "\n"
@@ -254,6 +263,70 @@ static int gt_check(const char *prefix, const char *path, int key, const struct 
     return fail;
 }
 
+/* --max-idle-host-stack 'PATTERN=P' */
+#define GT_MAX_HOST_BUDGETS 8
+struct gt_host_budget {
+    char pattern[256];
+    double pct;
+};
+static struct gt_host_budget gt_host_budgets[GT_MAX_HOST_BUDGETS];
+static int gt_nhost_budgets;
+
+static int gt_host_budget_parse(const char *v, char *err, size_t len)
+{
+    const char *eq = strrchr(v, '=');
+    if (!eq || eq == v) {
+        snprintf(err, len, "max-idle-host-stack: '%s' is not PATTERN=P (e.g. 'in __next__=20')", v);
+        return -1;
+    }
+    if (gt_nhost_budgets == GT_MAX_HOST_BUDGETS) {
+        snprintf(err, len, "max-idle-host-stack: at most %d may be given", GT_MAX_HOST_BUDGETS);
+        return -1;
+    }
+    if ((size_t)(eq - v) >= sizeof(gt_host_budgets[0].pattern)) {
+        snprintf(err, len, "max-idle-host-stack: the pattern is longer than 255 bytes");
+        return -1;
+    }
+    struct gt_budgets tmp;
+    memset(&tmp, 0, sizeof(tmp));
+    char e2[256];
+    if (gt_budget_set(&tmp, "max-idle-pct", eq + 1, e2, sizeof(e2)) < 0) {
+        snprintf(err, len, "max-idle-host-stack: '%s' is not a percent from 0 to 100", eq + 1);
+        return -1;
+    }
+    struct gt_host_budget *h = &gt_host_budgets[gt_nhost_budgets++];
+    memcpy(h->pattern, v, (size_t)(eq - v));
+    h->pattern[eq - v] = 0;
+    h->pct = tmp.pct[GT_BUDGET_IDLE_PCT];
+    return 0;
+}
+
+/* 1 exceeded, 0 holds, 2 the trace cannot tell. */
+static int gt_check_host(const char *prefix, const char *path, const struct gt_host_budget *h,
+                         const struct gt_report *r)
+{
+    if (!r->has_samples) {
+        gt_err("%s: max-idle-host-stack needs host samples, which this trace does not have (schema 7, "
+               "GPUTRACE_SAMPLE_HZ above 0)",
+               path);
+        return 2;
+    }
+    uint64_t idle;
+    double v = gt_host_stack_pct(r, h->pattern, &idle);
+    int fail = v > h->pct;
+    char a[64], d1[32], d2[32];
+    if (prefix) {
+        gt_put_text(stdout, prefix, 0);
+        fputs(": ", stdout);
+    }
+    printf("%s max-idle-host-stack '", fail ? "FAIL" : "ok  ");
+    gt_put_text(stdout, h->pattern, 0);
+    printf("': %s %s %g%% (%s of %s idle in listed gaps)\n", gt_fmt_pct(v, h->pct, a, sizeof(a)),
+           fail ? ">" : "<=", h->pct, gt_fmt_duration((int64_t)idle, d1, sizeof(d1)),
+           gt_fmt_duration((int64_t)r->host_idle_ns, d2, sizeof(d2)));
+    return fail;
+}
+
 /* Audits one trace. Returns the exit status it earns. */
 static int gt_audit_one(const char *path, const char *prefix, const struct gt_budgets *b, uint64_t min_gap_ns,
                         const struct gt_window_spec *ws, int64_t origin)
@@ -303,6 +376,13 @@ static int gt_audit_one(const char *path, const char *prefix, const struct gt_bu
         if (!b->set[k])
             continue;
         int v = gt_check(prefix, path, k, b, &r, min_gap_ns);
+        if (v == 2)
+            status = GT_EXIT_USAGE;
+        else if (v == 1 && status == GT_EXIT_OK)
+            status = GT_EXIT_FAIL;
+    }
+    for (int k = 0; k < gt_nhost_budgets; k++) {
+        int v = gt_check_host(prefix, path, &gt_host_budgets[k], &r);
         if (v == 2)
             status = GT_EXIT_USAGE;
         else if (v == 1 && status == GT_EXIT_OK)
@@ -468,6 +548,13 @@ int gt_cmd_audit(int argc, char **argv)
                 rank_limit[k] = x;
                 rank_set[k] = 1;
             }
+            if (!known && (v = gt_opt_value(argc, argv, &i, "max-idle-host-stack", &missing))) {
+                known = 1;
+                if (missing)
+                    return gt_usage_error("audit", "option '--max-idle-host-stack' needs PATTERN=P");
+                if (gt_host_budget_parse(v, err, sizeof(err)) < 0)
+                    return gt_usage_error("audit", "--%s", err);
+            }
             if (!known && (v = gt_opt_value(argc, argv, &i, "budget", &missing))) {
                 known = 1;
                 if (missing || !*v)
@@ -503,11 +590,11 @@ int gt_cmd_audit(int argc, char **argv)
     }
     gt_budget_merge(&all, &cli);
     int ranks = rank_set[0] || rank_set[1];
-    if (!gt_budget_count(&all) && !ranks)
+    if (!gt_budget_count(&all) && !ranks && !gt_nhost_budgets)
         return gt_usage_error("audit", "no budget given (e.g. --max-idle-pct 20, or --budget FILE)");
     if (i >= argc)
         return gt_usage_error("audit", "no trace file given");
-    if (!gt_budget_count(&all))
+    if (!gt_budget_count(&all) && !gt_nhost_budgets)
         return gt_audit_ranks(argv + i, argc - i, rank_limit, rank_set);
     for (int j = i; j < argc; j++)
         if (gt_rank_is_summary_path(argv[j]))

@@ -73,6 +73,10 @@ void gt_cmd_record_usage(FILE *out)
             "  GPUTRACE_DEBUG_DIR      one more root for separate debug files (by\n"
             "                          build-id or .gnu_debuglink), searched before\n"
             "                          /usr/lib/debug, for native source lines.\n"
+            "  GPUTRACE_SAMPLE_HZ      host samples a second, 0 (off) to 1000 (default\n"
+            "                          100): what each thread was doing, read by the\n"
+            "                          tracer's own thread, never a signal.\n"
+            "  GPUTRACE_SAMPLE_THREADS cuda (default: threads that called CUDA) or all.\n"
             "\n"
             "exit status: COMMAND's; 127 if it was not found, 126 if it could not\n"
             "be run; 2 for a usage error or a missing libgputrace.so.\n",

@@ -40,6 +40,8 @@ static void gt_usage(FILE *out)
                  "  GPUTRACE_BUFFER_EVENTS  largest per-thread event ring (default 65536)\n"
                  "  GPUTRACE_GPU_TIMING     cupti (default) or off: GPU-side times via CUPTI\n"
                  "  GPUTRACE_CUPTI_PATH     the CUPTI library to load\n"
+                 "  GPUTRACE_SAMPLE_HZ      host samples a second, 0 (off) to 1000 (default 100)\n"
+                 "  GPUTRACE_SAMPLE_THREADS cuda (default: threads that called CUDA) or all\n"
                  "\nRun 'gputrace help COMMAND' for a command's options.\n");
 }
 

@@ -1,7 +1,8 @@
 /* gt_export_perfetto.c: Perfetto's native trace format, packets of
  * perfetto.protos.Trace (perfetto_trace.proto, encoded by protobuf-c).
  *
- * Tracks: the process, one per host thread under it (its CUDA calls), one
+ * Tracks: the process, one per host thread under it (its CUDA calls and,
+ * schema 7, its host samples as instant events), one
  * per GPU ("GPU N (pid P)") with a child per stream (kernels, copies,
  * memsets) and one of idle gaps. Slices are a BEGIN and an END packet;
  * each call names the GPU work it caused by flow ids its GPU slices end.
@@ -545,6 +546,83 @@ static int gt_pf_gaps(struct gt_pf *w, struct gt_pf_gapjob *j)
     return 0;
 }
 
+/* Host samples (schema 7): an instant event each on its thread's track,
+ * named as the report names them ("train.py:45 in __next__ (blocked in
+ * read)"). Names are looked up once per kind of sample. */
+static int gt_pf_samples(struct gt_pf *w, int64_t from, int64_t to)
+{
+    if (w->t->schema_version < 7)
+        return 0;
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(w->t->db, "SELECT tid, ns, state, syscall, COALESCE(pystack_id, 0), "
+                                     "COALESCE(stack_id, 0) FROM host_samples WHERE ns >= ? AND ns < ? ORDER BY ns",
+                           -1, &q, NULL) != SQLITE_OK) {
+        gt_err("%s: host samples: %s", w->t->path, sqlite3_errmsg(w->t->db));
+        return -1;
+    }
+    sqlite3_bind_int64(q, 1, from);
+    sqlite3_bind_int64(q, 2, to);
+    struct gt_map texts = {0}; /* kind of sample -> index into names + 1 */
+    char **names = NULL;
+    size_t nnames = 0;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW && !w->failed) {
+        int64_t ns = sqlite3_column_int64(q, 1);
+        if (gt_pf_limit(w, ns))
+            break;
+        const char *state = (const char *)sqlite3_column_text(q, 2);
+        int stv = state && strcmp(state, "running") == 0 ? 0 : state && strcmp(state, "syscall") == 0 ? 1 : 2;
+        const char *sc = (const char *)sqlite3_column_text(q, 3);
+        int64_t py = sqlite3_column_int64(q, 4), nat = sqlite3_column_int64(q, 5);
+        uint64_t k = gt_map_hash_text(sc ? sc : "") ^ ((uint64_t)py * 0x9E3779B97F4A7C15ull) ^
+                     ((uint64_t)nat * 0xC2B2AE3D27D4EB4Full) ^ ((uint64_t)stv << 61) ^ 1;
+        int64_t *slot = gt_map_at(&texts, k);
+        if (!slot)
+            break;
+        if (!*slot) {
+            char text[GT_HOST_TEXT];
+            gt_sample_text(w->t->db, stv, sc, py, nat, text, sizeof(text));
+            char **nn = realloc(names, (nnames + 1) * sizeof(*nn));
+            if (!nn || !(nn[nnames] = strdup(text))) {
+                names = nn ? nn : names;
+                break;
+            }
+            names = nn;
+            *slot = (int64_t)++nnames;
+        }
+        const char *name = names[*slot - 1];
+        uint64_t track = gt_pf_thread(w, sqlite3_column_int64(q, 0));
+        memset(&w->in, 0, sizeof(w->in));
+        perfetto__protos__interned_data__init(&w->in);
+        perfetto__protos__event_name__init(&w->new_name);
+        gt_tevent e = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+        e.has_type = e.has_track_uuid = 1;
+        e.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
+        e.track_uuid = track;
+        e.name_iid = gt_pf_name(w, name, 0);
+        e.has_name_iid = e.name_iid != 0;
+        Perfetto__Protos__DebugAnnotation a = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT, *ap = &a;
+        a.name = "host_sample";
+        a.string_value = (char *)(state ? state : "");
+        e.n_debug_annotations = 1;
+        e.debug_annotations = &ap;
+        gt_packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+        p.has_timestamp = 1;
+        p.timestamp = gt_pf_rel(w, ns);
+        p.track_event = &e;
+        if (w->in.n_event_names)
+            p.interned_data = &w->in;
+        gt_pf_write(w, &p);
+        w->x->events++;
+    }
+    sqlite3_finalize(q);
+    for (size_t i = 0; i < nnames; i++)
+        free(names[i]);
+    free(names);
+    gt_map_free(&texts);
+    return w->failed ? -1 : 0;
+}
+
 int gt_export_perfetto_trace(struct gt_trace *t, struct gt_export *x, uint32_t seq)
 {
     static uint64_t next_uuid; /* track uuids unique over the traces of one export */
@@ -583,7 +661,7 @@ int gt_export_perfetto_trace(struct gt_trace *t, struct gt_export *x, uint32_t s
     pthread_t gap_thread;
     int threaded = pthread_create(&gap_thread, NULL, gt_pf_gap_run, &job) == 0;
     int ok = gt_pf_count_ops(&w) == 0 && gt_scan_calls(w.scan, gt_pf_on_call, &w) == 0 &&
-             gt_scan_ops(w.scan, gt_pf_on_op, &w) == 0;
+             gt_scan_ops(w.scan, gt_pf_on_op, &w) == 0 && gt_pf_samples(&w, from, to) == 0;
     if (threaded)
         pthread_join(gap_thread, NULL);
     else if (ok)

@@ -9,6 +9,7 @@
 
 #include "base/gt_fmt.h"
 #include "output/gt_report_html.h"
+#include "output/gt_report_samples.h"
 
 #define GT_TL_W 1000.0   /* timeline width in SVG units */
 #define GT_TL_ROW 44.0   /* one device's row */
@@ -554,6 +555,7 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
     gt_html_causes(out, s->idle_by_cause);
     gt_html_findings(out, r, o);
     gt_html_gaps(out, r, o, section);
+    gt_html_host_stacks(out, r);
     gt_html_kernels(out, r, o);
 
     fputs("<h2>Launch overhead</h2>\n<h3>Host time launching, by launch site</h3>\n", out);

@@ -10,6 +10,7 @@
 #include "base/gt_fmt.h"
 #include "output/gt_rank_out.h"
 #include "output/gt_report_out.h"
+#include "output/gt_report_samples.h"
 
 #define U(x) ((unsigned long long)(x))
 
@@ -189,6 +190,7 @@ static void gt_json_tables(FILE *out, const struct gt_report_item *v, size_t n)
             gt_json_site_or_null(out, g->has_after, &g->after);
             fputs(",\"after_api\":", out);
             gt_put_json_string(out, g->has_after && g->after_api[0] ? g->after_api : NULL);
+            gt_json_gap_host(out, &v[t].r, g);
             fputc('}', out);
         }
     fputs("],\"idle_by_site\":[", out);
@@ -390,14 +392,15 @@ static void gt_json_truncated(FILE *out, const struct gt_report_item *v, size_t 
         m.errors += x->errors;
         m.phases += x->phases;
         m.graph_nodes += x->graph_nodes;
+        m.host_stacks += x->host_stacks;
     }
     fprintf(out,
             ",\"truncated\":{\"findings\":%zu,\"idle_gaps\":%zu,\"idle_by_site\":%zu,\"kernels\":%zu,"
             "\"launch_overhead.kernels\":%zu,\"launch_overhead.sites\":%zu,\"graph_launches\":%zu,\"transfers.by_kind\":%zu,"
             "\"transfers.by_size\":%zu,\"h2d_hotspots\":%zu,\"syncs\":%zu,\"streams\":%zu,\"api\":%zu,"
-            "\"errors\":%zu,\"phases\":%zu,\"graph_nodes\":%zu}",
+            "\"errors\":%zu,\"phases\":%zu,\"graph_nodes\":%zu,\"idle_by_host_stack\":%zu}",
             m.findings, m.gaps, m.idle_sites, m.kernels, m.launch_kernels, m.launch_sites, m.graphs, m.xfer_kind,
-            m.xfer_size, m.h2d, m.syncs, m.streams, m.api, m.errors, m.phases, m.graph_nodes);
+            m.xfer_size, m.h2d, m.syncs, m.streams, m.api, m.errors, m.phases, m.graph_nodes, m.host_stacks);
 }
 
 void gt_report_json(FILE *out, const struct gt_report_item *v, size_t n)
@@ -433,6 +436,7 @@ void gt_report_json_ranks(FILE *out, const struct gt_report_item *v, size_t n, c
     gt_json_summary(out, &total);
     gt_json_findings(out, v, n);
     gt_json_tables(out, v, n);
+    gt_json_host_stacks(out, v, n);
     gt_json_truncated(out, v, n);
     fputs(",\"processes\":[", out);
     for (size_t t = 0; t < n; t++) {

@@ -9,6 +9,7 @@
 #include "analysis/gt_site.h"
 #include "base/gt_fmt.h"
 #include "output/gt_report_out.h"
+#include "output/gt_report_samples.h"
 
 static char gt_b1[64], gt_b2[64], gt_b3[64], gt_b4[64], gt_b5[64], gt_b6[64], gt_b7[64];
 #define DUR(x, b) gt_fmt_duration((int64_t)(x), b, sizeof(b))
@@ -146,6 +147,7 @@ static void gt_text_gaps(FILE *out, const struct gt_report *r, const struct gt_a
         const struct gt_gap *g = &r->gaps[i];
         fprintf(out, "  %s idle on device %d at +%s: %s\n", DUR(g->dur_ns, gt_b1), g->device,
                 DUR(g->offset_ns, gt_b2), gt_cause_text[g->cause]);
+        gt_text_gap_host(out, r, g);
         if (g->has_before) {
             fprintf(out, "    after the work of %s\n", g->before_api[0] ? g->before_api : "(no recorded call)");
             gt_text_site(out, "      ", &g->before);
@@ -474,6 +476,7 @@ static void gt_text_one(FILE *out, const struct gt_report_item *v, const struct 
     gt_text_steps(out, r);
     gt_text_gaps(out, r, o);
     gt_text_idle_sites(out, r);
+    gt_text_host_stacks(out, r);
     int gpu = r->summary.gpu_times;
     gt_text_kernels(out, r, gpu);
     gt_text_launch(out, r, gpu);

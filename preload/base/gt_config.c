@@ -115,6 +115,8 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
     c->trigger_cooldown_ns = GT_DEFAULT_TRIGGER_COOLDOWN_NS;
     c->trigger_duration_ns = GT_DEFAULT_TRIGGER_DURATION_NS;
     c->step_range[0] = 0;
+    c->sample_hz = GT_DEFAULT_SAMPLE_HZ;
+    c->sample_all = 0;
 
     const char *v = get("GPUTRACE_OUTPUT");
     if (v) {
@@ -205,6 +207,24 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
                            "...", "the built-in rule");
         else
             snprintf(c->step_range, sizeof(c->step_range), "%s", v);
+    }
+    v = get("GPUTRACE_SAMPLE_HZ");
+    if (v) {
+        if (gt_parse_long(v, 0, GT_MAX_SAMPLE_HZ, &n) == 0)
+            c->sample_hz = (int)n;
+        else
+            gt_add_warning(warnings, warnings_len, &nwarn,
+                           "%s='%s' is not a whole number from 0 to 1000; using %s", "GPUTRACE_SAMPLE_HZ", v, "100");
+    }
+    v = get("GPUTRACE_SAMPLE_THREADS");
+    if (v) {
+        if (strcmp(v, "cuda") == 0)
+            c->sample_all = 0;
+        else if (strcmp(v, "all") == 0)
+            c->sample_all = 1;
+        else
+            gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 'cuda' or 'all'; using %s",
+                           "GPUTRACE_SAMPLE_THREADS", v, "cuda");
     }
     return nwarn;
 }

@@ -25,7 +25,11 @@ struct gt_config {
     uint64_t trigger_cooldown_ns;  /* GPUTRACE_TRIGGER_COOLDOWN, default 10 minutes */
     uint64_t trigger_duration_ns;  /* GPUTRACE_TRIGGER_DURATION, default 10 s */
     char step_range[128];          /* GPUTRACE_STEP_RANGE: a glob; "": the built-in rule */
+    int sample_hz;             /* GPUTRACE_SAMPLE_HZ: host samples a second, 0 off, at most 1000 */
+    int sample_all;            /* GPUTRACE_SAMPLE_THREADS: 0 cuda (threads that called CUDA), 1 all */
 };
+#define GT_DEFAULT_SAMPLE_HZ 100
+#define GT_MAX_SAMPLE_HZ 1000
 
 #define GT_DEFAULT_TRIGGER_COOLDOWN_NS (600ull * 1000000000ull)
 #define GT_DEFAULT_TRIGGER_DURATION_NS (10ull * 1000000000ull)

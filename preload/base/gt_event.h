@@ -48,6 +48,12 @@ enum gt_gnode_kind {
     GT_GN_NONE = 255   /* a graph-building call that made no node of its own */
 };
 
+/* The api of a host sample (preload/sampler/): start_ns is its time. */
+#define GT_API_SAMPLE 0xFFFFFF02u
+
+/* A sample's state (samples.state). */
+enum gt_sample_state { GT_SAMPLE_RUNNING, GT_SAMPLE_SYSCALL, GT_SAMPLE_WAITING };
+
 /* Stream handle values with a meaning of their own (cuda.h). */
 #define GT_STREAM_LEGACY     1ULL
 #define GT_STREAM_PER_THREAD 2ULL
@@ -106,6 +112,11 @@ struct gt_event {
             uint8_t kind;     /* enum gt_nvtx_kind */
             uint8_t payload_type; /* NVTX's nvtxPayloadType_t; 0: none */
         } nvtx;
+        struct {              /* api == GT_API_SAMPLE */
+            uint32_t tid;     /* the thread sampled (ev.tid is the sampler's) */
+            int32_t syscall;  /* the system call it is blocked in; -1: none */
+            uint8_t state;    /* enum gt_sample_state */
+        } sample;
     } u;
 };
 

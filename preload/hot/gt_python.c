@@ -21,12 +21,11 @@
 #include "hot/gt_py_layouts.h"
 #include "hot/gt_python.h"
 #include "hot/gt_stacks.h"
+#include "hot/gt_threads.h"
 
 #define GT_PY_CODE_SLOTS (1u << 16)
 #define GT_PY_CODE_MAX   (GT_PY_CODE_SLOTS / 2)
 #define GT_PY_ARENA      (32u << 20)  /* bytes: names, files, line tables */
-#define GT_PY_MAX_STR    4096         /* characters kept of a file or name */
-#define GT_PY_MAX_TABLE  (1u << 20)   /* bytes of a line table */
 #define GT_PY_MAX_WALK   4096         /* frames walked before giving up */
 #define GT_PY_OWNED_BY_CSTACK 3       /* 3.12+: the interpreter's own entry frames */
 
@@ -155,31 +154,45 @@ static uint32_t gt_copy_str(uintptr_t s)
     return off;
 }
 
-static uint64_t gt_code_fingerprint(uintptr_t code)
+/* `img`: the code object itself, or (the sampler) a copy of its first
+ * bytes; `code`: its address in the process. */
+static uint64_t gt_code_fingerprint(uintptr_t img)
 {
     const struct gt_py_layout *L = &gt_py.L;
     /* A code object freed and another allocated at its address would have
      * other strings and another table. */
-    return gt_ld64(code + L->co_filename) ^ (gt_ld64(code + L->co_qualname) << 1) ^
-           (gt_ld64(code + L->co_linetable) << 2) ^ gt_ld32(code + L->co_firstlineno);
+    return gt_ld64(img + L->co_filename) ^ (gt_ld64(img + L->co_qualname) << 1) ^
+           (gt_ld64(img + L->co_linetable) << 2) ^ gt_ld32(img + L->co_firstlineno);
 }
 
-static uint32_t gt_code_new(uintptr_t code, uint64_t fp)
+/* An object the code object points to, readable here: itself on the
+ * calling thread, a checked copy through `fetch` on the sampler's. */
+static uintptr_t gt_obj(uintptr_t p, int kind, gt_py_fetch_fn fetch, void *ctx)
+{
+    return fetch ? fetch(p, kind, ctx) : p;
+}
+
+static uint32_t gt_code_new(uintptr_t code, uintptr_t img, uint64_t fp, gt_py_fetch_fn fetch, void *ctx)
 {
     const struct gt_py_layout *L = &gt_py.L;
+    /* The sampler's copies can fail: checked before an id is spent. */
+    uintptr_t fname = gt_obj(gt_ld64(img + L->co_filename), GT_PYOBJ_STR, fetch, ctx);
+    if (!fname)
+        return 0;
     uint32_t id = atomic_fetch_add_explicit(&gt_code_next, 1, memory_order_relaxed) + 1;
     if (id > GT_PY_CODE_MAX)
         return 0;
     struct gt_pycode_rec *r = &gt_codes[id];
     r->code = code;
     r->fingerprint = fp;
-    r->first_line = (int32_t)gt_ld32(code + L->co_firstlineno);
-    r->file_off = gt_copy_str(gt_ld64(code + L->co_filename));
-    r->name_off = gt_copy_str(gt_ld64(code + L->co_qualname));
+    r->first_line = (int32_t)gt_ld32(img + L->co_firstlineno);
+    r->file_off = gt_copy_str(fname);
+    uintptr_t qname = gt_obj(gt_ld64(img + L->co_qualname), GT_PYOBJ_STR, fetch, ctx);
+    r->name_off = qname ? gt_copy_str(qname) : UINT32_MAX;
     r->table_off = UINT32_MAX;
     r->table_len = 0;
-    uintptr_t table = gt_ld64(code + L->co_linetable);
-    if (gt_is(table, gt_py.bytes_type)) {
+    uintptr_t table = gt_obj(gt_ld64(img + L->co_linetable), GT_PYOBJ_BYTES, fetch, ctx);
+    if (table && gt_is(table, gt_py.bytes_type)) {
         uint64_t n = gt_ld64(table + L->var_size);
         if (n <= GT_PY_MAX_TABLE && (r->table_off = gt_arena_take((uint32_t)n)) != UINT32_MAX) {
             memcpy(gt_code_arena + r->table_off, (const void *)(table + L->bytes_sval), n);
@@ -192,16 +205,16 @@ static uint32_t gt_code_new(uintptr_t code, uint64_t fp)
 }
 
 /* The id of a code object, copied the first time it is seen. */
-static uint32_t gt_code_id(uintptr_t code)
+static uint32_t gt_code_id_at(uintptr_t code, uintptr_t img, gt_py_fetch_fn fetch, void *ctx)
 {
-    uint64_t fp = gt_code_fingerprint(code);
+    uint64_t fp = gt_code_fingerprint(img);
     uint64_t h = (code ^ fp) * 0x9E3779B97F4A7C15ull;
     uint32_t mask = GT_PY_CODE_SLOTS - 1, i = (uint32_t)(h >> 40) & mask, mine = 0;
     for (uint32_t probe = 0; probe < GT_PY_CODE_SLOTS; probe++, i = (i + 1) & mask) {
         uint32_t id = atomic_load_explicit(&gt_code_slots[i], memory_order_acquire);
         if (id == 0) {
             if (!mine)
-                mine = gt_code_new(code, fp);
+                mine = gt_code_new(code, img, fp, fetch, ctx);
             if (!mine)
                 break;
             if (atomic_compare_exchange_strong_explicit(&gt_code_slots[i], &id, mine, memory_order_acq_rel,
@@ -215,6 +228,46 @@ static uint32_t gt_code_id(uintptr_t code)
     return 0;
 }
 
+static inline uint32_t gt_code_id(uintptr_t code)
+{
+    return gt_code_id_at(code, code, NULL, NULL);
+}
+
+uint32_t gt_python_code_id_copied(uintptr_t code, const void *img, gt_py_fetch_fn fetch, void *ctx)
+{
+    return gt_code_id_at(code, (uintptr_t)img, fetch, ctx);
+}
+
+uint32_t gt_python_intern(const uint64_t *frames, uint32_t n)
+{
+    uint32_t id = gt_idtab_intern(&gt_pystacks, frames, n);
+    if (!id)
+        atomic_fetch_add_explicit(&gt_py_drops, 1, memory_order_relaxed);
+    return id;
+}
+
+const struct gt_py_layout *gt_python_layout(void)
+{
+    return gt_py.on ? &gt_py.L : NULL;
+}
+
+void gt_python_types(uintptr_t *code, uintptr_t *str, uintptr_t *bytes)
+{
+    *code = gt_py.code_type;
+    *str = gt_py.str_type;
+    *bytes = gt_py.bytes_type;
+}
+
+int gt_python_live(void)
+{
+    return gt_py.on && gt_py.is_initialized() && !gt_py.is_finalizing();
+}
+
+int gt_python_depth(void)
+{
+    return gt_py.depth;
+}
+
 /* ---- the walk ---- */
 
 uint32_t gt_python_capture(void)
@@ -223,6 +276,7 @@ uint32_t gt_python_capture(void)
         return 0;
     const struct gt_py_layout *L = &gt_py.L;
     uintptr_t ts = (uintptr_t)gt_py.this_thread_state();
+    gt_threads_note_pystate(ts);
     if (!ts)
         return 0;
     uintptr_t fr = gt_ld64(ts + L->ts_frame);

@@ -11,6 +11,7 @@
 
 #include "base/gt_base.h"
 #include "hot/gt_ring.h"
+#include "hot/gt_threads.h"
 
 static uint32_t gt_ring_events = 8192;
 static void (*_Atomic gt_ring_waker)(void);
@@ -39,6 +40,7 @@ static void gt_ring_thread_exit(void *p)
     struct gt_ring *r = p;
     gt_tls_ring = NULL;
     gt_tls_ring_exited = 1;
+    gt_threads_exit();
     if (r) {
         atomic_store_explicit(&r->dead, 1, memory_order_release);
         /* Its memory goes back to the budget once the writer has drained
@@ -96,8 +98,10 @@ static void gt_ring_publish(struct gt_ring *r)
 static struct gt_ring *gt_ring_create(void)
 {
     struct gt_ring *r = gt_ring_map(gt_ring_events < GT_RING_FIRST_EVENTS ? gt_ring_events : GT_RING_FIRST_EVENTS);
-    if (r)
+    if (r) {
         gt_ring_publish(r);
+        gt_threads_register(r->tid);
+    }
     return r;
 }
 
@@ -116,7 +120,7 @@ static struct gt_ring *gt_ring_grow(struct gt_ring *r)
     return n;
 }
 
-void gt_ring_push(const struct gt_event *e)
+int gt_ring_push(const struct gt_event *e)
 {
     struct gt_ring *r = gt_tls_ring;
     if (__builtin_expect(!r || r->generation != atomic_load_explicit(&gt_ring_gen, memory_order_relaxed), 0)) {
@@ -125,20 +129,20 @@ void gt_ring_push(const struct gt_event *e)
          * the rings of threads that ended. */
         if (gt_tls_ring_exited) {
             atomic_fetch_add_explicit(&gt_ring_orphan_drops, 1, memory_order_relaxed);
-            return;
+            return -1;
         }
         r = gt_tls_ring = gt_ring_create();
         if (!r) {
             gt_ring_wake();
             atomic_fetch_add_explicit(&gt_ring_orphan_drops, 1, memory_order_relaxed);
-            return;
+            return -1;
         }
     }
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
     if (head - tail > r->mask) {
         atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
-        return;
+        return -1;
     }
     struct gt_event *slot = &r->ev[head & r->mask];
     *slot = *e;
@@ -151,6 +155,7 @@ void gt_ring_push(const struct gt_event *e)
             gt_tls_ring = gt_ring_grow(r);
         gt_ring_wake();
     }
+    return 0;
 }
 
 static uint64_t gt_ring_drain(struct gt_ring *r, gt_ring_fn fn, void *arg)
@@ -261,4 +266,5 @@ void gt_ring_after_fork_child(void)
     atomic_store(&gt_ring_orphan_drops, 0);
     gt_ring_freed_drops = 0;
     atomic_fetch_add(&gt_ring_gen, 1);
+    gt_threads_after_fork_child();
 }

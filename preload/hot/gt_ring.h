@@ -38,8 +38,9 @@ void gt_ring_configure(uint32_t events_per_thread, uint64_t max_total_bytes, voi
 /* A thread's first ring, in events (or the maximum, if smaller). */
 #define GT_RING_FIRST_EVENTS 512u
 
-/* Records one event from the calling thread; drops and counts if full. */
-void gt_ring_push(const struct gt_event *e);
+/* Records one event from the calling thread; drops and counts if full
+ * (-1; 0 when recorded). */
+int gt_ring_push(const struct gt_event *e);
 
 /* Writer side: visits every ring; frees rings of exited threads once empty. */
 typedef void (*gt_ring_fn)(const struct gt_event *e, void *arg);

@@ -294,6 +294,13 @@ uint32_t gt_stack_capture(void)
     return id;
 }
 
+uint32_t gt_stack_intern(const uintptr_t *ips, uint32_t n)
+{
+    if (gt_depth <= 0 || !n)
+        return 0;
+    return gt_idtab_intern(&gt_native, (const uint64_t *)ips, n > (uint32_t)gt_depth ? (uint32_t)gt_depth : n);
+}
+
 uint32_t gt_stack_frames(uint32_t id, const uintptr_t **ips)
 {
     return gt_idtab_get(&gt_native, id, (const uint64_t **)ips);

@@ -14,6 +14,8 @@ void gt_stacks_init(int depth);
 uint32_t gt_stack_capture(void);
 /* Captures the calling thread answered from its memo of recurring stacks. */
 uint64_t gt_stacks_memo_hits(void);
+/* The id of a stack another thread's frames make (the sampler's). 0: none. */
+uint32_t gt_stack_intern(const uintptr_t *ips, uint32_t n);
 /* Frames of a stack id, innermost first. Returns the frame count. */
 uint32_t gt_stack_frames(uint32_t id, const uintptr_t **ips);
 uint64_t gt_stacks_dropped(void);

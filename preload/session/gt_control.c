@@ -35,11 +35,13 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/gt_base.h"
+#include "hot/gt_threads.h"
 #include "session/gt_control.h"
 #include "session/gt_session.h"
 
@@ -268,6 +270,7 @@ static void *gt_ctl_main(void *arg)
     struct gt_ctl_channel ch = *(struct gt_ctl_channel *)arg; /* this channel's own: a restart makes another */
     free(arg);
     gt_tls_busy = 1; /* the tracer's own thread: never recorded */
+    gt_threads_mark_tracer((uint32_t)syscall(SYS_gettid)); /* nor sampled (GPUTRACE_SAMPLE_THREADS=all) */
     for (;;) {
         struct pollfd p[2] = {{ch.fd, POLLIN, 0}, {ch.efd, POLLIN, 0}};
         int r = poll(p, ch.efd >= 0 ? 2 : 1, -1);

@@ -22,6 +22,7 @@
 #include "session/gt_signals.h"
 #include "hot/gt_stacks.h"
 #include "hot/gt_steps.h"
+#include "sampler/gt_sampler.h"
 #include "session/gt_session.h"
 #include "writer/gt_writer.h"
 
@@ -135,6 +136,9 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
     if (cfg->standby && !gt_session_hold)
         gt_writer_window_bounds(gt_now_ns(), 0);
     gt_signals_install();
+    char swhy[256];
+    if (gt_sampler_start(cfg->sample_hz, cfg->sample_all, swhy, sizeof(swhy)) < 0)
+        gt_warn("host samples not recorded: %s", swhy);
     return 0;
 }
 
@@ -245,6 +249,7 @@ void gt_session_window_close(void)
         /* Before the switch: a call that ended by then is in the trace. */
         gt_writer_window_bounds(0, gt_now_ns());
         atomic_store(&gt_state, GT_STATE_STANDBY);
+        gt_sampler_stop();
         gt_writer_settle(1000);
         gt_cupti_pause();
         gt_writer_stop(1);
@@ -270,6 +275,7 @@ static void gt_atexit(void)
     pthread_mutex_lock(&gt_session_lock);
     if (atomic_load(&gt_state) == GT_STATE_ACTIVE) {
         atomic_store(&gt_state, GT_STATE_FINISHED);
+        gt_sampler_stop();
         gt_cupti_stop();
         gt_writer_stop(1);
     }
@@ -355,6 +361,7 @@ void gt_session_after_fork_child(void)
     gt_writer_after_fork_child();
     gt_cupti_after_fork_child();
     gt_ring_after_fork_child();
+    gt_sampler_after_fork_child();
     atomic_store(&gt_exit_finishing, 0);
     /* A child that uses CUDA gets its own trace, named by its own pid; a
      * standby child its own channel, at its first CUDA call (the parent's

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +33,7 @@
 #include "hot/gt_ring.h"
 #include "hot/gt_python.h"
 #include "hot/gt_stacks.h"
+#include "hot/gt_threads.h"
 #include "writer/gt_writer.h"
 #include "writer/gt_writer_int.h"
 #include "gt_schema_sql.h"
@@ -68,6 +70,7 @@ static const char *const gt_sql[ST_COUNT] = {
     [ST_PYFRAME] = "INSERT INTO py_frames VALUES(?,?,?,?)",
     [ST_PYSTACK] = "INSERT INTO py_stacks VALUES(?,?,?)",
     [ST_RESULT_NAME] = "INSERT INTO result_names VALUES(?,?,?)",
+    [ST_SAMPLE] = "INSERT INTO samples(tid,ns,state,syscall,stack_id,pystack_id) VALUES(?,?,?,?,?,?)",
 };
 
 static struct gt_writer *gt_w;
@@ -202,6 +205,10 @@ static void gt_write_event(const struct gt_event *e, void *arg)
         gt_write_graph_node(w, e);
         return;
     }
+    if (e->api == GT_API_SAMPLE) {
+        gt_write_sample(w, e);
+        return;
+    }
     gt_emit_thread(w, e->tid);
     gt_emit_stack(w, e->stack_id);
     gt_emit_pystack(w, e->pystack_id);
@@ -242,6 +249,7 @@ static void gt_write_counters(struct gt_writer *w)
     gt_meta_u64(w, "dropped_python_stacks", gt_python_dropped());
     gt_meta_u64(w, "events_written", w->events_written);
     gt_writer_nvtx_counters(w, gt_meta_u64);
+    gt_writer_sample_counters(w, gt_meta_u64);
     gt_meta_u64(w, "end_ns", gt_now_ns());
 }
 
@@ -421,6 +429,7 @@ static void *gt_writer_main(void *arg)
 {
     struct gt_writer *w = arg;
     gt_tls_busy = 1; /* the tracer's own thread: never recorded */
+    gt_threads_mark_tracer((uint32_t)syscall(SYS_gettid)); /* and never sampled */
     /* Here rather than at open, which runs on the program's first CUDA
      * call; committed at once, so a process killed early still has them. */
     pthread_mutex_lock(&gt_work_lock);
@@ -547,7 +556,7 @@ static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *c
     char buf[8192];
     gt_meta(w, "tracer", "gputrace");
     gt_meta(w, "tracer_version", GT_VERSION);
-    gt_meta(w, "schema_version", "6");
+    gt_meta(w, "schema_version", "7");
     gt_meta_u64(w, "pid", (uint64_t)getpid());
     gt_meta_u64(w, "ppid", (uint64_t)getppid());
     gt_meta_u64(w, "process_start_ticks", gt_process_start_ticks());
@@ -574,6 +583,12 @@ static void gt_write_process_meta(struct gt_writer *w, const struct gt_config *c
     gt_meta_u64(w, "buffer_events", cfg->buffer_events);
     gt_meta(w, "output_pattern", cfg->output);
     gt_meta(w, "gpu_timing", "none");
+    gt_meta_u64(w, "sample_hz", (uint64_t)cfg->sample_hz);
+    gt_meta(w, "sample_threads", cfg->sample_all ? "all" : "cuda");
+    /* Python stacks of every sampled thread; native stacks only as the
+     * program counter of a blocked thread: unwinding a running thread
+     * needs a signal, which the sampler never sends. */
+    gt_meta(w, "sample_native_stacks", cfg->sample_hz ? "blocked_pc_only" : "off");
     gt_meta(w, "complete", "0");
 }
 
@@ -730,6 +745,8 @@ static int gt_writer_open_blocked(const char *path, const struct gt_config *cfg,
     if (rc == SQLITE_OK) {
         gt_write_process_meta(w, cfg);
         rc = gt_write_api_names(w);
+        if (rc == SQLITE_OK)
+            rc = gt_write_syscall_names(w);
     }
     if (rc == SQLITE_OK && !w->failed)
         rc = gt_exec(w->db, "COMMIT");

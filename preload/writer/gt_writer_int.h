@@ -13,7 +13,7 @@
 
 enum { ST_EVENT, ST_EVENT_BATCH, ST_THREAD, ST_LAUNCH_CONFIG, ST_STRING, ST_MODULE, ST_FRAME, ST_STACK, ST_META, ST_GPU,
        ST_GPU_BATCH, ST_GPU_CORR,
-       ST_OVERHEAD, ST_PYCODE, ST_PYFRAME, ST_PYSTACK, ST_RESULT_NAME, ST_GNODE, ST_GNODE_CLONE, ST_COUNT };
+       ST_OVERHEAD, ST_PYCODE, ST_PYFRAME, ST_PYSTACK, ST_RESULT_NAME, ST_GNODE, ST_GNODE_CLONE, ST_SAMPLE, ST_COUNT };
 
 /* Strings interned in first-seen order; an entry's index is its id. */
 struct gt_strlist {
@@ -199,5 +199,11 @@ void gt_writer_nvtx_after_drain(struct gt_writer *w, int last);
 void gt_writer_nvtx_flush(struct gt_writer *w);
 void gt_writer_nvtx_counters(struct gt_writer *w, void (*meta)(struct gt_writer *, const char *, uint64_t));
 void gt_writer_nvtx_free(struct gt_writer *w);
+
+/* Host samples (api GT_API_SAMPLE) into `samples` (gt_writer_samples.c);
+ * syscall_names at open; the sampler's counters to meta. */
+void gt_write_sample(struct gt_writer *w, const struct gt_event *e);
+int gt_write_syscall_names(struct gt_writer *w);
+void gt_writer_sample_counters(struct gt_writer *w, void (*meta)(struct gt_writer *, const char *, uint64_t));
 
 #endif

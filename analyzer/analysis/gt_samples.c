@@ -1,0 +1,443 @@
+/* gt_samples.c: host samples joined to the GPU's idle gaps (docs/report.md,
+ * "Host during the gap" and "GPU idle by host stack").
+ *
+ * A gap's launching thread is the thread of the last call making GPU work
+ * (a launch, copy, memset or graph launch) that started inside the gap:
+ * the host was late with that call, and what that thread was doing
+ * meanwhile is the answer. Its samples inside the gap are grouped by what
+ * they show (the innermost Python frame, else the native frame, and the
+ * thread's state), and each gap's time is shared among its samples evenly
+ * for the by-stack table. Samples are few (hz x threads x seconds), so
+ * they are held in memory; the calls are read once, kept only when they
+ * start inside a listed gap. */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/gt_analyze.h"
+#include "base/gt_map.h"
+
+struct gt_smp {
+    int64_t tid;
+    uint64_t ns;
+    uint32_t key;       /* index into the texts */
+    uint8_t cls;        /* enum gt_hcls */
+};
+
+enum gt_hcls { GT_HC_PYTHON, GT_HC_NATIVE, GT_HC_IO, GT_HC_SLEEP, GT_HC_LOCK, GT_HC_SYSCALL, GT_HC_WAITING, GT_HCLS };
+static const char *const gt_hcls_text[GT_HCLS] = {"running Python", "running native code", "blocked in I/O",
+                                                 "sleeping", "waiting on a lock", "in a system call", "waiting"};
+
+struct gt_texts {
+    char (*v)[GT_HOST_TEXT];
+    size_t n, cap;
+    struct gt_map of;   /* text hash -> index + 1 */
+};
+
+static long gt_text_add(struct gt_texts *t, const char *s)
+{
+    uint64_t h = gt_map_hash_text(s) | 1;
+    int64_t *slot = gt_map_at(&t->of, h);
+    if (!slot)
+        return -1;
+    /* a hash collision keeps the first text: both read as one row */
+    if (*slot)
+        return (long)(*slot - 1);
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        void *v = realloc(t->v, cap * sizeof(*t->v));
+        if (!v)
+            return -1;
+        t->v = v;
+        t->cap = cap;
+    }
+    snprintf(t->v[t->n], GT_HOST_TEXT, "%s", s);
+    *slot = (int64_t)++t->n;
+    return (long)(t->n - 1);
+}
+
+static const char *gt_base(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* A module of the system's (libc, the loader, libpthread...), skipped
+ * for the program's own frame when there is one. */
+static int gt_system_module(const char *m)
+{
+    return strncmp(m, "/lib/", 5) == 0 || strncmp(m, "/lib64/", 7) == 0 || strncmp(m, "/usr/lib/", 9) == 0 ||
+           strncmp(m, "/usr/lib64/", 11) == 0;
+}
+
+static int gt_is_io(const char *sc)
+{
+    static const char *const io[] = {"read", "write", "pread64", "pwrite64", "readv", "writev", "poll", "ppoll",
+                                     "select", "pselect6", "epoll_wait", "epoll_pwait", "epoll_pwait2", "accept",
+                                     "accept4", "recvfrom", "recvmsg", "recvmmsg", "sendto", "sendmsg", "sendmmsg",
+                                     "fsync", "fdatasync", "openat", "io_uring_enter"};
+    for (size_t i = 0; i < sizeof(io) / sizeof(io[0]); i++)
+        if (strcmp(sc, io[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The text and class of one distinct (state, syscall, Python stack,
+ * native stack). */
+static int gt_describe(sqlite3 *db, int state, const char *syscall, int64_t pystack, int64_t stack, char *out,
+                       size_t len, uint8_t *cls)
+{
+    char where[GT_HOST_TEXT] = "";
+    sqlite3_stmt *st;
+    if (pystack && sqlite3_prepare_v2(db, "SELECT file, function, line FROM py_stack_frames "
+                                          "WHERE pystack_id = ? ORDER BY depth LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, pystack);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const char *file = (const char *)sqlite3_column_text(st, 0);
+            const char *fn = (const char *)sqlite3_column_text(st, 1);
+            if (sqlite3_column_type(st, 2) == SQLITE_NULL)
+                snprintf(where, sizeof(where), "%.100s in %.100s", gt_base(file ? file : "?"), fn ? fn : "?");
+            else
+                snprintf(where, sizeof(where), "%.100s:%d in %.100s", gt_base(file ? file : "?"),
+                         sqlite3_column_int(st, 2), fn ? fn : "?");
+        }
+        sqlite3_finalize(st);
+    }
+    /* native: the innermost frame outside the system's libraries (the
+     * program's function that called into libc), else the innermost */
+    if (!where[0] && stack &&
+        sqlite3_prepare_v2(db, "SELECT function, module, file, line FROM stack_frames WHERE stack_id = ? "
+                               "ORDER BY depth", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, stack);
+        int first = 1;
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *fn = (const char *)sqlite3_column_text(st, 0);
+            const char *mod = (const char *)sqlite3_column_text(st, 1);
+            const char *file = (const char *)sqlite3_column_text(st, 2);
+            int sys = !mod || gt_system_module(mod);
+            if (!first && sys)
+                continue;
+            if (file && *file && sqlite3_column_type(st, 3) != SQLITE_NULL)
+                snprintf(where, sizeof(where), "%.100s:%d in %.100s", gt_base(file), sqlite3_column_int(st, 3),
+                         fn ? fn : "?");
+            else
+                snprintf(where, sizeof(where), "%.120s (%.80s)", fn ? fn : "?", gt_base(mod ? mod : "?"));
+            if (!sys)
+                break;
+            first = 0;
+        }
+        sqlite3_finalize(st);
+    }
+    if (!where[0])
+        snprintf(where, sizeof(where), "(no stack)");
+    if (state == 0) {
+        snprintf(out, len, "%.200s (running)", where);
+        *cls = pystack ? GT_HC_PYTHON : GT_HC_NATIVE;
+    } else if (state == 1) {
+        snprintf(out, len, "%.180s (blocked in %.40s)", where, syscall ? syscall : "?");
+        const char *sc = syscall ? syscall : "";
+        *cls = gt_is_io(sc) ? GT_HC_IO
+             : strcmp(sc, "nanosleep") == 0 || strcmp(sc, "clock_nanosleep") == 0 || strcmp(sc, "pause") == 0
+                 ? GT_HC_SLEEP
+             : strcmp(sc, "futex") == 0 ? GT_HC_LOCK : GT_HC_SYSCALL;
+    } else {
+        snprintf(out, len, "%.200s (waiting)", where);
+        *cls = GT_HC_WAITING;
+    }
+    return 0;
+}
+
+static int gt_smp_cmp(const void *a, const void *b)
+{
+    const struct gt_smp *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+static int gt_row_cmp(const void *a, const void *b)
+{
+    const struct gt_host_stack_row *x = a, *y = b;
+    if (x->idle_ns != y->idle_ns)
+        return x->idle_ns > y->idle_ns ? -1 : 1;
+    return strcmp(x->text, y->text);
+}
+
+/* Gap indices by start, for finding the gaps a call starts in. */
+static const struct gt_report *gt_sort_r;
+static int gt_gap_start_cmp(const void *a, const void *b)
+{
+    uint64_t x = gt_sort_r->gaps[*(const size_t *)a].start_ns, y = gt_sort_r->gaps[*(const size_t *)b].start_ns;
+    return x < y ? -1 : x > y;
+}
+
+/* Each gap's launching thread: the last work-making call started inside. */
+static int gt_launchers(struct gt_trace *t, struct gt_report *r, uint64_t *best)
+{
+    size_t *order = malloc(r->ngaps * sizeof(*order));
+    if (!order)
+        return -1;
+    for (size_t i = 0; i < r->ngaps; i++)
+        order[i] = i;
+    gt_sort_r = r;
+    qsort(order, r->ngaps, sizeof(*order), gt_gap_start_cmp);
+    uint64_t maxdur = 0;
+    for (size_t i = 0; i < r->ngaps; i++)
+        if (r->gaps[i].dur_ns > maxdur)
+            maxdur = r->gaps[i].dur_ns;
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(t->db,
+                                "SELECT e.start_ns, e.tid FROM events e JOIN api_names n ON n.id = e.api_id "
+                                "WHERE n.category IN ('launch', 'memcpy', 'memset', 'graph_launch')",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        free(order);
+        gt_trace_sql_error(t, "host samples");
+        return -1;
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        uint64_t s = (uint64_t)sqlite3_column_int64(st, 0);
+        int64_t tid = sqlite3_column_int64(st, 1);
+        /* the last gap starting at or before s, then back while a gap
+         * that starts earlier may still cover s (other devices) */
+        size_t lo = 0, hi = r->ngaps;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (r->gaps[order[mid]].start_ns <= s)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t k = lo; k-- > 0;) {
+            struct gt_gap *g = &r->gaps[order[k]];
+            if (g->start_ns + maxdur < s)
+                break;
+            if (s <= g->start_ns + g->dur_ns && (g->host_tid < 0 || s >= best[order[k]])) {
+                g->host_tid = tid;
+                best[order[k]] = s;
+            }
+        }
+    }
+    sqlite3_finalize(st);
+    free(order);
+    if (rc != SQLITE_DONE) {
+        gt_trace_sql_error(t, "host samples");
+        return -1;
+    }
+    return 0;
+}
+
+struct gt_count {
+    uint32_t key;
+    uint64_t n;
+};
+
+static int gt_count_cmp(const void *a, const void *b)
+{
+    const struct gt_count *x = a, *y = b;
+    if (x->n != y->n)
+        return x->n > y->n ? -1 : 1;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+int gt_host_samples(struct gt_trace *t, struct gt_report *r)
+{
+    for (size_t i = 0; i < r->ngaps; i++)
+        r->gaps[i].host_tid = -1;
+    if (t->schema_version < 7)
+        return 0;
+    int64_t nsamples = 0;
+    if (gt_trace_int(t, "SELECT count(*) FROM samples", &nsamples) < 0)
+        return -1;
+    if (!nsamples)
+        return 0;
+    r->has_samples = 1;
+    struct gt_smp *smp = malloc((size_t)nsamples * sizeof(*smp));
+    uint64_t *best = calloc(r->ngaps + 1, sizeof(*best));
+    struct gt_texts texts = {0};
+    struct gt_map keys = {0};   /* distinct sample kind -> text index + 1 */
+    uint8_t *cls_of = NULL;     /* by text index */
+    size_t cls_cap = 0;
+    struct gt_count *counts = NULL;
+    uint64_t *row_idle = NULL, *row_samples = NULL, *row_gaps = NULL;
+    int ok = 0;
+    sqlite3_stmt *st = NULL;
+    if (!smp || !best)
+        goto out;
+    if (sqlite3_prepare_v2(t->db, "SELECT tid, ns, state, syscall, COALESCE(pystack_id, 0), COALESCE(stack_id, 0) "
+                                  "FROM host_samples", -1, &st, NULL) != SQLITE_OK) {
+        gt_trace_sql_error(t, "host samples");
+        goto out;
+    }
+    size_t n = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < (size_t)nsamples) {
+        const char *state = (const char *)sqlite3_column_text(st, 2);
+        int stv = state && strcmp(state, "running") == 0 ? 0 : state && strcmp(state, "syscall") == 0 ? 1 : 2;
+        const char *sc = (const char *)sqlite3_column_text(st, 3);
+        int64_t py = sqlite3_column_int64(st, 4), nat = sqlite3_column_int64(st, 5);
+        /* the kind of sample: its state, call and stacks */
+        uint64_t k = gt_map_hash_text(sc ? sc : "") ^ ((uint64_t)py * 0x9E3779B97F4A7C15ull) ^
+                     ((uint64_t)nat * 0xC2B2AE3D27D4EB4Full) ^ ((uint64_t)stv << 61) ^ 1;
+        int64_t *slot = gt_map_at(&keys, k);
+        if (!slot)
+            goto out;
+        if (!*slot) {
+            char text[GT_HOST_TEXT];
+            uint8_t cls;
+            gt_describe(t->db, stv, sc, py, nat, text, sizeof(text), &cls);
+            long ti = gt_text_add(&texts, text);
+            if (ti < 0)
+                goto out;
+            if ((size_t)ti >= cls_cap) {
+                size_t cap = cls_cap ? cls_cap * 2 : 64;
+                while (cap <= (size_t)ti)
+                    cap *= 2;
+                uint8_t *c = realloc(cls_of, cap);
+                if (!c)
+                    goto out;
+                cls_of = c;
+                cls_cap = cap;
+            }
+            cls_of[ti] = cls;
+            slot = gt_map_at(&keys, k); /* the text table's map is another; this slot stands */
+            *slot = ti + 1;
+        }
+        smp[n].tid = sqlite3_column_int64(st, 0);
+        smp[n].ns = (uint64_t)sqlite3_column_int64(st, 1);
+        smp[n].key = (uint32_t)(*slot - 1);
+        smp[n].cls = cls_of[*slot - 1];
+        n++;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+        gt_trace_sql_error(t, "host samples");
+        goto out;
+    }
+    qsort(smp, n, sizeof(*smp), gt_smp_cmp);
+    if (r->ngaps && gt_launchers(t, r, best) < 0)
+        goto out;
+
+    /* rows: one per text, and "(no samples)" last */
+    size_t nrows = texts.n + 1;
+    counts = malloc((n + 1) * sizeof(*counts));
+    row_idle = calloc(nrows, sizeof(*row_idle));
+    row_samples = calloc(nrows, sizeof(*row_samples));
+    row_gaps = calloc(nrows, sizeof(*row_gaps));
+    if (!counts || !row_idle || !row_samples || !row_gaps)
+        goto out;
+    for (size_t i = 0; i < r->ngaps; i++) {
+        struct gt_gap *g = &r->gaps[i];
+        r->host_idle_ns += g->dur_ns;
+        size_t first = n, last = n;
+        if (g->host_tid >= 0) {
+            struct gt_smp key = {g->host_tid, g->start_ns, 0, 0};
+            size_t lo = 0, hi = n;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (gt_smp_cmp(&smp[mid], &key) < 0)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            first = last = lo;
+            while (last < n && smp[last].tid == g->host_tid && smp[last].ns <= g->start_ns + g->dur_ns)
+                last++;
+        }
+        size_t m = last - first;
+        g->host_samples = m;
+        if (!m) {
+            row_idle[texts.n] += g->dur_ns;
+            row_gaps[texts.n]++;
+            continue;
+        }
+        size_t nc = 0;
+        uint64_t bycls[GT_HCLS] = {0};
+        for (size_t j = first; j < last; j++) {
+            bycls[smp[j].cls]++;
+            size_t c = 0;
+            while (c < nc && counts[c].key != smp[j].key)
+                c++;
+            if (c == nc)
+                counts[nc++] = (struct gt_count){smp[j].key, 0};
+            counts[c].n++;
+        }
+        qsort(counts, nc, sizeof(*counts), gt_count_cmp);
+        for (size_t c = 0; c < nc; c++) {
+            /* the gap's time, shared by the samples' counts (to the ns
+             * below: the rows may sum to a few ns less than the gaps) */
+            uint64_t share = (uint64_t)((unsigned __int128)g->dur_ns * counts[c].n / m);
+            row_idle[counts[c].key] += share;
+            row_samples[counts[c].key] += counts[c].n;
+            row_gaps[counts[c].key]++;
+            if (c < GT_GAP_HOST) {
+                snprintf(g->host[c].text, sizeof(g->host[c].text), "%s", texts.v[counts[c].key]);
+                g->host[c].pct = 100.0 * (double)counts[c].n / (double)m;
+                g->nhost = (int)c + 1;
+            }
+        }
+        for (int c = 0; c < GT_HCLS; c++)
+            if (bycls[c] * 2 > m)
+                snprintf(g->host_state, sizeof(g->host_state), "%s", gt_hcls_text[c]);
+    }
+    size_t nout = 0;
+    for (size_t i = 0; i < nrows; i++)
+        nout += row_gaps[i] > 0;
+    if (nout && !(r->host_stacks = calloc(nout, sizeof(*r->host_stacks))))
+        goto out;
+    for (size_t i = 0; i < nrows; i++) {
+        if (!row_gaps[i])
+            continue;
+        struct gt_host_stack_row *x = &r->host_stacks[r->nhost_stacks++];
+        snprintf(x->text, sizeof(x->text), "%s", i < texts.n ? texts.v[i] : "(no samples)");
+        x->idle_ns = row_idle[i];
+        x->samples = row_samples[i];
+        x->gaps = row_gaps[i];
+        x->pct = r->host_idle_ns ? 100.0 * (double)x->idle_ns / (double)r->host_idle_ns : 0;
+    }
+    if (r->nhost_stacks > 1)
+        qsort(r->host_stacks, r->nhost_stacks, sizeof(*r->host_stacks), gt_row_cmp);
+    ok = 1;
+out:
+    if (st)
+        sqlite3_finalize(st);
+    if (!ok && !r->host_stacks)
+        fprintf(stderr, "gputrace: %s: host samples: out of memory or unreadable\n", t->path);
+    free(smp);
+    free(best);
+    free(texts.v);
+    gt_map_free(&texts.of);
+    gt_map_free(&keys);
+    free(cls_of);
+    free(counts);
+    free(row_idle);
+    free(row_samples);
+    free(row_gaps);
+    return ok ? 0 : -1;
+}
+
+int gt_host_stack_match(const char *pattern, const char *text)
+{
+    if (!strpbrk(pattern, "*?["))
+        return strstr(text, pattern) != NULL;
+    return fnmatch(pattern, text, 0) == 0;
+}
+
+double gt_host_stack_pct(const struct gt_report *r, const char *pattern, uint64_t *idle_ns)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < r->nhost_stacks; i++)
+        if (gt_host_stack_match(pattern, r->host_stacks[i].text))
+            sum += r->host_stacks[i].idle_ns;
+    *idle_ns = sum;
+    return r->host_idle_ns ? 100.0 * (double)sum / (double)r->host_idle_ns : 0;
+}
+
+void gt_sample_text(sqlite3 *db, int state, const char *syscall, int64_t pystack, int64_t stack, char *out,
+                    size_t len)
+{
+    uint8_t cls;
+    gt_describe(db, state, syscall, pystack, stack, out, len, &cls);
+}

@@ -1,0 +1,402 @@
+/* gt_sampler.c: the sampler thread (gt_sampler.h).
+ *
+ * What a sample costs the program: nothing on its threads. The state of a
+ * thread comes from /proc/self/task/TID/syscall (the kernel waits for a
+ * sleeping thread to be off the CPU to read it, which it already is; a
+ * running one reads "running"), kept open per thread and read with pread;
+ * its Python frames are copied with process_vm_readv. No signal, no
+ * ptrace, no lock the program's threads take. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/gt_base.h"
+#include "base/gt_event.h"
+#include "hot/gt_ring.h"
+#include "hot/gt_stacks.h"
+#include "hot/gt_threads.h"
+#include "sampler/gt_sampler.h"
+
+#define GT_SAMPLER_MAX_THREADS GT_THREADS_MAX
+
+/* Per sampled thread: its /proc files, kept open, and its last sample,
+ * which stands for the next one when the thread has not run since (its
+ * run time and its count of times on a CPU, from schedstat, unchanged):
+ * a blocked thread that never ran is blocked where it was, with the same
+ * stacks, and costs one small read instead of the walk. */
+struct gt_sfd {
+    uint32_t tid;
+    int fd, sched_fd;
+    int seen;   /* in this round */
+    int have_last;
+    uint64_t runtime, pcount;
+    uintptr_t last_pystate;
+    struct gt_event last;
+};
+
+static struct {
+    pthread_t thread;
+    int started;
+    int hz, all;
+    uint32_t self_tid;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int stop;
+    clockid_t cpu_clock;
+    struct gt_sfd fds[GT_SAMPLER_MAX_THREADS];
+    int nfds;
+} gt_s = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static _Atomic(uint64_t) gt_s_rounds, gt_s_taken, gt_s_torn, gt_s_dropped, gt_s_cpu_ns;
+
+uint64_t gt_sampler_rounds(void) { return atomic_load(&gt_s_rounds); }
+uint64_t gt_sampler_taken(void) { return atomic_load(&gt_s_taken); }
+uint64_t gt_sampler_torn(void) { return atomic_load(&gt_s_torn); }
+uint64_t gt_sampler_dropped(void) { return atomic_load(&gt_s_dropped); }
+uint64_t gt_sampler_cpu_ns(void) { return atomic_load(&gt_s_cpu_ns); }
+
+/* The open files of a thread; NULL when they cannot be opened (gone). */
+static struct gt_sfd *gt_sfd_of(uint32_t tid)
+{
+    for (int i = 0; i < gt_s.nfds; i++)
+        if (gt_s.fds[i].tid == tid) {
+            gt_s.fds[i].seen = 1;
+            return &gt_s.fds[i];
+        }
+    if (gt_s.nfds == GT_SAMPLER_MAX_THREADS)
+        return NULL;
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/task/%u/syscall", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    snprintf(path, sizeof(path), "/proc/self/task/%u/schedstat", tid);
+    int sfd = open(path, O_RDONLY | O_CLOEXEC); /* absent without CONFIG_SCHED_INFO: every sample walks */
+    struct gt_sfd *f = &gt_s.fds[gt_s.nfds++];
+    memset(f, 0, sizeof(*f));
+    f->tid = tid;
+    f->fd = fd;
+    f->sched_fd = sfd;
+    f->seen = 1;
+    return f;
+}
+
+/* 1 when the thread has not been on a CPU since its last sample. */
+static int gt_sfd_idle(struct gt_sfd *f)
+{
+    if (f->sched_fd < 0)
+        return 0;
+    char buf[96];
+    ssize_t n = pread(f->sched_fd, buf, sizeof(buf) - 1, 0);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    char *end;
+    uint64_t runtime = strtoull(buf, &end, 10);
+    strtoull(end, &end, 10);
+    uint64_t pcount = strtoull(end, NULL, 10);
+    int idle = f->have_last && runtime == f->runtime && pcount == f->pcount &&
+               f->last.u.sample.state != GT_SAMPLE_RUNNING;
+    f->runtime = runtime;
+    f->pcount = pcount;
+    return idle;
+}
+
+/* Closes the files of threads no longer listed (ended). */
+static void gt_sfd_sweep(void)
+{
+    int j = 0;
+    for (int i = 0; i < gt_s.nfds; i++) {
+        if (gt_s.fds[i].seen) {
+            gt_s.fds[i].seen = 0;
+            gt_s.fds[j++] = gt_s.fds[i];
+        } else {
+            close(gt_s.fds[i].fd);
+            if (gt_s.fds[i].sched_fd >= 0)
+                close(gt_s.fds[i].sched_fd);
+        }
+    }
+    gt_s.nfds = j;
+}
+
+static void gt_sfd_close_all(void)
+{
+    for (int i = 0; i < gt_s.nfds; i++) {
+        close(gt_s.fds[i].fd);
+        if (gt_s.fds[i].sched_fd >= 0)
+            close(gt_s.fds[i].sched_fd);
+    }
+    gt_s.nfds = 0;
+}
+
+/* "running", or "NR a1 .. a6 SP PC", or "-1 SP PC" (blocked, not in a
+ * system call). 0, or -1 when the thread is gone. */
+static int gt_read_state(int fd, struct gt_event *e, uintptr_t *pc)
+{
+    char buf[256];
+    ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    *pc = 0;
+    e->u.sample.syscall = -1;
+    if (strncmp(buf, "running", 7) == 0) {
+        e->u.sample.state = GT_SAMPLE_RUNNING;
+        return 0;
+    }
+    char *p = buf, *end;
+    long nr = strtol(p, &end, 10);
+    if (end == p)
+        return -1;
+    /* The last number is the program counter. */
+    char *last = strrchr(buf, ' ');
+    if (last)
+        *pc = (uintptr_t)strtoull(last + 1, NULL, 16);
+    if (nr >= 0) {
+        e->u.sample.state = GT_SAMPLE_SYSCALL;
+        e->u.sample.syscall = (int32_t)nr;
+    } else {
+        e->u.sample.state = GT_SAMPLE_WAITING;
+    }
+    return 0;
+}
+
+static void gt_push(const struct gt_event *e)
+{
+    if (gt_ring_push(e) < 0)
+        atomic_fetch_add_explicit(&gt_s_dropped, 1, memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&gt_s_taken, 1, memory_order_relaxed);
+}
+
+/* Samples waiting for their Python stacks, read for all at once. */
+static struct {
+    struct gt_event e[GT_SPB_MAX];
+    struct gt_sfd *f[GT_SPB_MAX];
+    uintptr_t ts[GT_SPB_MAX];
+    uint32_t ids[GT_SPB_MAX];
+    uint8_t torn[GT_SPB_MAX];
+    size_t n;
+} gt_batch;
+
+static void gt_batch_flush(void)
+{
+    if (!gt_batch.n)
+        return;
+    gt_sampler_pystacks(gt_batch.ts, gt_batch.n, gt_batch.ids, gt_batch.torn);
+    for (size_t i = 0; i < gt_batch.n; i++) {
+        if (gt_batch.torn[i]) {
+            atomic_fetch_add_explicit(&gt_s_torn, 1, memory_order_relaxed);
+            continue;
+        }
+        struct gt_event *e = &gt_batch.e[i];
+        e->pystack_id = gt_batch.ids[i];
+        struct gt_sfd *f = gt_batch.f[i];
+        f->last = *e;
+        f->last_pystate = gt_batch.ts[i];
+        f->have_last = 1;
+        gt_push(e);
+    }
+    gt_batch.n = 0;
+}
+
+static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now)
+{
+    struct gt_event e;
+    memset(&e, 0, sizeof(e));
+    e.api = GT_API_SAMPLE;
+    e.start_ns = e.end_ns = now;
+    e.u.sample.tid = tid;
+    struct gt_sfd *f = gt_sfd_of(tid);
+    if (!f)
+        return; /* ended */
+    if (gt_sfd_idle(f) && f->last_pystate == pystate) {
+        e = f->last;
+        e.start_ns = e.end_ns = now;
+        gt_push(&e);
+        return;
+    }
+    uintptr_t pc;
+    f->have_last = 0;
+    if (gt_read_state(f->fd, &e, &pc) < 0)
+        return; /* ended */
+    if (pc)
+        e.stack_id = gt_stack_intern(&pc, 1);
+    if (pystate) {
+        if (gt_batch.n == GT_SPB_MAX)
+            gt_batch_flush();
+        gt_batch.e[gt_batch.n] = e;
+        gt_batch.f[gt_batch.n] = f;
+        gt_batch.ts[gt_batch.n++] = pystate;
+        return;
+    }
+    f->last = e;
+    f->last_pystate = 0;
+    f->have_last = 1;
+    gt_push(&e);
+}
+
+/* Every thread of the process (GPUTRACE_SAMPLE_THREADS=all), read with
+ * getdents64 (no allocation). */
+static size_t gt_list_tasks(uint32_t *tids, size_t max)
+{
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size_t n = 0;
+    char buf[4096];
+    for (;;) {
+        long got = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+        if (got <= 0)
+            break;
+        for (long off = 0; off < got;) {
+            struct dirent64 *d = (struct dirent64 *)(buf + off);
+            off += d->d_reclen;
+            char *end;
+            unsigned long tid = strtoul(d->d_name, &end, 10);
+            if (*end || !tid || n == max)
+                continue;
+            tids[n++] = (uint32_t)tid;
+        }
+    }
+    close(fd);
+    return n;
+}
+
+static void gt_round(void)
+{
+    static uint32_t tids[GT_SAMPLER_MAX_THREADS], reg_tids[GT_SAMPLER_MAX_THREADS];
+    static uintptr_t states[GT_SAMPLER_MAX_THREADS], reg_states[GT_SAMPLER_MAX_THREADS];
+    size_t nreg = gt_threads_snapshot(reg_tids, reg_states, GT_SAMPLER_MAX_THREADS), n;
+    if (gt_s.all) {
+        n = gt_list_tasks(tids, GT_SAMPLER_MAX_THREADS);
+        for (size_t i = 0; i < n; i++) {
+            states[i] = 0;
+            for (size_t j = 0; j < nreg; j++)
+                if (reg_tids[j] == tids[i])
+                    states[i] = reg_states[j];
+        }
+    } else {
+        n = nreg;
+        memcpy(tids, reg_tids, n * sizeof(*tids));
+        memcpy(states, reg_states, n * sizeof(*states));
+    }
+    uint64_t now = gt_now_ns();
+    for (size_t i = 0; i < n; i++) {
+        if (tids[i] == gt_s.self_tid || gt_threads_is_tracer(tids[i]))
+            continue;
+        gt_sample_one(tids[i], states[i], now);
+    }
+    gt_batch_flush();
+    gt_sfd_sweep();
+    atomic_fetch_add_explicit(&gt_s_rounds, 1, memory_order_relaxed);
+}
+
+static void *gt_sampler_main(void *arg)
+{
+    (void)arg;
+    gt_tls_busy = 1; /* the tracer's own thread: never recorded */
+    gt_s.self_tid = (uint32_t)syscall(SYS_gettid);
+    gt_threads_mark_tracer(gt_s.self_tid);
+    pthread_getcpuclockid(pthread_self(), &gt_s.cpu_clock);
+    uint64_t period = 1000000000ull / (uint64_t)gt_s.hz;
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    pthread_mutex_lock(&gt_s.lock);
+    while (!gt_s.stop) {
+        uint64_t ns = (uint64_t)next.tv_nsec + period;
+        next.tv_sec += (time_t)(ns / 1000000000ull);
+        next.tv_nsec = (long)(ns % 1000000000ull);
+        while (!gt_s.stop && pthread_cond_timedwait(&gt_s.cond, &gt_s.lock, &next) != ETIMEDOUT)
+            ;
+        if (gt_s.stop)
+            break;
+        pthread_mutex_unlock(&gt_s.lock);
+        /* A window (standby) or the trace (exit) may have closed. */
+        if (atomic_load_explicit(&gt_state, memory_order_acquire) == GT_STATE_ACTIVE)
+            gt_round();
+        struct timespec now, cpu;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        /* Behind by more than a period (the machine was busy): start
+         * again from now rather than catch up in a burst. */
+        if (now.tv_sec > next.tv_sec + 1 || (now.tv_sec - next.tv_sec) * 1000000000ll + (now.tv_nsec - next.tv_nsec) >
+                                                 (long long)period)
+            next = now;
+        if (clock_gettime(gt_s.cpu_clock, &cpu) == 0)
+            atomic_store(&gt_s_cpu_ns, (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec);
+        pthread_mutex_lock(&gt_s.lock);
+    }
+    pthread_mutex_unlock(&gt_s.lock);
+    gt_sfd_close_all();
+    return NULL;
+}
+
+int gt_sampler_start(int hz, int all, char *why, size_t why_len)
+{
+    if (gt_s.started || hz <= 0)
+        return 0;
+    if (gt_sampler_py_init() < 0) {
+        snprintf(why, why_len, "out of memory");
+        return -1;
+    }
+    gt_s.hz = hz;
+    gt_s.all = all;
+    /* Counted per trace (a standby process writes one per window). */
+    atomic_store(&gt_s_rounds, 0);
+    atomic_store(&gt_s_taken, 0);
+    atomic_store(&gt_s_torn, 0);
+    atomic_store(&gt_s_dropped, 0);
+    gt_s.stop = 0;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&gt_s.cond, &ca);
+    pthread_condattr_destroy(&ca);
+    sigset_t allsig, old;
+    sigfillset(&allsig);
+    pthread_sigmask(SIG_SETMASK, &allsig, &old);
+    int rc = pthread_create(&gt_s.thread, NULL, gt_sampler_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        snprintf(why, why_len, "cannot start the sampler thread: %s", strerror(rc));
+        return -1;
+    }
+    pthread_setname_np(gt_s.thread, "gt-sampler");
+    gt_s.started = 1;
+    return 0;
+}
+
+void gt_sampler_stop(void)
+{
+    if (!gt_s.started)
+        return;
+    pthread_mutex_lock(&gt_s.lock);
+    gt_s.stop = 1;
+    pthread_cond_signal(&gt_s.cond);
+    pthread_mutex_unlock(&gt_s.lock);
+    pthread_join(gt_s.thread, NULL);
+    gt_s.started = 0;
+}
+
+void gt_sampler_after_fork_child(void)
+{
+    /* The lock may have been held by the sampler at the fork. */
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    gt_s.lock = fresh;
+    gt_s.started = 0;
+    gt_sfd_close_all(); /* the parent's threads' */
+    atomic_store(&gt_s_rounds, 0);
+    atomic_store(&gt_s_taken, 0);
+    atomic_store(&gt_s_torn, 0);
+    atomic_store(&gt_s_dropped, 0);
+    atomic_store(&gt_s_cpu_ns, 0);
+}
