@@ -198,6 +198,8 @@ int gt_cmd_report(int argc, char **argv)
                 if (o.html && gt_busy_load(&t, &x->r, &x->busy, 1000) < 0) {
                     gt_err("%s: %s", x->path, sqlite3_errmsg(t.db));
                     rc = GT_EXIT_FAIL;
+                } else if (o.html && gt_tl_load(&t, &x->r, &x->tl) < 0) {
+                    rc = GT_EXIT_FAIL;
                 }
             }
         }
@@ -217,7 +219,7 @@ int gt_cmd_report(int argc, char **argv)
         } else if (o.html) {
             gt_html_begin(out, n == 1 ? v[0].path : "gputrace report");
             for (size_t i = 0; i < n; i++)
-                gt_html_trace(out, v[i].path, v[i].pid, &v[i].r, &v[i].busy, &o.a, (int)i);
+                gt_html_trace(out, v[i].path, v[i].pid, &v[i].r, &v[i].busy, &v[i].tl, &o.a, (int)i);
             gt_html_end(out);
         } else {
             gt_report_text(out, v, n, &o.a);
@@ -232,6 +234,7 @@ int gt_cmd_report(int argc, char **argv)
     for (size_t i = 0; i < done; i++) {
         gt_report_free(&v[i].r);
         gt_busy_free(&v[i].busy);
+        gt_tl_free(&v[i].tl);
     }
     for (size_t i = 0; i < n; i++)
         free(v[i].host);
