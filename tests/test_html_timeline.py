@@ -340,3 +340,57 @@ def test_html_timeline_bounded_for_big_traces():
     res = drive(html, [{"op": "state"}])
     tl = res[0]["timelines"]["0"]
     assert any("60,000 items drawn as" in p for p in tl["notes"]), tl["notes"]
+
+
+def test_html_timeline_older_trace_versions():
+    """Traces of every schema version (tests/data/gputrace-vN.sql) get the
+    timeline's lanes: each thread's calls and each stream's GPU work,
+    matched to api_calls and gpu_activity by SQL (the page's JSON)."""
+    from make_trace import memcpy
+    d = tmpdir()
+    for v in (1, 2, 3, 4, 5, None):
+        db = os.path.join(d, "v%s.db" % v)
+        schema = os.path.join(gtlib.ROOT, "tests", "data", "gputrace-v%d.sql" % v) if v else \
+            os.path.join(gtlib.ROOT, "schema", "gputrace.sql")
+        calls = [launch("k%d" % (i % 3), tid=1000 + i % 2) for i in range(6)] + \
+                [memcpy("DtoH", 1 << 20), sync("device")]
+        make_trace(db, calls=calls, schema=schema)
+        con = sqlite3.connect(db)
+        starts = sorted(con.execute("SELECT id, start_ns FROM calls"))
+        for cid, st in starts[:6]:
+            add_gpu_op(con, "kernel", cid, st + 3000, st + 3500)
+        cid, st = starts[6]
+        add_gpu_op(con, "memcpy", cid, st + 3000, st + 9000, nbytes=1 << 20)
+        add_gpu_op(con, "kernel", None, st + 20000, st + 21000, name="orphan", stream=9)
+        con.commit()
+        t0 = con.execute("SELECT min(start_ns) FROM api_calls").fetchone()[0]
+        con.close()
+        data, _ = page_data(report_html(db))
+        got = {}
+        for lane in data["lanes"]:
+            ev = [lane["ev"][i:i + 5] for i in range(0, len(lane["ev"]), 5)]
+            key = lane["label"] if lane["kind"] == "stream" else int(re.search(r"(\d+)$", lane["label"]).group(1))
+            got[key] = sorted((data["names"][e[2]], e[0], e[0] + e[1]) for e in ev)
+        want = _sql_thread_items(db, t0)
+        want.update(_sql_stream_items(db, t0))
+        assert_eq(got, want, v)
+        assert "GPU 0 stream 9" in got and ("orphan", st + 20000 - t0, st + 21000 - t0) in got["GPU 0 stream 9"], v
+    # no GPU records at all (no CUPTI): the calls' host times stand in, as
+    # the kernels and memcpys views give them
+    db = os.path.join(d, "host.db")
+    make_trace(db, calls=[launch("k%d" % (i % 2), stream=5) for i in range(4)] + [memcpy("HtoD", 4096)])
+    con = sqlite3.connect(db)
+    t0 = con.execute("SELECT min(start_ns) FROM api_calls").fetchone()[0]
+    want = sorted([(n, s - t0, e - t0) for n, s, e in con.execute("SELECT name, start_ns, end_ns FROM kernels")] +
+                  [("memcpy " + k, s - t0, e - t0) for k, s, e in con.execute("SELECT kind, start_ns, end_ns "
+                                                                               "FROM memcpys")])
+    con.close()
+    data, _ = page_data(report_html(db))
+    lanes = {lane["label"]: lane for lane in data["lanes"] if lane["kind"] == "stream"}
+    got = []
+    for lane in data["lanes"]:
+        if lane["kind"] == "stream":
+            got += [(data["names"][lane["ev"][i + 2]], lane["ev"][i], lane["ev"][i] + lane["ev"][i + 1])
+                    for i in range(0, len(lane["ev"]), 5)]
+    assert_eq(sorted(got), want)
+    assert_eq(sorted(lanes), ["GPU 0 stream 0", "GPU 0 stream 5"])

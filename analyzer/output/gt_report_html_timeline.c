@@ -21,6 +21,7 @@
 
 #include "base/gt_fmt.h"
 #include "output/gt_report_html_timeline.h"
+#include "trace/gt_scan.h"
 
 /* The assets, made from the .js and .css files by xxd -i (analyzer.mk). */
 #include "gt_report_html_timeline_css.h"
@@ -108,8 +109,19 @@ static int gt_tl_item_cmp(const void *pa, const void *pb)
  * blocks, each about a pixel at full view, not one that hides its names). */
 static int gt_tl_near(const struct gt_tl_item *p, int64_t s, int64_t e, uint64_t q)
 {
-    int64_t end = e > p->e ? e : p->e;
-    return s - p->e < (int64_t)q && end - p->s <= (int64_t)q;
+    int64_t end = e > p->e ? e : p->e, start = s < p->s ? s : p->s;
+    return s - p->e < (int64_t)q && end - start <= (int64_t)q;
+}
+
+static void gt_tl_join(struct gt_tl_item *p, int64_t s, int64_t e, uint32_t name, uint32_t n)
+{
+    if (s < p->s)
+        p->s = s;
+    if (e > p->e)
+        p->e = e;
+    if (p->name != name)
+        p->name = GT_TL_MIXED;
+    p->n += n;
 }
 
 /* Merges each level's neighbours closer than l->q (items sorted by level,
@@ -121,11 +133,7 @@ static void gt_tl_remerge(struct gt_tl_lane *l)
     for (size_t i = 0; i < l->n; i++) {
         struct gt_tl_item *p = j ? &l->v[j - 1] : NULL;
         if (p && p->level == l->v[i].level && gt_tl_near(p, l->v[i].s, l->v[i].e, l->q)) {
-            if (l->v[i].e > p->e)
-                p->e = l->v[i].e;
-            if (p->name != l->v[i].name)
-                p->name = GT_TL_MIXED;
-            p->n += l->v[i].n;
+            gt_tl_join(p, l->v[i].s, l->v[i].e, l->v[i].name, l->v[i].n);
         } else {
             l->v[j++] = l->v[i];
         }
@@ -150,18 +158,14 @@ static void gt_tl_add(struct gt_tl *tl, struct gt_tl_lane *l, int64_t s, int64_t
     if (e < s)
         e = s;
     if (l->q) {
-        /* already merging: join the last item of this level when near;
-         * rows come by start within a level, levels apart only for ranges */
+        /* already merging: join the last item of this level when near
+         * (rows come about in start order; any order stays correct) */
         for (size_t i = l->n; i-- > 0;) {
             struct gt_tl_item *p = &l->v[i];
             if (p->level != level)
                 continue;
             if (gt_tl_near(p, s, e, l->q)) {
-                if (e > p->e)
-                    p->e = e;
-                if (p->name != name)
-                    p->name = GT_TL_MIXED;
-                p->n++;
+                gt_tl_join(p, s, e, name, 1);
                 return;
             }
             break;
@@ -285,29 +289,129 @@ static int gt_tl_lane_cmp(const void *pa, const void *pb)
     return x->b < y->b ? -1 : x->b > y->b;
 }
 
+/* ---- calls and GPU work, in one pass over the storage tables ---- */
+
+struct gt_tl_scan {
+    struct gt_tl *tl;
+    struct gt_trace *t;
+    struct gt_scan *scan;
+    int gpu_times;
+    struct gt_map streams, threads; /* key -> lane index + 1; -1: left out */
+    struct gt_map by_ptr;           /* interned text's address -> name index + 1 */
+    struct gt_map has_ops;          /* calls (gt_rec.link) with GPU records kept apart */
+};
+
+/* The lane of a stream or a thread, made on first sight; NULL past the cap. */
+static struct gt_tl_lane *gt_tl_lane_at(struct gt_tl_scan *w, int kind, int64_t a, int64_t b)
+{
+    struct gt_map *m = kind == GT_TL_STREAM ? &w->streams : &w->threads;
+    int64_t *slot = gt_map_at(m, kind == GT_TL_STREAM ? (uint64_t)a << 48 ^ (uint64_t)b : (uint64_t)a);
+    if (!slot || *slot < 0)
+        return NULL;
+    if (*slot)
+        return &w->tl->lanes[*slot - 1];
+    char label[200];
+    if (kind == GT_TL_STREAM)
+        snprintf(label, sizeof(label), "GPU %lld stream %lld", (long long)a, (long long)b);
+    else
+        gt_tl_thread_label(w->t, a, "", label, sizeof(label));
+    struct gt_tl_lane *l = gt_tl_lane_new(w->tl, kind, a, b, label);
+    *slot = l ? (int64_t)(l - w->tl->lanes) + 1 : -1;
+    return l;
+}
+
+/* A name index for text the scan interned (or a static string): looked
+ * up once per address. */
+static uint32_t gt_tl_name_ptr(struct gt_tl_scan *w, const char *s)
+{
+    if (!s)
+        return gt_tl_name(w->tl, NULL);
+    int64_t *slot = gt_map_at(&w->by_ptr, (uint64_t)(uintptr_t)s);
+    if (!slot)
+        return gt_tl_name(w->tl, s);
+    if (!*slot) {
+        uint32_t i = gt_tl_name(w->tl, s);
+        if (i == GT_TL_MIXED)
+            return i;
+        *slot = (int64_t)i + 1;
+    }
+    return (uint32_t)(*slot - 1);
+}
+
+static const char *const gt_tl_copy_names[] = {
+    "memcpy HtoD", "memcpy DtoH", "memcpy DtoD", "memcpy HtoH", "memcpy PtoP", "memcpy",
+};
+
+static const char *gt_tl_copy_name(int kind)
+{
+    return gt_tl_copy_names[kind >= 0 && kind <= GT_RCOPY_OTHER ? kind : GT_RCOPY_OTHER];
+}
+
+static void gt_tl_op(struct gt_tl_scan *w, const struct gt_op_rec *o, const char *kernel)
+{
+    struct gt_tl_lane *l = gt_tl_lane_at(w, GT_TL_STREAM, o->device, o->stream);
+    if (!l)
+        return;
+    const char *name = o->kind == GT_OP_KERNEL ? (o->name ? o->name : kernel ? kernel : "kernel")
+                     : o->kind == GT_OP_MEMSET ? "memset" : gt_tl_copy_name(o->copy_kind);
+    gt_tl_add(w->tl, l, (int64_t)o->start - (int64_t)w->tl->t0, (int64_t)o->end - (int64_t)w->tl->t0,
+              gt_tl_name_ptr(w, name), 0);
+}
+
+static void gt_tl_on_call(const struct gt_rec *r, void *arg)
+{
+    struct gt_tl_scan *w = arg;
+    int64_t t0 = (int64_t)w->tl->t0;
+    struct gt_tl_lane *l = gt_tl_lane_at(w, GT_TL_THREAD, r->tid, 0);
+    if (l)
+        gt_tl_add(w->tl, l, (int64_t)r->start - t0, (int64_t)r->end - t0,
+                  gt_tl_name_ptr(w, gt_scan_api_name(w->scan, r->api)), 0);
+    if (r->has_op) {
+        gt_tl_op(w, &r->op, r->kernel);
+        return;
+    }
+    /* no GPU times: the calls' host times stand in, as for the gaps (and
+     * as the kernels, memcpys and memsets views read them) */
+    if (w->gpu_times || (r->cat != GT_RC_LAUNCH && r->cat != GT_RC_MEMCPY && r->cat != GT_RC_MEMSET) ||
+        r->result || r->captured || (r->link && gt_map_get(&w->has_ops, (uint64_t)r->link)))
+        return;
+    l = gt_tl_lane_at(w, GT_TL_STREAM, r->device, r->stream);
+    if (l) {
+        const char *name = r->cat == GT_RC_LAUNCH ? (r->kernel ? r->kernel : "kernel")
+                         : r->cat == GT_RC_MEMSET ? "memset" : gt_tl_copy_name(r->copy_kind);
+        gt_tl_add(w->tl, l, (int64_t)r->start - t0, (int64_t)r->end - t0, gt_tl_name_ptr(w, name), 0);
+    }
+}
+
+static void gt_tl_on_op(const struct gt_op_rec *o, void *arg)
+{
+    struct gt_tl_scan *w = arg;
+    gt_tl_op(w, o, NULL);
+    if (o->link) {
+        int64_t *seen = gt_map_at(&w->has_ops, (uint64_t)o->link);
+        if (seen)
+            *seen = 1;
+    }
+}
+
 int gt_tl_load(struct gt_trace *t, const struct gt_report *r, struct gt_tl *tl)
 {
     memset(tl, 0, sizeof(*tl));
     tl->loaded = 1;
     tl->t0 = r->summary.first_ns;
     tl->span = r->summary.span_ns;
-    /* The GPU's work per stream, from the same records the gap analysis
-     * used: CUPTI's when the trace has them, else the calls' host times. */
-    const char *streams =
-        r->summary.gpu_times
-            ? "SELECT device, stream, start_ns, end_ns, COALESCE(name, kind || COALESCE(' ' || copy_kind, '')), 0 "
-              "FROM gpu_activity ORDER BY device, stream, start_ns"
-            : "SELECT device, COALESCE(stream, 0), start_ns, end_ns, name, 0 FROM (SELECT k.device, k.stream, "
-              "k.start_ns, k.end_ns, k.name FROM kernels k JOIN api_calls c ON c.id = k.api_call_id "
-              "WHERE k.result = 0 AND c.captured = 0 UNION ALL SELECT m.device, m.stream, m.start_ns, m.end_ns, "
-              "'memcpy ' || m.kind FROM memcpys m JOIN api_calls c ON c.id = m.api_call_id WHERE m.result = 0 "
-              "AND c.captured = 0 UNION ALL SELECT m.device, m.stream, m.start_ns, m.end_ns, 'memset' FROM "
-              "memsets m JOIN api_calls c ON c.id = m.api_call_id WHERE m.result = 0 AND c.captured = 0) "
-              "ORDER BY 1, 2, 3";
-    if (gt_tl_rows(t, tl, streams, GT_TL_STREAM) < 0)
-        return -1;
-    if (gt_tl_rows(t, tl, "SELECT tid, 0, start_ns, end_ns, name, 0 FROM api_calls ORDER BY tid, start_ns",
-                   GT_TL_THREAD) < 0)
+    /* Each thread's calls and each stream's GPU work, from the records the
+     * gap analysis used: CUPTI's when the trace has them, else the calls'
+     * host times (launches, copies, memsets that ran). */
+    struct gt_tl_scan w = {.tl = tl, .t = t, .gpu_times = r->summary.gpu_times};
+    w.scan = gt_scan_open(t);
+    int ok = w.scan && gt_scan_ops(w.scan, gt_tl_on_op, &w) == 0 && gt_scan_calls(w.scan, gt_tl_on_call, &w) == 0;
+    gt_scan_close(w.scan);
+    gt_map_free(&w.streams);
+    gt_map_free(&w.threads);
+    gt_map_free(&w.by_ptr);
+    gt_map_free(&w.has_ops);
+    if (!ok)
         return -1;
     /* NVTX (schema 6): push/pop ranges at their depth, start/end ranges
      * (no depth) packed into levels of a lane of their own */

@@ -278,7 +278,8 @@
       ctx.moveTo(x + 0.5, AXIS_H - 4);
       ctx.lineTo(x + 0.5, this.height);
       ctx.stroke();
-      ctx.fillText("+" + fmtDur(t), x + 2, AXIS_H / 2);
+      var tick = "+" + fmtDur(t);
+      if (x + 2 + ctx.measureText(tick).width <= cssW) ctx.fillText(tick, x + 2, AXIS_H / 2);
     }
 
     /* each GPU's gaps, shaded across its lanes first */
