@@ -394,3 +394,27 @@ def test_html_timeline_older_trace_versions():
                     for i in range(0, len(lane["ev"]), 5)]
     assert_eq(sorted(got), want)
     assert_eq(sorted(lanes), ["GPU 0 stream 0", "GPU 0 stream 5"])
+
+
+def test_html_timeline_sections_apart():
+    """A report of two processes: a timeline each; a gap row of the second
+    zooms the second's timeline alone, a gap clicked on the first's
+    highlights the first's row; each keeps its own window."""
+    a = run_traced([prog("stall")])
+    b = run_traced([prog("stall")], env={"FAKECUDA_LAUNCH_NS": "20000"})
+    html = report_html(a.trace, b.trace, "--min-gap", "100us")
+    # the second's shortest gap (gaps come longest first): zoomed to, it is
+    # not clamped to the whole run
+    k = len(page_data(html, 1)[0]["gaps"]) - 1
+    assert k > 0
+    res = drive(html, [{"op": "state"}, {"op": "click_row", "section": 1, "gap": k},
+                       {"op": "click_gap", "section": 0, "gap": 0}])
+    assert_eq(sorted(res[0]["timelines"]), ["0", "1"])
+    w0 = [(r["timelines"]["0"]["from"], r["timelines"]["0"]["to"]) for r in res]
+    w1 = [(r["timelines"]["1"]["from"], r["timelines"]["1"]["to"]) for r in res]
+    assert_eq((res[1]["highlighted"], res[1]["timelines"]["1"]["selected"], res[1]["timelines"]["0"]["selected"]),
+              (["gap-1-%d" % k], k, -1))
+    assert_eq(w0[1], w0[0])
+    assert w1[1][1] - w1[1][0] < w1[0][1] - w1[0][0], (w1[0], w1[1])
+    assert_eq(sorted(res[2]["highlighted"]), ["gap-0-0", "gap-1-%d" % k])
+    assert_eq((res[2]["timelines"]["0"]["selected"], w1[2]), (0, w1[1]))

@@ -82,7 +82,8 @@ static struct gt_tl_lane *gt_tl_lane_new(struct gt_tl *tl, int kind, int64_t a, 
     }
     struct gt_tl_lane *l = &tl->lanes[tl->nlanes];
     memset(l, 0, sizeof(*l));
-    l->v = malloc((GT_TL_LANE_CAP + 1) * sizeof(*l->v));
+    l->cap = 64; /* grown as items come, up to GT_TL_LANE_CAP + 1 */
+    l->v = malloc(l->cap * sizeof(*l->v));
     l->label = strdup(label);
     if (!l->v || !l->label) {
         free(l->v);
@@ -170,6 +171,16 @@ static void gt_tl_add(struct gt_tl *tl, struct gt_tl_lane *l, int64_t s, int64_t
             }
             break;
         }
+    }
+    if (l->n == l->cap) {
+        size_t cap = l->cap * 2 > GT_TL_LANE_CAP + 1 ? GT_TL_LANE_CAP + 1 : l->cap * 2;
+        struct gt_tl_item *v = realloc(l->v, cap * sizeof(*v));
+        if (!v) {
+            l->total--; /* left out: the page counts only what it holds */
+            return;
+        }
+        l->v = v;
+        l->cap = cap;
     }
     l->v[l->n++] = (struct gt_tl_item){s, e, name, 1, level};
     if (l->n > GT_TL_LANE_CAP)

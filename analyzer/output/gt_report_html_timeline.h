@@ -37,7 +37,7 @@ struct gt_tl_lane {
     int64_t a, b;      /* stream lanes: device, stream; others: tid */
     char *label;
     struct gt_tl_item *v;
-    size_t n;
+    size_t n, cap;
     uint64_t total;    /* items before merging */
     uint64_t q;        /* merge quantum in ns; 0: every item is its own */
     int levels;

@@ -28,6 +28,11 @@
     return sign + (a / 1e9).toFixed(3) + " s";
   }
 
+  /* A time after (or, for work before the first call, before) the start. */
+  function fmtAt(t) {
+    return (t < 0 ? "-" : "+") + fmtDur(Math.abs(t));
+  }
+
   function fmtCount(n) {
     return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
   }
@@ -278,7 +283,7 @@
       ctx.moveTo(x + 0.5, AXIS_H - 4);
       ctx.lineTo(x + 0.5, this.height);
       ctx.stroke();
-      var tick = "+" + fmtDur(t);
+      var tick = fmtAt(t);
       if (x + 2 + ctx.measureText(tick).width <= cssW) ctx.fillText(tick, x + 2, AXIS_H / 2);
     }
 
@@ -334,7 +339,7 @@
     this.root.setAttribute("data-from-ns", String(from));
     this.root.setAttribute("data-to-ns", String(to));
     this.root.setAttribute("data-selected-gap", String(this.selected));
-    this.winText.textContent = "showing +" + fmtDur(from) + " to +" + fmtDur(to) + " (" + fmtDur(to - from) + ")";
+    this.winText.textContent = "showing " + fmtAt(from) + " to " + fmtAt(to) + " (" + fmtDur(to - from) + ")";
   };
 
   /* ---- what is under the pointer ---- */
@@ -360,11 +365,11 @@
     var it = h.item, l = h.lane;
     if (l.kind === "gaps") {
       var g = this.gaps[it.gap];
-      return "idle " + fmtDur(g.d) + " on GPU " + g.dev + " at +" + fmtDur(g.s) + ": " + g.cause +
+      return "idle " + fmtDur(g.d) + " on GPU " + g.dev + " at " + fmtAt(g.s) + ": " + g.cause +
         " (row " + (g.row + 1) + " of the gaps table)";
     }
     var what = it.name === null ? it.n + " items of several names" : it.name + (it.n > 1 ? " \u00d7" + it.n : "");
-    return what + "\n" + l.label + ", +" + fmtDur(it.s) + " to +" + fmtDur(it.e) + " (" + fmtDur(it.e - it.s) + ")";
+    return what + "\n" + l.label + ", " + fmtAt(it.s) + " to " + fmtAt(it.e) + " (" + fmtDur(it.e - it.s) + ")";
   };
 
   /* ---- gaps and their rows ---- */
