@@ -26,6 +26,7 @@ $(GT_ANALYZER_OBJS) $(BUILD)/asan/gputrace: | $(GT_GEN_HEADERS)
 # nothing when all is there).
 test:
 	scripts/setup-debian.sh
+	scripts/setup-node.sh
 	$(MAKE) all tests-build
 	$(PYTHON) tests/run_tests.py
 

@@ -26,6 +26,14 @@ $(BUILD)/gen/perfetto_trace.pb-c.h: $(GT_PROTO_C)
 $(GT_PROTO_O): $(GT_PROTO_C)
 	$(CC) $(CFLAGS_BASE) -c $< -o $@
 $(GT_ANALYZER_OBJS): | $(BUILD)/gen/perfetto_trace.pb-c.h
+# The HTML report's timeline script and style, kept readable in their own
+# files (output/gt_report_html_timeline.{js,css}) and embedded by xxd -i.
+GT_HTML_ASSETS := $(BUILD)/gen/gt_report_html_timeline_js.h $(BUILD)/gen/gt_report_html_timeline_css.h
+$(BUILD)/gen/gt_report_html_timeline_%.h: analyzer/output/gt_report_html_timeline.%
+	@mkdir -p $(dir $@)
+	cd analyzer/output && xxd -i gt_report_html_timeline.$* | sed 's/^unsigned/static const unsigned/' > ../../$@.tmp
+	mv $@.tmp $@
+$(GT_ANALYZER_OBJS): | $(GT_HTML_ASSETS)
 
 all: $(BUILD)/gputrace
 
@@ -46,7 +54,7 @@ $(BUILD)/analyzer/shared_gt_config.o: preload/base/gt_config.c
 # (tests/fuzz_trace.py).
 GT_ANALYZER_ASAN_FLAGS := $(GT_ANALYZER_CFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                           -fno-sanitize-recover=undefined
-$(BUILD)/asan/gputrace: $(GT_ANALYZER_SRCS) preload/base/gt_config.c $(GT_ANALYZER_HDRS) $(GT_PROTO_C)
+$(BUILD)/asan/gputrace: $(GT_ANALYZER_SRCS) preload/base/gt_config.c $(GT_ANALYZER_HDRS) $(GT_PROTO_C) $(GT_HTML_ASSETS)
 	@mkdir -p $(dir $@)
 	$(CC) $(GT_ANALYZER_ASAN_FLAGS) -o $@ $(GT_ANALYZER_SRCS) $(GT_PROTO_C) preload/base/gt_config.c -Ipreload \
 	    $(GT_ANALYZER_LIBS)

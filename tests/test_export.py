@@ -201,7 +201,8 @@ def _png_pixels(path):
 
 
 def test_html_report_renders_offline():
-    """One self-contained file; headless Chromium draws its timeline: busy
+    """One self-contained file (nothing fetched; tests/test_html_timeline.py
+    checks in Chromium that it asks for nothing); headless Chromium draws its overview: busy
     time in green and the planted 50 ms gap in red, over most of the row."""
     import shutil
     run = run_traced([prog("stall")])
@@ -211,8 +212,10 @@ def test_html_report_renders_offline():
     assert_eq((r.returncode, r.stdout, r.stderr), (0, "", ""))
     with open(html) as f:
         page = f.read()
-    for needle in ("http://", "https://", "<script", "src=", "@import", "url("):
+    for needle in ("http://", "https://", "src=", "@import", "url(", "fetch(", "XMLHttpRequest", "import("):
         assert needle not in page, needle
+    # scripts: the timeline's own, inline, and its data (JSON, never run)
+    assert_eq(re.findall(r"<script[^>]*>", page), ["<script>", '<script type="application/json" id="gt-tl-data-0">'])
     for section in ("GPU timeline", "GPU idle gaps", "Launch overhead", "Host-to-device copies", "Syncs by call site"):
         assert section in page, section
     assert 'href="#gap-0-0"' in page and 'id="gap-0-0"' in page, "the gap links to its row"

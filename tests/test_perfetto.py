@@ -98,19 +98,26 @@ class Timeline:
                 events.append((one(p, "timestamp"), i, seq, e))
         assert all(n == 1 for n in seen_names.values()), "each name is written once per sequence"
         events.sort(key=lambda x: (x[0], x[1]))
-        open_, self.slices, self.instants = {}, [], []
+        open_, self.slices, self.instants, self.counters = {}, [], [], {}
         for ts, order, seq, e in events:
             track = one(e, "track_uuid")
             assert track in self.tracks, ("event on an undescribed track", e)
+            if one(e, "type") == "TYPE_COUNTER":
+                assert "counter" in self.tracks[track], ("a counter value on a track that is not a counter", e)
+                self.counters.setdefault(track, []).append((ts, float(one(e, "double_counter_value"))))
+                continue
+            assert "counter" not in self.tracks[track], ("a slice on a counter track", e)
             if one(e, "type") == "TYPE_INSTANT":
                 self.instants.append({"track": track, "ts": ts, "name": names[(seq, one(e, "name_iid"))],
+                                      "cats": e.get("categories", []),
                                       "args": {one(a, "name"): one(a, "string_value")
                                                for a in e.get("debug_annotations", [])}})
-            elif one(e, "type") == "TYPE_SLICE_BEGIN":
+                continue
+            if one(e, "type") == "TYPE_SLICE_BEGIN":
                 loc = locs[(seq, one(e, "source_location_iid"))] if "source_location_iid" in e else None
                 s = {"track": track, "ts": ts, "order": (ts, order), "name": names[(seq, one(e, "name_iid"))] if "name_iid" in e
                      else one(e, "name"), "flows": e.get("flow_ids", []),
-                     "ends": e.get("terminating_flow_ids", []), "site": loc,
+                     "ends": e.get("terminating_flow_ids", []), "site": loc, "cats": e.get("categories", []),
                      "args": {one(a, "name"): one(a, "string_value") for a in e.get("debug_annotations", [])}}
                 open_.setdefault(track, []).append(s)
             else:
@@ -151,19 +158,21 @@ def check_export(db, data, lo=0, hi=1 << 62, min_gap="1ms"):
     assert_eq(one(one(tl.tracks[procs[0]], "process"), "pid"), pid)
     threads = {one(one(d, "thread"), "tid"): u for u, d in tl.tracks.items() if "thread" in d}
     assert all(one(tl.tracks[u], "parent_uuid") == procs[0] for u in threads.values())
+    ranges, starts, marks = expected_nvtx(db, t0, lo, hi)
     # host samples (schema 7): an instant each on its thread's track, named as the report names them
     samples = Counter()
     if query(db, "PRAGMA user_version")[0][0] >= 7:
         samples = Counter((tid, ns - t0, text) for tid, ns, text, _ in oracle._read_samples_db(db)
                           if lo <= ns - t0 < hi)
-    assert_eq(sorted(threads), sorted({c[0] for c in calls} | {s[0] for s in samples}))
+    assert_eq(sorted(threads), sorted({c[0] for c in calls} | {r[0] for r in ranges} | {r[0] for r in starts} |
+                                      {m[0] for m in marks} | {s[0] for s in samples}))
     got_samples = Counter((tid, i["ts"], i["name"]) for tid, u in threads.items() for i in tl.instants
-                          if i["track"] == u)
+                          if i["track"] == u and not i["cats"])
     assert_eq(got_samples, samples)
-    assert_eq(len(tl.instants), sum(samples.values()))
+    nvtx_names = dict(query(db, "SELECT tid, name FROM thread_names")) if has_nvtx(db) else {}
     for tid, name in query(db, "SELECT tid, name FROM threads"):
         if tid in threads:
-            assert_eq(tl.name(threads[tid]), "%s (tid %d)" % (name or "thread", tid))
+            assert_eq(tl.name(threads[tid]), "%s (tid %d)" % (nvtx_names.get(tid) or name or "thread", tid))
     gpus = {u: int(re.match(r"GPU (\d+) \(pid %d\)$" % pid, tl.name(u)).group(1))
             for u, d in tl.tracks.items() if one(d, "name", "").startswith("GPU ")}
     streams = {(gpus[one(d, "parent_uuid")], int(one(d, "name")[len("stream "):])): u
@@ -175,9 +184,27 @@ def check_export(db, data, lo=0, hi=1 << 62, min_gap="1ms"):
     by_track = {}
     for s in tl.slices:
         by_track.setdefault(s["track"], []).append(s)
+    # on each thread's track: its calls and its NVTX push ranges (with
+    # their domain), marks as instants; each start/end range on a child
+    # track "NVTX start/end" of the thread that started it
     got_calls = Counter((tid, s["name"], s["ts"], s["end"]) for tid, u in threads.items()
-                        for s in by_track.get(u, []))
+                        for s in by_track.get(u, []) if not s["cats"])
+    got_ranges = Counter((tid, s["name"], s["ts"], s["end"], s["args"].get("domain")) for tid, u in threads.items()
+                         for s in by_track.get(u, []) if s["cats"] == ["nvtx"])
     assert_eq(got_calls, calls)
+    assert_eq(got_ranges, ranges)
+    thread_of_track = {u: tid for tid, u in threads.items()}
+    se_tracks = {u: thread_of_track[one(d, "parent_uuid")] for u, d in tl.tracks.items()
+                 if one(d, "name") == "NVTX start/end"}
+    assert all(len(by_track.get(u, [])) == 1 and by_track[u][0]["cats"] == ["nvtx"] for u in se_tracks), \
+        "one start/end range a track"
+    assert_eq(Counter((tid, s["name"], s["ts"], s["end"], s["args"].get("domain")) for u, tid in se_tracks.items()
+                      for s in by_track.get(u, [])), starts)
+    marks_got = [i for i in tl.instants if i["cats"]]
+    assert all(i["cats"] == ["nvtx"] for i in marks_got)
+    assert_eq(len(tl.instants), len(marks_got) + sum(samples.values()), "instants: NVTX marks and host samples")
+    assert_eq(Counter((thread_of_track[i["track"]], i["name"], i["ts"], i["args"].get("domain"))
+                      for i in marks_got), marks)
     got_gpu = Counter((dev, st, s["name"], s["ts"], s["end"]) for (dev, st), u in streams.items()
                       for s in by_track.get(u, []))
     assert_eq(got_gpu, gpu)
@@ -223,8 +250,65 @@ def check_export(db, data, lo=0, hi=1 << 62, min_gap="1ms"):
     want_gaps = sorted((g["start_ns"] - t0, g["dur_ns"], g["cause"]) for g in rep["idle_gaps"]
                        if lo <= g["start_ns"] - t0 < hi)
     assert_eq(got_gaps, want_gaps)
-    assert_eq(len(tl.slices), sum(calls.values()) + sum(gpu.values()) + len(want_gaps))
+    assert_eq(len(tl.slices), sum(calls.values()) + sum(gpu.values()) + len(want_gaps) + sum(ranges.values()) +
+              sum(starts.values()))
+    check_busy_counters(tl, streams, by_track, t0 + lo if lo else None)
     return tl
+
+
+def has_nvtx(db):
+    return bool(query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'ranges'")[0][0])
+
+
+def expected_nvtx(db, t0, lo, hi):
+    """Push ranges, start/end ranges (tid, name, start, end, domain) and
+    marks (tid, name, ns, domain) starting in the window, from the views;
+    a range still open ends at the trace's end (meta end_ns)."""
+    if not has_nvtx(db):
+        return Counter(), Counter(), Counter()
+    end = query(db, "SELECT value FROM meta WHERE key = 'end_ns'")
+    end = int(end[0][0]) if end else 0
+    rows = query(db, "SELECT kind, tid, COALESCE(name, '(unnamed)'), start_ns, end_ns, domain FROM ranges")
+    push, start = Counter(), Counter()
+    for kind, tid, name, s, e, dom in rows:
+        if not lo <= s - t0 < hi:
+            continue
+        e = e if e is not None else max(end, s)
+        (push if kind == "push" else start)[(tid, name, s - t0, e - t0, dom)] += 1
+    marks = Counter((tid, name, ns - t0, dom) for tid, name, ns, dom in
+                    query(db, "SELECT tid, COALESCE(name, '(unnamed)'), ns, domain FROM marks")
+                    if lo <= ns - t0 < hi)
+    return push, start, marks
+
+
+def _union_in(intervals, a, b):
+    """Length of the union of intervals clipped to [a, b)."""
+    total, cur_s, cur_e = 0, None, None
+    for s, e in sorted((max(s, a), min(e, b)) for s, e in intervals if e > a and s < b):
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    return total + (cur_e - cur_s if cur_e is not None else 0)
+
+
+def check_busy_counters(tl, streams, by_track, _origin):
+    """Each stream with work has one "busy %" counter track under it whose
+    values are, between each change and the next, the share of that time
+    its GPU slices (checked against SQL above) cover; 0 after the last."""
+    counters = {one(d, "parent_uuid"): u for u, d in tl.tracks.items() if one(d, "name") == "busy %"}
+    assert all("counter" in tl.tracks[u] for u in counters.values())
+    assert_eq(sorted(counters), sorted(u for u in streams.values() if by_track.get(u)))
+    for stream, cu in counters.items():
+        vals = tl.counters[cu]
+        work = [(s["ts"], s["end"]) for s in by_track[stream]]
+        assert vals[0][0] <= min(w[0] for w in work) and vals[-1][0] >= max(w[1] for w in work), (vals[:2], vals[-2:])
+        assert_eq(vals[-1][1], 0.0)
+        for (t, v), (t2, _) in zip(vals, vals[1:]):
+            want = _union_in(work, t, t2)
+            assert abs(v / 100 * (t2 - t) - want) <= 1e-6 * (t2 - t) + 0.01, (t, t2, v, want)
 
 
 def _copy(trace, d, name):
@@ -457,3 +541,62 @@ def test_progress_line():
     # and by default, a quick run says nothing
     r = export("-o", os.devnull, db)
     assert_eq((r.returncode, r.stderr), (0, b""))
+
+
+def test_perfetto_nvtx_ranges_marks_and_counters():
+    """NVTX (schema 6) in Perfetto's format: push ranges as slices on their
+    thread's track (category nvtx, the domain as an argument), each
+    start/end range on a child track of the thread that started it, marks
+    as instants, threads named as NVTX named them; hostile and cut names as
+    the trace holds them; all checked against the ranges and marks views
+    by check_export, with each stream's busy % counter, for the whole run
+    and for a window."""
+    shim = gtlib.SANITIZED[os.environ["GPUTRACE_TEST_SANITIZER"]][0] \
+        if os.environ.get("GPUTRACE_TEST_SANITIZER") else gtlib.SHIM
+    run = run_traced([prog("nvtx_basic")], env={"NVTX_INJECTION64_PATH": shim})
+    r = export(run.trace)
+    assert_eq((r.returncode, r.stderr), (0, b""))
+    tl = check_export(run.trace, r.stdout)
+    nv = [s for s in tl.slices if s["cats"] == ["nvtx"]]
+    names = {s["name"] for s in nv}
+    assert {"outer", "wide \u00e9\u4e2d", "cross-thread", "worker-range", "left-open", "bad\ufffd\ufffdutf8",
+            "(unnamed)"} <= names, names
+    assert "my-domain" in {s["args"].get("domain") for s in nv}
+    assert_eq(sorted(i["name"] for i in tl.instants), ["A\ufffd\ufffdB", "dmark", "mark-1"])
+    assert any(tl.name(u).startswith("main-thread (tid ") for u in tl.track_of(lambda d: "thread" in d))
+    assert tl.counters, "a busy % counter per stream"
+    # a window holding only part of the ranges
+    span = max(s["end"] for s in tl.slices)
+    lo, hi = span // 3, span
+    r = export("--from", "%dns" % lo, "--to", "%dns" % hi, run.trace)
+    assert_eq((r.returncode, r.stderr), (0, b""))
+    part = check_export(run.trace, r.stdout, lo, hi)
+    assert 0 < len([s for s in part.slices if s["cats"] == ["nvtx"]]) < len(nv)
+
+
+def test_perfetto_busy_counter_on_a_planted_load():
+    """A stream busy 5 us of every 10 us for 2 ms: its busy % counter
+    (1 us buckets on a run this short) integrates to exactly the 200
+    kernels' 1 ms, reads 100 inside a kernel and 0 after the last
+    (check_export checks every value against the slices)."""
+    d = tmpdir()
+    db = os.path.join(d, "half.db")
+    make_trace(db, calls=[launch("half") for _ in range(200)] + [sync("device")])
+    con = sqlite3.connect(db)
+    starts = sorted(con.execute("SELECT id, start_ns FROM calls"))
+    base = starts[0][1]
+    for i, (cid, st) in enumerate(starts[:200]):
+        add_gpu_op(con, "kernel", cid, base + 10000 * i + 5000, base + 10000 * i + 10000)
+    con.commit()
+    con.close()
+    r = export(db)
+    assert_eq((r.returncode, r.stderr), (0, b""))
+    tl = check_export(db, r.stdout)
+    (vals,) = tl.counters.values()
+    # buckets of 1 us: 100 where a kernel runs, 0 between; over the whole
+    # run the busy time integrates to 200 kernels of 5 us
+    total = sum(v / 100 * (t2 - t) for (t, v), (t2, _) in zip(vals, vals[1:]))
+    assert abs(total - 200 * 5000) < 1, total
+    assert_eq(vals[-1][1], 0.0)
+    inside = [v for (t, v), (t2, _) in zip(vals, vals[1:]) if t2 - t >= 1000]
+    assert 100.0 in inside and 0.0 in inside, inside[:20]

@@ -69,8 +69,10 @@ void gt_cmd_report_usage(FILE *out)
             "  --format text|json|html\n"
             "                       output format (default text); JSON's keys are\n"
             "                       listed in docs/report.md; HTML is one self-contained\n"
-            "                       file (nothing fetched) with a GPU timeline whose\n"
-            "                       gaps link to their rows, and the tables\n"
+            "                       file (nothing fetched) with a GPU overview, a\n"
+            "                       timeline to zoom and pan (lanes per stream, thread\n"
+            "                       and NVTX ranges) whose gaps link to their rows and\n"
+            "                       back, and the tables\n"
             "  -o, --output FILE    write there (default: standard output)\n"
             "  --top N              rows per table (default 10; 0: all)\n"
             "  --min-gap DURATION   shortest idle gap listed: 250us, 1ms, 2s, or ns\n"
@@ -310,6 +312,8 @@ static void gt_job_run(struct gt_job *j, const struct gt_report_opts *o, int sho
         if (o->html && gt_busy_load(&t, &x->r, &x->busy, 1000) < 0) {
             gt_err("%s: %s", x->path, sqlite3_errmsg(t.db));
             j->failed = 1;
+        } else if (o->html && gt_tl_load(&t, &x->r, &x->tl) < 0) {
+            j->failed = 1;
         }
         if (!j->failed && o->ranks) {
             if (gt_rank_sum_from_report(&t, &o->patterns, &x->r, &j->rank) < 0)
@@ -430,7 +434,7 @@ int gt_cmd_report(int argc, char **argv)
             if (have_ranks)
                 gt_ranks_html(out, &g);
             for (size_t i = 0; i < n; i++)
-                gt_html_trace(out, v[i].path, v[i].pid, &v[i].r, &v[i].busy, &o.a, (int)i);
+                gt_html_trace(out, v[i].path, v[i].pid, &v[i].r, &v[i].busy, &v[i].tl, &o.a, (int)i);
             gt_html_end(out);
         } else {
             if (have_ranks) {
@@ -454,6 +458,7 @@ int gt_cmd_report(int argc, char **argv)
         if (jobs[i].analysed) {
             gt_report_free(&jobs[i].item.r);
             gt_busy_free(&jobs[i].item.busy);
+            gt_tl_free(&jobs[i].item.tl);
         }
         free(jobs[i].item.host);
         if (jobs[i].has_rank_sum)

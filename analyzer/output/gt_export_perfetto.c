@@ -1,10 +1,12 @@
 /* gt_export_perfetto.c: Perfetto's native trace format, packets of
  * perfetto.protos.Trace (perfetto_trace.proto, encoded by protobuf-c).
  *
- * Tracks: the process, one per host thread under it (its CUDA calls and,
- * schema 7, its host samples as instant events), one
- * per GPU ("GPU N (pid P)") with a child per stream (kernels, copies,
- * memsets) and one of idle gaps. Slices are a BEGIN and an END packet;
+ * Tracks: the process, one per host thread under it (its CUDA calls; in
+ * schema 6 and later its NVTX push/pop ranges and marks, each start/end
+ * range, which may end on another thread, on a child track of its own; in
+ * schema 7 its host samples as instant events), one per GPU ("GPU N (pid
+ * P)") with a child per stream (kernels, copies, memsets) that has a
+ * "busy %" counter child, and one of idle gaps. Slices are a BEGIN and an END packet;
  * each call names the GPU work it caused by flow ids its GPU slices end.
  * Slice names and call sites are interned: written once per trace, then
  * referred to by number, so a slice costs a few dozen bytes.
@@ -32,6 +34,7 @@
 #include "base/gt_err.h"
 #include "base/gt_fmt.h"
 #include "base/gt_map.h"
+#include "output/gt_export_buckets.h"
 #include "output/gt_export_perfetto.h"
 #include "perfetto_trace.pb-c.h"
 #include "trace/gt_scan.h"
@@ -69,6 +72,14 @@ struct gt_pf {
      * each call has in the window, which calls were written, and how many
      * of each call's records have been written. */
     struct gt_map op_count, call_flow, op_taken;
+    /* Each stream's busy time in buckets, for its "busy %" counter:
+     * device << 48 ^ stream -> index + 1 into busy. */
+    struct gt_map busy_idx;
+    struct gt_pf_busy {
+        int64_t device, stream;
+        struct gt_buckets b;
+    } *busy;
+    size_t nbusy, capbusy;
     /* The packet being built: interned data it introduces. */
     Perfetto__Protos__InternedData in;
     Perfetto__Protos__EventName new_name, *new_name_p;
@@ -141,7 +152,12 @@ static uint64_t gt_pf_thread(struct gt_pf *w, int64_t tid)
     *slot = (int64_t)++w->next_uuid;
     char *tname = NULL;
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(w->t->db, "SELECT name FROM threads WHERE tid = ?", -1, &q, NULL) == SQLITE_OK) {
+    /* the name NVTX gave it (schema 6), else the one the tracer read */
+    const char *sql = w->t->schema_version >= 6
+                          ? "SELECT COALESCE((SELECT name FROM thread_names WHERE tid = ?1), "
+                            "(SELECT name FROM threads WHERE tid = ?1))"
+                          : "SELECT name FROM threads WHERE tid = ?1";
+    if (sqlite3_prepare_v2(w->t->db, sql, -1, &q, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(q, 1, tid);
         if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
             tname = strdup((const char *)sqlite3_column_text(q, 0));
@@ -284,6 +300,9 @@ struct gt_pf_slice {
     uint64_t end_flow;        /* the flow it ends (GPU work); 0: none */
     const char *result;       /* a failed call's result name */
     const char *cause;        /* an idle gap's */
+    const char *domain;       /* an NVTX range's, when not the default */
+    int instant;              /* an NVTX mark: no end */
+    int nvtx;                 /* an NVTX range or mark: category "nvtx" */
 };
 
 /* 1 when the event limit stops this slice (and the export's events). */
@@ -321,11 +340,18 @@ static void gt_pf_slice(struct gt_pf *w, const struct gt_pf_slice *s)
         e.terminating_flow_ids = &end_flow;
     }
     Perfetto__Protos__DebugAnnotation a = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT, *ap = &a;
-    if (s->result || s->cause) {
-        a.name = s->result ? "result" : "cause";
-        a.string_value = (char *)(s->result ? s->result : s->cause);
+    if (s->result || s->cause || s->domain) {
+        a.name = s->result ? "result" : s->cause ? "cause" : "domain";
+        a.string_value = (char *)(s->result ? s->result : s->cause ? s->cause : s->domain);
         e.n_debug_annotations = 1;
         e.debug_annotations = &ap;
+    }
+    if (s->instant)
+        e.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
+    static char *const nvtx_category = "nvtx";
+    if (s->nvtx) {
+        e.n_categories = 1;
+        e.categories = (char **)&nvtx_category;
     }
     gt_packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
     /* No SEQ_NEEDS_INCREMENTAL_STATE: it only asks a reader to drop
@@ -337,6 +363,10 @@ static void gt_pf_slice(struct gt_pf *w, const struct gt_pf_slice *s)
     if (w->in.n_event_names || w->in.n_source_locations)
         p.interned_data = &w->in;
     gt_pf_write(w, &p);
+    if (s->instant) {
+        w->x->events++;
+        return;
+    }
 
     gt_tevent end = PERFETTO__PROTOS__TRACK_EVENT__INIT;
     end.has_type = end.has_track_uuid = 1;
@@ -393,6 +423,132 @@ static uint64_t gt_pf_row_flow(uint64_t start, uint64_t end)
     return gt_pf_next_flow++;
 }
 
+/* ---- counters: each stream's busy share ---- */
+
+static void gt_pf_busy_add(struct gt_pf *w, int64_t device, int64_t stream, int64_t s, int64_t e)
+{
+    int64_t *slot = gt_map_at(&w->busy_idx, (uint64_t)device << 48 ^ (uint64_t)stream);
+    if (!slot)
+        return;
+    if (!*slot) {
+        if (w->nbusy == w->capbusy) {
+            size_t cap = w->capbusy ? w->capbusy * 2 : 16;
+            struct gt_pf_busy *nb = realloc(w->busy, cap * sizeof(*nb));
+            if (!nb)
+                return;
+            w->busy = nb;
+            w->capbusy = cap;
+        }
+        struct gt_pf_busy *b = &w->busy[w->nbusy++];
+        memset(b, 0, sizeof(*b));
+        b->device = device;
+        b->stream = stream;
+        b->b.t0 = w->x->origin_ns + (int64_t)w->x->from_ns;
+        *slot = (int64_t)w->nbusy;
+    }
+    gt_buckets_add(&w->busy[*slot - 1].b, s, e);
+}
+
+/* A "busy %" counter track under each stream that ran work in the window:
+ * its busy share of each bucket, written where it changes, 0 after the
+ * last. Buckets are 1 us wide, doubled until the stream's work fits 4,096
+ * of them. */
+static void gt_pf_busy_write(struct gt_pf *w)
+{
+    for (size_t i = 0; i < w->nbusy && !w->failed; i++) {
+        struct gt_pf_busy *b = &w->busy[i];
+        if (!b->b.ns)
+            continue;
+        uint64_t uuid = ++w->next_uuid;
+        Perfetto__Protos__TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+        Perfetto__Protos__CounterDescriptor c = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
+        d.has_uuid = d.has_parent_uuid = 1;
+        d.uuid = uuid;
+        d.parent_uuid = gt_pf_stream(w, b->device, b->stream);
+        d.name = "busy %";
+        d.counter = &c;
+        gt_packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+        p.track_descriptor = &d;
+        gt_pf_write(w, &p);
+        double last = -1;
+        for (size_t k = 0; k <= b->b.n && !w->failed; k++) {
+            double v = k < b->b.n ? 100.0 * b->b.ns[k] / (double)b->b.width : 0;
+            if (v == last)
+                continue;
+            last = v;
+            gt_tevent e = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+            e.has_type = e.has_track_uuid = e.has_double_counter_value = 1;
+            e.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
+            e.track_uuid = uuid;
+            e.double_counter_value = v;
+            gt_packet q = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+            q.has_timestamp = 1;
+            q.timestamp = gt_pf_rel(w, b->b.t0 + (int64_t)(k * b->b.width));
+            q.track_event = &e;
+            gt_pf_write(w, &q);
+        }
+    }
+}
+
+/* ---- NVTX (schema 6) ---- */
+
+/* Push/pop ranges on their thread's track (they nest there, around its
+ * calls), each start/end range on a child track of the thread that
+ * started it (it may end elsewhere and need not nest), marks as instants
+ * on their thread's track. A range still open when the trace was finished
+ * ends at the trace's end. */
+static int gt_pf_nvtx(struct gt_pf *w)
+{
+    if (w->t->schema_version < 6)
+        return 0;
+    int64_t end_ns = gt_trace_meta_int(w->t, "end_ns", 0);
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(w->t->db,
+                           "SELECT kind = 'push', tid, COALESCE(name, '(unnamed)'), start_ns, end_ns, domain, "
+                           GT_SITE_KEY("r") " FROM ranges r ORDER BY start_ns, id",
+                           -1, &q, NULL) != SQLITE_OK) {
+        gt_trace_sql_error(w->t, "ranges");
+        return -1;
+    }
+    while (sqlite3_step(q) == SQLITE_ROW && !w->failed) {
+        int64_t start = sqlite3_column_int64(q, 3);
+        if (!gt_export_in_window(w->x, start) || gt_pf_limit(w, start))
+            continue;
+        int64_t end = sqlite3_column_type(q, 4) == SQLITE_NULL ? (end_ns > start ? end_ns : start)
+                                                               : sqlite3_column_int64(q, 4);
+        uint64_t track = gt_pf_thread(w, sqlite3_column_int64(q, 1));
+        if (!sqlite3_column_int(q, 0)) {
+            uint64_t parent = track;
+            track = ++w->next_uuid;
+            gt_pf_track(w, track, parent, "NVTX start/end", NULL, NULL);
+        }
+        struct gt_pf_slice s = {.track = track, .start = start, .end = end,
+                                .name = (const char *)sqlite3_column_text(q, 2),
+                                .site_key = sqlite3_column_int64(q, 6),
+                                .domain = (const char *)sqlite3_column_text(q, 5), .nvtx = 1};
+        gt_pf_slice(w, &s);
+    }
+    sqlite3_finalize(q);
+    if (sqlite3_prepare_v2(w->t->db, "SELECT tid, COALESCE(name, '(unnamed)'), ns, domain, " GT_SITE_KEY("k")
+                                     " FROM marks k ORDER BY ns, id",
+                           -1, &q, NULL) != SQLITE_OK) {
+        gt_trace_sql_error(w->t, "marks");
+        return -1;
+    }
+    while (sqlite3_step(q) == SQLITE_ROW && !w->failed) {
+        int64_t ns = sqlite3_column_int64(q, 2);
+        if (!gt_export_in_window(w->x, ns) || gt_pf_limit(w, ns))
+            continue;
+        struct gt_pf_slice s = {.track = gt_pf_thread(w, sqlite3_column_int64(q, 0)), .start = ns, .end = ns,
+                                .name = (const char *)sqlite3_column_text(q, 1),
+                                .site_key = sqlite3_column_int64(q, 4),
+                                .domain = (const char *)sqlite3_column_text(q, 3), .instant = 1, .nvtx = 1};
+        gt_pf_slice(w, &s);
+    }
+    sqlite3_finalize(q);
+    return 0;
+}
+
 static void gt_pf_on_call(const struct gt_rec *r, void *arg)
 {
     struct gt_pf *w = arg;
@@ -436,6 +592,7 @@ static void gt_pf_on_call(const struct gt_rec *r, void *arg)
         };
         gt_pf_op_name(&r->op, r->kernel, &s);
         gt_pf_slice(w, &s);
+        gt_pf_busy_add(w, r->op.device, r->op.stream, (int64_t)r->op.start, (int64_t)r->op.end);
     }
 }
 
@@ -461,6 +618,7 @@ static void gt_pf_on_op(const struct gt_op_rec *o, void *arg)
         }
     }
     gt_pf_slice(w, &s);
+    gt_pf_busy_add(w, o->device, o->stream, (int64_t)o->start, (int64_t)o->end);
 }
 
 /* How many GPU records kept apart from their call each call has in the
@@ -666,8 +824,10 @@ int gt_export_perfetto_trace(struct gt_trace *t, struct gt_export *x, uint32_t s
         pthread_join(gap_thread, NULL);
     else if (ok)
         gt_pf_gap_run(&job);
-    if (ok && gt_pf_gaps(&w, &job) == 0)
+    if (ok && gt_pf_gaps(&w, &job) == 0 && gt_pf_nvtx(&w) == 0) {
+        gt_pf_busy_write(&w);
         rc = 0;
+    }
     if (job.rc == 0)
         gt_report_free(&job.r);
 out:
@@ -682,6 +842,10 @@ out:
     gt_map_free(&w.op_count);
     gt_map_free(&w.call_flow);
     gt_map_free(&w.op_taken);
+    gt_map_free(&w.busy_idx);
+    for (size_t i = 0; i < w.nbusy; i++)
+        gt_buckets_free(&w.busy[i].b);
+    free(w.busy);
     for (uint64_t i = 0; i < w.nnames; i++)
         free(w.names[i]);
     free(w.names);

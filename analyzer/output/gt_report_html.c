@@ -1,8 +1,10 @@
 /* gt_report_html.c: `gputrace report --format html`: one self-contained
- * file (inline CSS and SVG, no script, nothing fetched) with a timeline of
- * each GPU's busy time (each slice as tall as the GPU was busy in it),
- * every listed gap marked and linked to its row, bar charts of the top
- * launch and H2D sites, and the report's tables. */
+ * file (inline CSS, SVG and script, nothing fetched) with an overview of
+ * each GPU's busy time (each slice as tall as the GPU was busy in it,
+ * drawn without script), every listed gap marked and linked to its row,
+ * the interactive timeline of streams and threads
+ * (gt_report_html_timeline.c), bar charts of the top launch and H2D
+ * sites, and the report's tables. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include "base/gt_fmt.h"
 #include "output/gt_report_html.h"
 #include "output/gt_report_samples.h"
+#include "output/gt_report_html_timeline.h"
 
 #define GT_TL_W 1000.0   /* timeline width in SVG units */
 #define GT_TL_ROW 44.0   /* one device's row */
@@ -155,8 +158,10 @@ void gt_html_begin(FILE *out, const char *title)
           "svg text{font:11px system-ui,sans-serif;fill:#1d2430}a.gap rect{fill:#d9534f;fill-opacity:.55}"
           "a.gap:hover rect{fill-opacity:.9}.legend span{display:inline-block;width:12px;height:12px;"
           "margin:0 4px 0 12px;vertical-align:-2px}\n"
-          "</style></head><body>\n",
+          "</style>\n",
           out);
+    gt_tl_assets(out);
+    fputs("</head><body>\n", out);
 }
 
 void gt_html_end(FILE *out)
@@ -521,7 +526,7 @@ static void gt_html_small_tables(FILE *out, const struct gt_report *r, const str
 }
 
 void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_report *r, const struct gt_busy *b,
-                   const struct gt_analyze_opts *o, int section)
+                   const struct gt_tl *tl, const struct gt_analyze_opts *o, int section)
 {
     char d1[32], d2[32], buf[96];
     const struct gt_summary *s = &r->summary;
@@ -553,6 +558,8 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
     fputs("<h2>GPU timeline</h2>\n", out);
     gt_timeline(out, r, b, section);
     gt_html_causes(out, s->idle_by_cause);
+    fputs("<h2>Timeline by stream and thread</h2>\n", out);
+    gt_tl_write(out, tl, r, section);
     gt_html_findings(out, r, o);
     gt_html_gaps(out, r, o, section);
     gt_html_host_stacks(out, r);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "analysis/gt_analyze.h"
+#include "output/gt_report_html_timeline.h"
 #include "trace/gt_trace.h"
 
 /* Each GPU's busy share of each of `nb` equal slices of the traced span,
@@ -27,7 +28,7 @@ void gt_html_begin(FILE *out, const char *title);
  * holds every row (the timeline marks every listed gap); the tables show
  * o->top rows each. */
 void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_report *r, const struct gt_busy *b,
-                   const struct gt_analyze_opts *o, int section);
+                   const struct gt_tl *tl, const struct gt_analyze_opts *o, int section);
 void gt_html_end(FILE *out);
 /* The steps table, when r has steps (gt_report_html_steps.c). */
 void gt_html_steps(FILE *out, const struct gt_report *r);

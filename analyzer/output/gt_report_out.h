@@ -19,6 +19,7 @@ struct gt_report_item {
     int schema_version;
     struct gt_report r;
     struct gt_busy busy; /* HTML only */
+    struct gt_tl tl;     /* HTML only: the interactive timeline's lanes */
 };
 
 /* Totals over processes: sums, with shares recomputed from them. */
