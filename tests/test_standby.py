@@ -286,10 +286,16 @@ def test_no_slow_step_no_window_and_bad_rules():
     lines = r.stderr.splitlines()
     assert_eq(len(lines), 1, lines)
     assert "GPUTRACE_TRIGGER='idle>50%' is not step-time>Kx" in lines[0], lines
+    # GPUTRACE_STEP_RANGE names the step ranges: 'iter *' matches none of
+    # the program's (no window for its slow step), 'train_*' its steps
     d = tmpdir()
-    # a range named otherwise is not a step: GPUTRACE_STEP_RANGE names it
-    r, _, dbs = _run_steps(d, "20", {"GPUTRACE_TRIGGER": "step-time>8x", "GPUTRACE_STEP_RANGE": "forward"})
+    r, _, dbs = _run_steps(d, "20", {"GPUTRACE_TRIGGER": "step-time>8x", "GPUTRACE_STEP_RANGE": "iter *"})
     assert_eq((r.stderr, dbs), ("", []))
+    d = tmpdir()
+    r, rows, dbs = _run_steps(d, "20", {"GPUTRACE_TRIGGER": "step-time>8x", "GPUTRACE_STEP_RANGE": "train_*",
+                                        "GPUTRACE_TRIGGER_DURATION": "300ms"})
+    assert_eq((r.stderr, len(dbs)), ("", 1))
+    _check_auto_window(dbs[0], rows, 20, 8)
 
 
 def test_window_by_steps():

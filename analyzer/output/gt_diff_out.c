@@ -143,7 +143,7 @@ static void gt_diff_html_row(FILE *out, const struct gt_diff *d, const struct gt
 void gt_diff_html(FILE *out, const struct gt_diff *d)
 {
     char a[32], b[32];
-    gt_html_begin(out, "gputrace diff");
+    gt_html_begin_static(out, "gputrace diff");
     fputs("<style>tr.changed td.st,tr.new td.st{color:#b3261e;font-weight:600}tr.vanished td.st{color:#1a7f37;"
           "font-weight:600}tr.same{color:#6b7685}td.name{word-break:break-word}</style>\n",
           out);

@@ -141,7 +141,7 @@ static void gt_site_html(FILE *out, const struct gt_site *s)
     }
 }
 
-void gt_html_begin(FILE *out, const char *title)
+static void gt_html_head(FILE *out, const char *title, int timeline)
 {
     fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>\n<title>", out);
     gt_esc(out, title);
@@ -160,8 +160,19 @@ void gt_html_begin(FILE *out, const char *title)
           "margin:0 4px 0 12px;vertical-align:-2px}\n"
           "</style>\n",
           out);
-    gt_tl_assets(out);
+    if (timeline)
+        gt_tl_assets(out);
     fputs("</head><body>\n", out);
+}
+
+void gt_html_begin(FILE *out, const char *title)
+{
+    gt_html_head(out, title, 1);
+}
+
+void gt_html_begin_static(FILE *out, const char *title)
+{
+    gt_html_head(out, title, 0);
 }
 
 void gt_html_end(FILE *out)

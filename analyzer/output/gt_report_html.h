@@ -24,6 +24,9 @@ int gt_busy_load(struct gt_trace *t, const struct gt_report *r, struct gt_busy *
 void gt_busy_free(struct gt_busy *b);
 
 void gt_html_begin(FILE *out, const char *title);
+/* The same page head without the timeline's script and style (a page
+ * with no script at all: gputrace diff). */
+void gt_html_begin_static(FILE *out, const char *title);
 /* One trace's section; `section` keeps anchors apart between traces. r
  * holds every row (the timeline marks every listed gap); the tables show
  * o->top rows each. */
