@@ -27,10 +27,18 @@ def _chromium():
     c = shutil.which("chromium") or shutil.which("chromium-browser")
     if not c:
         raise unittest.SkipTest("no chromium on this machine (scripts/setup-debian.sh installs it)")
-    # chromium is here: from now on a missing driver is a failure, not a skip
+    # chromium is here: from now on a missing driver is a failure, not a
+    # skip, unless scripts/setup-node.sh tried to install it and could not
+    # (no npm registry reachable): then it left the reason, and the tests
+    # are skipped saying so
+    failed = os.path.join(HERE, "node_modules", ".gputrace-install-failed")
+    have = shutil.which("node") and os.path.exists(os.path.join(HERE, "node_modules", "puppeteer-core",
+                                                                "package.json"))
+    if not have and os.path.exists(failed):
+        with open(failed) as f:
+            raise unittest.SkipTest("the test driver is not installed: %s" % f.read().strip())
     assert shutil.which("node"), "node is missing: run scripts/setup-node.sh (make test does)"
-    assert os.path.exists(os.path.join(HERE, "node_modules", "puppeteer-core", "package.json")), \
-        "tests/node_modules/puppeteer-core is missing: run scripts/setup-node.sh (make test does)"
+    assert have, "tests/node_modules/puppeteer-core is missing: run scripts/setup-node.sh (make test does)"
     return c
 
 
