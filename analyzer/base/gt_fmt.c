@@ -65,6 +65,19 @@ void gt_put_text(FILE *out, const char *s, int width)
         fputs("...", out);
 }
 
+void gt_put_html(FILE *out, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '&': fputs("&amp;", out); break;
+        case '"': fputs("&quot;", out); break;
+        default: fputc(*s, out);
+        }
+    }
+}
+
 void gt_put_json_string(FILE *out, const char *s)
 {
     if (!s) {

@@ -19,5 +19,8 @@ int gt_parse_duration(const char *s, uint64_t *ns);
 void gt_put_text(FILE *out, const char *s, int width);
 /* Writes `s` as a JSON string literal (with quotes); NULL writes null. */
 void gt_put_json_string(FILE *out, const char *s);
+/* Writes `s` as HTML text or an attribute value: < > & " escaped; NULL
+ * writes nothing. */
+void gt_put_html(FILE *out, const char *s);
 
 #endif

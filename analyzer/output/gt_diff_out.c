@@ -101,19 +101,6 @@ void gt_diff_json(FILE *out, const struct gt_diff *d)
 
 /* ---- HTML ---- */
 
-static void gt_diff_esc(FILE *out, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '&': fputs("&amp;", out); break;
-        case '"': fputs("&quot;", out); break;
-        default: fputc(*s, out);
-        }
-    }
-}
-
 static const char *const gt_diff_cat_titles[GT_DCATS] = {
     "Summary figures", "GPU time per kernel", "Host time in launches per launch site",
     "Pageable H2D bytes per call site", "Time blocked in syncs per call site"};
@@ -123,7 +110,7 @@ static void gt_diff_html_row(FILE *out, const struct gt_diff *d, const struct gt
     char a[48], b[48], sa[48], sb[48];
     fprintf(out, "<tr class=\"%s\" data-kind=\"%s\"><td class=name>", gt_diff_status_names[r->status],
             gt_diff_cat_names[r->cat]);
-    gt_diff_esc(out, r->name);
+    gt_put_html(out, r->name);
     fprintf(out, "</td><td class=n>%s<br><span class=dim>&plusmn; %s</span></td>", gt_rate(d, r, r->mean[0], a, sizeof(a)),
             gt_rate(d, r, r->spread[0], sa, sizeof(sa)));
     fprintf(out, "<td class=n>%s<br><span class=dim>&plusmn; %s</span></td>", gt_rate(d, r, r->mean[1], b, sizeof(b)),

@@ -10,19 +10,6 @@
 #include "base/gt_fmt.h"
 #include "output/gt_rank_out.h"
 
-static void gt_rh_esc(FILE *out, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '&': fputs("&amp;", out); break;
-        case '"': fputs("&quot;", out); break;
-        default: fputc(*s, out);
-        }
-    }
-}
-
 static const char *gt_rh_label(const struct gt_rank_row *r, char *buf, size_t len)
 {
     snprintf(buf, len, "%s%s", r->sum->has_rank ? "rank " : "", r->sum->rank);
@@ -41,7 +28,7 @@ void gt_ranks_html(FILE *out, const struct gt_ranks *g)
     if (m) {
         gt_ranks_headline(m, g);
         fclose(m);
-        gt_rh_esc(out, text);
+        gt_put_html(out, text);
         free(text);
     }
     fputs("</p>\n", out);
@@ -62,7 +49,7 @@ void gt_ranks_html(FILE *out, const struct gt_ranks *g)
         for (size_t i = 0; i < g->nrows; i++) {
             if (rh >= 10) {
                 fprintf(out, "<text x=0 y=%d>", (int)i * rh + rh - 3);
-                gt_rh_esc(out, gt_rh_label(&g->rows[i], lab, sizeof(lab)));
+                gt_put_html(out, gt_rh_label(&g->rows[i], lab, sizeof(lab)));
                 fputs("</text>", out);
             }
             for (size_t c = 0; c < g->heat_cols; c++) {
@@ -71,7 +58,7 @@ void gt_ranks_html(FILE *out, const struct gt_ranks *g)
                     continue;
                 fprintf(out, "<rect x=%d y=%d width=%d height=%d fill=#b3261e fill-opacity=%.3f><title>",
                         lw + (int)c * cw, (int)i * rh, cw, rh, 0.08 + 0.92 * v / mx);
-                gt_rh_esc(out, gt_rh_label(&g->rows[i], lab, sizeof(lab)));
+                gt_put_html(out, gt_rh_label(&g->rows[i], lab, sizeof(lab)));
                 fprintf(out, ", collectives %zu-%zu: up to %s after the median rank</title></rect>", c * g->heat_per,
                         (c + 1) * g->heat_per - 1, gt_fmt_duration((int64_t)v, a, sizeof(a)));
             }
@@ -92,7 +79,7 @@ void gt_ranks_html(FILE *out, const struct gt_ranks *g)
     for (size_t i = 0; i < g->nrows; i++) {
         const struct gt_rank_row *r = &g->rows[i];
         fputs("<tr><td>", out);
-        gt_rh_esc(out, gt_rh_label(r, lab, sizeof(lab)));
+        gt_put_html(out, gt_rh_label(r, lab, sizeof(lab)));
         fputs("</td>", out);
         for (size_t f = 0; f < sizeof(figs) / sizeof(figs[0]); f++) {
             int o = r->outlier[figs[f]];

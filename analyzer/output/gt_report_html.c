@@ -105,28 +105,6 @@ void gt_busy_free(struct gt_busy *b)
 
 /* ---- HTML ---- */
 
-static void gt_esc(FILE *out, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        default:
-            fputc(*s, out);
-        }
-    }
-}
-
 static void gt_site_html(FILE *out, const struct gt_site *s)
 {
     if (!s->nframes) {
@@ -136,7 +114,7 @@ static void gt_site_html(FILE *out, const struct gt_site *s)
     for (int i = 0; i < s->nframes; i++) {
         fputs(i ? "<br><span class=dim>&lt;</span> " : "", out);
         fputs("<code>", out);
-        gt_esc(out, s->frames[i]);
+        gt_put_html(out, s->frames[i]);
         fputs("</code>", out);
     }
 }
@@ -144,7 +122,7 @@ static void gt_site_html(FILE *out, const struct gt_site *s)
 static void gt_html_head(FILE *out, const char *title, int timeline)
 {
     fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>\n<title>", out);
-    gt_esc(out, title);
+    gt_put_html(out, title);
     fputs("</title>\n<style>\n"
           "body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#1d2430;padding:0 16px}\n"
           "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #d5dae2}\n"
@@ -242,7 +220,7 @@ static void gt_timeline(FILE *out, const struct gt_report *r, const struct gt_bu
             double pw = GT_TL_W * (double)(e - a) / (double)b->span;
             fprintf(out, "<rect x=%.2f y=%.1f width=%.2f height=%.1f fill=\"%s\"><title>", x0, y,
                     pw < 1 ? 1 : pw, GT_TL_ROW - 10, colors[sp->phase % 8]);
-            gt_esc(out, r->phases[sp->phase].name);
+            gt_put_html(out, r->phases[sp->phase].name);
             fprintf(out, " %s</title></rect>\n",
                     gt_fmt_duration((int64_t)(sp->end_ns - sp->start_ns), d1, sizeof(d1)));
         }
@@ -305,17 +283,17 @@ static void gt_bars(FILE *out, const struct gt_bar *bars, size_t n, const char *
         const char *l = bars[i].site && bars[i].site->nframes ? bars[i].site->frames[0] : bars[i].label;
         char cut[72];
         gt_clip(cut, sizeof(cut), "", l ? l : "?");
-        gt_esc(out, cut);
+        gt_put_html(out, cut);
         fputs("</text>", out);
         if (bars[i].site && bars[i].site->nframes > 1) {
             gt_clip(cut, sizeof(cut), "< ", bars[i].site->frames[1]);
             fprintf(out, "<text x=0 y=%.1f class=dim style=\"fill:#6b7685\">", y + 27);
-            gt_esc(out, cut);
+            gt_put_html(out, cut);
             fputs("</text>", out);
         }
         fprintf(out, "<rect x=%.1f y=%.1f width=%.1f height=22 fill=\"%s\"/>", lw, y + 3, bw < 1 ? 1 : bw, color);
         fprintf(out, "<text x=%.1f y=%.1f>", lw + (bw < 1 ? 1 : bw) + 6, y + 18);
-        gt_esc(out, bars[i].shown);
+        gt_put_html(out, bars[i].shown);
         fputs("</text>\n", out);
     }
     fputs("</svg>\n", out);
@@ -324,7 +302,7 @@ static void gt_bars(FILE *out, const struct gt_bar *bars, size_t n, const char *
 static void gt_card(FILE *out, const char *label, const char *value, int warn)
 {
     fprintf(out, "<div class=card>%s<b%s>", label, warn ? " class=warn" : "");
-    gt_esc(out, value);
+    gt_put_html(out, value);
     fputs("</b></div>", out);
 }
 
@@ -359,14 +337,14 @@ static void gt_html_findings(FILE *out, const struct gt_report *r, const struct 
     for (size_t i = 0; i < gt_top(r->nfindings, o); i++) {
         const struct gt_finding *f = &r->findings[i];
         fputs("<li><b>", out);
-        gt_esc(out, f->title);
+        gt_put_html(out, f->title);
         fputs("</b>", out);
         if (f->has_site) {
             fputs("<br>", out);
             gt_site_html(out, &f->site);
         }
         fputs("<br>", out);
-        gt_esc(out, f->advice);
+        gt_put_html(out, f->advice);
         fputs("</li>\n", out);
     }
     fputs("</ol>\n", out);
@@ -388,16 +366,16 @@ static void gt_html_gaps(FILE *out, const struct gt_report *r, const struct gt_a
         fprintf(out, "<tr id=\"gap-%d-%zu\"><td class=n>%s</td><td class=n>+%s</td><td>%d</td><td>", section, i,
                 gt_fmt_duration((int64_t)g->dur_ns, d1, sizeof(d1)),
                 gt_fmt_duration((int64_t)g->offset_ns, d2, sizeof(d2)), g->device);
-        gt_esc(out, gt_cause_text[g->cause]);
+        gt_put_html(out, gt_cause_text[g->cause]);
         fputs("</td><td>", out);
         if (g->has_before) {
-            gt_esc(out, g->before_api);
+            gt_put_html(out, g->before_api);
             fputs("<br>", out);
             gt_site_html(out, &g->before);
         }
         fputs("</td><td>", out);
         if (g->has_after) {
-            gt_esc(out, g->after_api);
+            gt_put_html(out, g->after_api);
             fputs("<br>", out);
             gt_site_html(out, &g->after);
         }
@@ -421,7 +399,7 @@ static void gt_html_kernels(FILE *out, const struct gt_report *r, const struct g
     for (size_t i = 0; i < gt_top(r->nkernels, o); i++) {
         const struct gt_kernel_row *k = &r->kernels[i];
         fputs("<tr><td><code>", out);
-        gt_esc(out, k->name);
+        gt_put_html(out, k->name);
         fprintf(out, "</code></td><td class=n>%s</td><td class=n>%.1f%%</td><td class=n>%llu</td><td class=n>%llu"
                      "</td><td class=n>%s</td><td class=n>%s</td><td class=n>%s</td><td class=n>%s</td>"
                      "<td class=n>%s</td></tr>\n",
@@ -496,7 +474,7 @@ static void gt_html_small_tables(FILE *out, const struct gt_report *r, const str
             const struct gt_phase_row *p = &r->phases[i];
             char d4[32], d5[32];
             fputs("<tr><td><code>", out);
-            gt_esc(out, p->name);
+            gt_put_html(out, p->name);
             fprintf(out, "</code></td><td class=n>%llu</td><td class=n>%s</td><td class=n>%s</td>"
                          "<td class=n>%.1f%%</td><td class=n>%llu</td><td class=n>%s</td><td class=n>%s</td>"
                          "<td class=n>%llu</td><td class=n>%s</td></tr>\n",
@@ -514,7 +492,7 @@ static void gt_html_small_tables(FILE *out, const struct gt_report *r, const str
     for (size_t i = 0; i < gt_top(r->napi, o); i++) {
         const struct gt_api_row *a = &r->api[i];
         fputs("<tr><td><code>", out);
-        gt_esc(out, a->name);
+        gt_put_html(out, a->name);
         fprintf(out, "</code></td><td class=n>%llu</td><td class=n>%s</td><td class=n>%s</td><td class=n>%s</td>"
                      "<td class=n>%llu</td></tr>\n",
                 (unsigned long long)a->count, gt_fmt_duration((int64_t)a->total_ns, d1, sizeof(d1)),
@@ -527,9 +505,9 @@ static void gt_html_small_tables(FILE *out, const struct gt_report *r, const str
         for (size_t i = 0; i < gt_top(r->nerrors, o); i++) {
             const struct gt_error_row *e = &r->errors[i];
             fputs("<tr><td><code>", out);
-            gt_esc(out, e->api);
+            gt_put_html(out, e->api);
             fputs("</code></td><td><code>", out);
-            gt_esc(out, e->error);
+            gt_put_html(out, e->error);
             fprintf(out, "</code></td><td class=n>%llu</td></tr>\n", (unsigned long long)e->count);
         }
         fputs("</table>\n", out);
@@ -542,13 +520,13 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
     char d1[32], d2[32], buf[96];
     const struct gt_summary *s = &r->summary;
     fputs("<h1>gputrace report</h1>\n<p class=dim><code>", out);
-    gt_esc(out, path);
+    gt_put_html(out, path);
     fprintf(out, "</code>, pid %lld, span %s, %llu calls, GPU times %s</p>\n", pid,
             gt_fmt_duration((int64_t)s->span_ns, d1, sizeof(d1)), (unsigned long long)s->calls,
             s->gpu_times ? "from CUPTI" : "<span class=warn>not recorded (host times stand in)</span>");
     for (int i = 0; i < r->nnotes; i++) {
         fputs("<p class=warn>", out);
-        gt_esc(out, r->notes[i]);
+        gt_put_html(out, r->notes[i]);
         fputs("</p>\n", out);
     }
     fputs("<div class=cards>", out);
@@ -598,7 +576,7 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
         for (size_t i = 0; i < gt_top(r->nlaunch_kernels, o); i++) {
             const struct gt_launch_row *k = &r->launch_kernels[i];
             fputs("<tr><td><code>", out);
-            gt_esc(out, k->kernel);
+            gt_put_html(out, k->kernel);
             fprintf(out, "</code></td><td class=n>%llu</td><td class=n>%s</td><td class=n>%s</td>",
                     (unsigned long long)k->count, gt_fmt_duration((int64_t)k->api_mean_ns, d1, sizeof(d1)),
                     gt_fmt_duration((int64_t)k->api_p99_ns, d2, sizeof(d2)));
@@ -634,7 +612,7 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
         for (size_t i = 0; i < gt_top(r->ngnodes, o); i++) {
             const struct gt_gnode_row *g = &r->gnodes[i];
             fputs("<tr><td>", out);
-            gt_esc(out, g->kernel[0] ? g->kernel : g->kind);
+            gt_put_html(out, g->kernel[0] ? g->kernel : g->kind);
             fputs("</td><td>", out);
             gt_site_html(out, &g->created);
             fputs("</td><td>", out);
@@ -689,7 +667,7 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
         for (size_t i = 0; i < gt_top(r->nsyncs, o); i++) {
             const struct gt_sync_row *y = &r->syncs[i];
             fputs("<tr><td>", out);
-            gt_esc(out, y->kind);
+            gt_put_html(out, y->kind);
             fputs("</td><td>", out);
             gt_site_html(out, &y->site);
             fprintf(out, "</td><td class=n>%llu</td><td class=n>%s</td></tr>\n", (unsigned long long)y->count,

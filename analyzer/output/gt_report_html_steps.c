@@ -8,22 +8,6 @@
 #include "base/gt_fmt.h"
 #include "output/gt_report_html.h"
 
-static void gt_steps_esc(FILE *out, const char *s)
-{
-    for (; s && *s; s++) {
-        if (*s == '<')
-            fputs("&lt;", out);
-        else if (*s == '>')
-            fputs("&gt;", out);
-        else if (*s == '&')
-            fputs("&amp;", out);
-        else if (*s == '"')
-            fputs("&quot;", out);
-        else
-            fputc(*s, out);
-    }
-}
-
 static const char *gt_steps_what(int what)
 {
     if (what < GT_CAUSES)
@@ -49,7 +33,7 @@ void gt_html_steps(FILE *out, const struct gt_report *r)
     for (size_t i = 0; i < st->nslowest; i++) {
         const struct gt_step_row *x = &st->slowest[i];
         fprintf(out, "<tr><td class=n>%lld</td><td><code>", (long long)x->number);
-        gt_steps_esc(out, x->name);
+        gt_put_html(out, x->name);
         fprintf(out, "</code></td><td class=n>%s</td><td class=n>%s</td><td>",
                 gt_fmt_duration((int64_t)x->dur_ns, d1, sizeof(d1)),
                 gt_fmt_duration((int64_t)x->gpu_idle_ns, d2, sizeof(d2)));
@@ -59,7 +43,7 @@ void gt_html_steps(FILE *out, const struct gt_report *r)
                     o->what < GT_CAUSES ? "GPU idle, " : "", gt_steps_what(o->what));
             if (o->has_site && o->site.nframes) {
                 fputs(" at <code>", out);
-                gt_steps_esc(out, o->site.frames[0]);
+                gt_put_html(out, o->site.frames[0]);
                 fputs("</code>", out);
             }
         }

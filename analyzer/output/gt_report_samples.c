@@ -83,19 +83,6 @@ void gt_json_host_stacks(FILE *out, const struct gt_report_item *v, size_t n)
     fputc(']', out);
 }
 
-static void gt_html_text(FILE *out, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '&': fputs("&amp;", out); break;
-        case '"': fputs("&quot;", out); break;
-        default: fputc(*s, out);
-        }
-    }
-}
-
 void gt_html_host_stacks(FILE *out, const struct gt_report *r)
 {
     if (!r->has_samples)
@@ -115,7 +102,7 @@ void gt_html_host_stacks(FILE *out, const struct gt_report *r)
         const struct gt_host_stack_row *x = &r->host_stacks[i];
         fprintf(out, "<tr><td class=n>%s</td><td class=n>%.1f%%</td><td class=n>%llu</td><td class=n>%llu</td><td>",
                 gt_fmt_duration((int64_t)x->idle_ns, d, sizeof(d)), x->pct, U(x->samples), U(x->gaps));
-        gt_html_text(out, x->text);
+        gt_put_html(out, x->text);
         fputs("</td></tr>\n", out);
     }
     fputs("</table>\n", out);
