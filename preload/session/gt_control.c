@@ -202,51 +202,47 @@ static uint64_t gt_ctl_wall_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A requested window: at `at` (wall clock, 0: now), for `dur` ns; with
+ * `steps`, from the next step's start to the end of that many steps, at
+ * most `dur`. */
+static void gt_ctl_window(int c, unsigned long long dur, unsigned long long at, unsigned long long steps)
+{
+    if (at > gt_ctl_wall_ns()) {
+        gt_ctl_send(c, "waiting\n");
+        gt_ctl_sleep_until_wall(at);
+    }
+    char path[1024], err[512];
+    atomic_store(&gt_ctl_steps_over, 0);
+    int n = steps ? gt_session_window_open_steps(steps, path, sizeof(path), err, sizeof(err))
+                  : gt_session_window_open(NULL, path, sizeof(path), err, sizeof(err));
+    if (n < 0) {
+        gt_ctl_send(c, "error %s\n", err);
+        return;
+    }
+    gt_ctl_send(c, "open %d %s\n", n, path);
+    gt_ctl_serve_busy(gt_now_ns() + dur, n);
+    unsigned long long done = steps ? gt_session_window_steps_end() : 0;
+    atomic_store(&gt_ctl_steps_over, 0);
+    gt_session_window_close();
+    if (steps)
+        gt_ctl_send(c, "steps %llu\n", done);
+    gt_ctl_send(c, "done %d %s\n", n, path);
+}
+
 static void gt_ctl_handle(int c)
 {
     char line[128];
     if (gt_ctl_take(c, line, sizeof(line)) < 0)
         return;
     unsigned long long dur = 0, at = 0, steps = 0;
-    if (strcmp(line, "ping") == 0) {
+    if (strcmp(line, "ping") == 0)
         gt_ctl_send(c, "standby %ld\n", (long)getpid());
-    } else if (sscanf(line, "open %llu %llu", &dur, &at) == 2 && dur > 0) {
-        if (at > gt_ctl_wall_ns()) {
-            gt_ctl_send(c, "waiting\n");
-            gt_ctl_sleep_until_wall(at);
-        }
-        char path[1024], err[512];
-        int n = gt_session_window_open(NULL, path, sizeof(path), err, sizeof(err));
-        if (n < 0) {
-            gt_ctl_send(c, "error %s\n", err);
-        } else {
-            gt_ctl_send(c, "open %d %s\n", n, path);
-            gt_ctl_serve_busy(gt_now_ns() + dur, n);
-            gt_session_window_close();
-            gt_ctl_send(c, "done %d %s\n", n, path);
-        }
-    } else if (sscanf(line, "steps %llu %llu %llu", &steps, &dur, &at) == 3 && steps > 0 && dur > 0) {
-        if (at > gt_ctl_wall_ns()) {
-            gt_ctl_send(c, "waiting\n");
-            gt_ctl_sleep_until_wall(at);
-        }
-        char path[1024], err[512];
-        atomic_store(&gt_ctl_steps_over, 0);
-        int n = gt_session_window_open_steps(steps, path, sizeof(path), err, sizeof(err));
-        if (n < 0) {
-            gt_ctl_send(c, "error %s\n", err);
-        } else {
-            gt_ctl_send(c, "open %d %s\n", n, path);
-            gt_ctl_serve_busy(gt_now_ns() + dur, n);
-            unsigned long long done = gt_session_window_steps_end();
-            atomic_store(&gt_ctl_steps_over, 0);
-            gt_session_window_close();
-            gt_ctl_send(c, "steps %llu\n", done);
-            gt_ctl_send(c, "done %d %s\n", n, path);
-        }
-    } else {
+    else if (sscanf(line, "open %llu %llu", &dur, &at) == 2 && dur > 0)
+        gt_ctl_window(c, dur, at, 0);
+    else if (sscanf(line, "steps %llu %llu %llu", &steps, &dur, &at) == 3 && steps > 0 && dur > 0)
+        gt_ctl_window(c, dur, at, steps);
+    else
         gt_ctl_send(c, "error bad request\n");
-    }
     close(c);
 }
 
