@@ -6,14 +6,14 @@ TEST_CFLAGS := $(CFLAGS_BASE) -O1 -g $(CUDA_INC) -Itests/fakecuda
 # build/fakecuda) without LD_LIBRARY_PATH: a machine with the toolkit has its
 # real libcudart on the library path, which has no simulated GPU behind it.
 TEST_RPATH := -Wl,-rpath,'$$ORIGIN/../../fakecuda'
-TEST_LIBS := -L$(BUILD)/fakecuda -lcudart -lcuda -lpthread $(TEST_RPATH)
+TEST_LIBS := -L$(BUILD)/fakecuda -lcudart -lcuda -lpthread -ldl $(TEST_RPATH)
 FAKECUDA_LIBS := $(BUILD)/fakecuda/libcudart.so.13 $(BUILD)/fakecuda/libcuda.so.1
 
 TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPROG)/drv_basic_ptds \
               $(TPROG)/threads $(TPROG)/fork_child $(TPROG)/no_cuda $(TPROG)/timing $(TPROG)/vecadd \
               $(TPROG)/unhooked $(TPROG)/stall $(TPROG)/entry_point $(TPROG)/endings $(TPROG)/bad_args \
               $(TPROG)/many_configs $(TPROG)/standby_loop $(TPROG)/nvtx_basic $(TPROG)/nvtx_phases $(TPROG)/diff_work $(TPROG)/steps_work \
-              $(TPROG)/standby_steps $(TPROG)/rank_work $(TPROG)/host_wait
+              $(TPROG)/standby_steps $(TPROG)/rank_work $(TPROG)/host_wait $(TPROG)/dl_race
 
 UNIT_TESTS :=
 

@@ -74,15 +74,20 @@ const struct gt_hook_info gt_hooks[GT_API_COUNT] = {
 
 static _Atomic(void *) gt_real_fn[GT_API_COUNT];
 
+#define GT_FIND_MAX 8
+
 struct gt_find {
-    const char *name;
     void *self_base;
-    void *found;
+    int n;
+    char paths[GT_FIND_MAX][512];
 };
 
-/* Looks `name` up in each loaded object other than ours: the CUDA libraries
- * are often dlopen'ed with RTLD_LOCAL (by the runtime, by Python extension
- * modules), where RTLD_NEXT cannot see them. */
+/* Notes the loaded CUDA libraries other than ours: they are often
+ * dlopen'ed with RTLD_LOCAL (by the runtime, by Python extension modules),
+ * where RTLD_NEXT cannot see them. Only notes: dlsym or dlopen here, under
+ * the loader's write lock that dl_iterate_phdr holds, would take the
+ * loader's other lock in the opposite order to a dlopen on another thread,
+ * and the two threads would wait for each other for ever. */
 static int gt_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
@@ -91,16 +96,12 @@ static int gt_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
         return 0;
     if (!strstr(info->dlpi_name, "libcuda") && !strstr(info->dlpi_name, "libcudart"))
         return 0;
-    void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h)
-        return 0;
-    void *p = dlsym(h, f->name);
-    dlclose(h);
-    if (p) {
-        f->found = p;
-        return 1;
+    size_t len = strlen(info->dlpi_name);
+    if (len < sizeof(f->paths[0])) {
+        memcpy(f->paths[f->n], info->dlpi_name, len + 1);
+        f->n++;
     }
-    return 0;
+    return f->n == GT_FIND_MAX;
 }
 
 static void *gt_self_base(void)
@@ -121,10 +122,19 @@ void *gt_lookup_symbol(const char *name)
     void *p = dlsym(RTLD_NEXT, name);
     if (p)
         return p;
-    struct gt_find f = {name, gt_self_base(), NULL};
+    struct gt_find f;
+    f.self_base = gt_self_base();
+    f.n = 0;
     dl_iterate_phdr(gt_find_cb, &f);
-    if (f.found)
-        return f.found;
+    for (int i = 0; i < f.n; i++) {
+        void *h = dlopen(f.paths[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (!h)
+            continue; /* unloaded meanwhile */
+        p = dlsym(h, name);
+        dlclose(h);
+        if (p)
+            return p;
+    }
     /* Nothing loaded yet carries it: the runtime or driver this program
      * would load is the one it would get. */
     return NULL;
