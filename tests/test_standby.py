@@ -205,7 +205,7 @@ def test_exec_in_standby():
         assert_eq([f for f in os.listdir(d) if f.endswith(".db")], [], mode)
 
 
-def _run_steps(d, slow, extra, steps=40):
+def _run_steps(d, slow, extra, steps=40, slow_ms=250, kernel_us=10):
     env = base_env({"GPUTRACE_MODE": "standby", "GPUTRACE_CONTROL_DIR": os.path.join(d, "ctl"),
                     "GPUTRACE_OUTPUT": os.path.join(d, "t-%p.db"), "LD_PRELOAD": SHIM,
                     "NVTX_INJECTION64_PATH": SHIM})
@@ -213,8 +213,8 @@ def _run_steps(d, slow, extra, steps=40):
     log = os.path.join(d, "steps.log")
     # steps of 20 ms and slow ones of 250 ms, against a rule of 8x: a loaded
     # machine stretches a 20 ms sleep, but not to 160 ms
-    r = subprocess.run([prog("standby_steps"), str(steps), "20", slow, "250", log], env=env, capture_output=True,
-                       text=True, timeout=120)
+    r = subprocess.run([prog("standby_steps"), str(steps), "20", slow, str(slow_ms), log, str(kernel_us)], env=env,
+                       capture_output=True, text=True, timeout=120)
     assert_eq(r.returncode, 0, r.stderr)
     assert_eq(r.stdout, "ready\n")
     with open(log) as f:
@@ -281,11 +281,14 @@ def test_no_slow_step_no_window_and_bad_rules():
     r, _, dbs = _run_steps(d, "-", {"GPUTRACE_TRIGGER": "step-time>8x"})
     assert_eq((r.stderr, [_meta(db)["window_trigger"] for db in dbs]), ("", []))
     d = tmpdir()
-    r, _, dbs = _run_steps(d, "20", {"GPUTRACE_TRIGGER": "idle>50%"})
-    assert_eq(dbs, [])
-    lines = r.stderr.splitlines()
-    assert_eq(len(lines), 1, lines)
-    assert "GPUTRACE_TRIGGER='idle>50%' is not step-time>Kx" in lines[0], lines
+    for bad in ("idle>150%", "step-time>8x,step-time>4x", "busy<5%"):
+        d = tmpdir()
+        r, _, dbs = _run_steps(d, "20", {"GPUTRACE_TRIGGER": bad})
+        assert_eq(dbs, [])
+        lines = r.stderr.splitlines()
+        assert_eq(len(lines), 1, lines)
+        assert "GPUTRACE_TRIGGER='%s' is not step-time>Kx (K from 1.1 to 1000) or idle>P%% (P from 1 to 99)" % bad \
+            in lines[0], lines
     # GPUTRACE_STEP_RANGE names the step ranges: 'iter *' matches none of
     # the program's (no window for its slow step), 'train_*' its steps
     d = tmpdir()
@@ -296,6 +299,89 @@ def test_no_slow_step_no_window_and_bad_rules():
                                         "GPUTRACE_TRIGGER_DURATION": "300ms"})
     assert_eq((r.stderr, len(dbs)), ("", 1))
     _check_auto_window(dbs[0], rows, 20, 8)
+
+
+def _idle_pct_truth(rows, kernel_ns, t):
+    """The simulated GPU's idle share of the second before t, recomputed
+    from the program's log: one stream, each step's kernel starting at its
+    launch or at the previous kernel's end."""
+    busy, end = 0, 0
+    for _, _, _, l0, _ in rows:
+        start = max(l0, end)
+        end = start + kernel_ns
+        busy += max(0, min(end, t) - max(start, t - 1000000000))
+    return 100 - 100.0 * busy / 1e9
+
+
+def test_automatic_window_on_an_idle_gpu():
+    # kernels of 15 ms in steps of 20 ms (the GPU idles 25%), a stall of 3 s
+    # in step 0, before the GPU was ever busy, and one in step 60: only the
+    # second opens a window, while the GPU sits idle
+    d = tmpdir()
+    kernel_ns = 15000000
+    r, rows, dbs = _run_steps(d, "0,60", {"GPUTRACE_TRIGGER": "idle>50%", "GPUTRACE_TRIGGER_DURATION": "3s"},
+                              steps=150, slow_ms=3000, kernel_us=kernel_ns // 1000)
+    assert_eq(r.stderr, "")
+    assert_eq(len(dbs), 1, [_meta(db)["window_trigger"] for db in dbs])
+    m = _meta(dbs[0])
+    ws, we = int(m["window_start_ns"]), int(m["window_end_ns"])
+    stall_from, stall_to = rows[60][4] + kernel_ns, rows[60][2]
+    assert stall_from < ws < stall_to, ("opens while the GPU idles", stall_from, ws, stall_to)
+    why = m["window_trigger"]
+    assert why.startswith("idle>50%: GPU 0 idle ") and why.endswith("% of the last second"), why
+    got = int(why.split("GPU 0 idle ")[1].split("%")[0])
+    assert got > 50, why
+    # the figure is the idle share of a second the watcher looked at in the
+    # half second before the window opened (opening a trace takes time)
+    near = [_idle_pct_truth(rows, kernel_ns, t) for t in range(ws - 500000000, ws + 1, 1000000)]
+    assert any(abs(x - got) <= 1 for x in near), (got, min(near), max(near))
+    # and the window holds exactly the launches made inside it
+    starts = [x[0] for x in query(dbs[0], "SELECT start_ns FROM api_calls WHERE name = 'cudaLaunchKernel'")]
+    inside = {i for i, _, _, l0, l1 in rows if l0 >= ws and l1 <= we}
+    got_steps = set()
+    for t in starts:
+        hit = [i for i, _, _, l0, l1 in rows if l0 <= t <= l1]
+        assert_eq(len(hit), 1, "the traced launch at %d is one of the program's" % t)
+        got_steps.add(hit[0])
+    assert inside <= got_steps <= {i for i, _, _, l0, l1 in rows if l1 >= ws and l0 <= we}, (inside, got_steps)
+    assert len(inside) >= 5, inside
+
+
+def test_both_rules_share_one_cooldown():
+    # a 3 s stall in step 60 idles the GPU (the idle rule fires during it)
+    # and makes a slow step (the step rule fires at its end); windows of 1 s
+    # close in between. One cooldown for both: one window; a cooldown
+    # shorter than the stall: both
+    for cooldown, want in (("10m", ["idle>50%"]), ("100ms", ["idle>50%", "step-time>8x"])):
+        d = tmpdir()
+        r, rows, dbs = _run_steps(d, "60", {"GPUTRACE_TRIGGER": "step-time>8x,idle>50%",
+                                            "GPUTRACE_TRIGGER_DURATION": "1s", "GPUTRACE_TRIGGER_COOLDOWN": cooldown},
+                                  steps=150, slow_ms=3000, kernel_us=15000)
+        assert_eq(r.stderr, "")
+        got = [_meta(db)["window_trigger"] for db in dbs]
+        assert_eq([w.split(":")[0] for w in got], want, got)
+        assert int(_meta(dbs[0])["window_start_ns"]) < rows[60][2], "the idle window opens during the stall"
+
+
+def test_idle_rule_without_nvml_says_so_once():
+    # NVML's library present but its driver not loaded, then no NVML at
+    # all: the rule is off, said in one line, and the program runs as ever
+    d = tmpdir()
+    r, _, dbs = _run_steps(d, "20", {"GPUTRACE_TRIGGER": "idle>50%", "FAKECUDA_NVML": "uninitialized"},
+                           steps=60, slow_ms=1500, kernel_us=15000)
+    assert_eq(dbs, [])
+    assert_eq(r.stderr.splitlines(), ["gputrace: GPUTRACE_TRIGGER=idle>50%: NVML did not start (Driver Not Loaded); "
+                                      "the idle rule is off"])
+    if "libnvidia-ml.so.1" in subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True).stdout:
+        return  # a machine with a real NVML: it would be found
+    d = tmpdir()
+    r, _, dbs = _run_steps(d, "20", {"GPUTRACE_TRIGGER": "idle>50%", "LD_LIBRARY_PATH": ""},
+                           steps=60, slow_ms=1500, kernel_us=15000)
+    assert_eq(dbs, [])
+    lines = r.stderr.splitlines()
+    assert_eq(len(lines), 1, lines)
+    assert lines[0].startswith("gputrace: GPUTRACE_TRIGGER=idle>50%: no NVML (libnvidia-ml.so.1: ") and \
+        lines[0].endswith("; the idle rule is off"), lines
 
 
 def test_window_by_steps():

@@ -86,7 +86,7 @@ int gt_is_step_name(const char *name, const char *glob)
 }
 
 /* "step-time>2x" (or "step-time>2"): the factor; -1 when not that. */
-static double gt_parse_trigger(const char *v)
+static double gt_parse_step_rule(const char *v)
 {
     const char *p = "step-time>";
     if (strncmp(v, p, strlen(p)) != 0)
@@ -98,6 +98,54 @@ static double gt_parse_trigger(const char *v)
     if (errno || end == v || (*end && strcmp(end, "x") != 0) || !(k >= 1.1) || k > 1000)
         return -1;
     return k;
+}
+
+/* "idle>50%" (or "idle>50"): the percent, from 1 to 99; -1 when not that. */
+static int gt_parse_idle_rule(const char *v)
+{
+    const char *p = "idle>";
+    if (strncmp(v, p, strlen(p)) != 0 || !isdigit((unsigned char)v[strlen(p)]))
+        return -1;
+    v += strlen(p);
+    char *end;
+    errno = 0;
+    long pct = strtol(v, &end, 10);
+    if (errno || (*end && strcmp(end, "%") != 0) || pct < 1 || pct > 99)
+        return -1;
+    return (int)pct;
+}
+
+/* GPUTRACE_TRIGGER: rules separated by commas, each at most once. */
+static int gt_parse_trigger(const char *v, double *step_factor, int *idle_pct)
+{
+    char buf[256];
+    if (strlen(v) >= sizeof(buf))
+        return -1;
+    memcpy(buf, v, strlen(v) + 1);
+    double k = 0;
+    int pct = 0;
+    char *save = NULL;
+    int n = 0;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save), n++) {
+        while (*t == ' ')
+            t++;
+        size_t len = strlen(t);
+        while (len && t[len - 1] == ' ')
+            t[--len] = 0;
+        double f = gt_parse_step_rule(t);
+        int p = f < 0 ? gt_parse_idle_rule(t) : -1;
+        if (f > 0 && !k)
+            k = f;
+        else if (p > 0 && !pct)
+            pct = p;
+        else
+            return -1;
+    }
+    if (!n)
+        return -1;
+    *step_factor = k;
+    *idle_pct = pct;
+    return 0;
 }
 
 int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t warnings_len)
@@ -112,6 +160,7 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
     c->python = 1;
     c->standby = 0;
     c->trigger_step_factor = 0;
+    c->trigger_idle_pct = 0;
     c->trigger_cooldown_ns = GT_DEFAULT_TRIGGER_COOLDOWN_NS;
     c->trigger_duration_ns = GT_DEFAULT_TRIGGER_DURATION_NS;
     c->step_range[0] = 0;
@@ -177,16 +226,20 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
     }
     v = get("GPUTRACE_TRIGGER");
     if (v && *v) {
-        double k = gt_parse_trigger(v);
-        if (k < 0)
+        double k = 0;
+        int pct = 0;
+        if (gt_parse_trigger(v, &k, &pct) < 0)
             gt_add_warning(warnings, warnings_len, &nwarn,
-                           "%s='%s' is not step-time>Kx (K from 1.1 to 1000); %s", "GPUTRACE_TRIGGER", v,
-                           "no automatic windows");
+                           "%s='%s' is not step-time>Kx (K from 1.1 to 1000) or idle>P%% (P from 1 to 99), "
+                           "or both separated by a comma; %s",
+                           "GPUTRACE_TRIGGER", v, "no automatic windows");
         else if (!c->standby)
             gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' applies in standby (GPUTRACE_MODE=standby); %s",
                            "GPUTRACE_TRIGGER", v, "ignored while recording everything");
-        else
+        else {
             c->trigger_step_factor = k;
+            c->trigger_idle_pct = pct;
+        }
     }
     v = get("GPUTRACE_TRIGGER_COOLDOWN");
     if (v && gt_parse_duration_ns(v, &c->trigger_cooldown_ns) < 0) {

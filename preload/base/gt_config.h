@@ -19,9 +19,12 @@ struct gt_config {
     int gpu_timing;            /* 1: CUPTI (GPUTRACE_GPU_TIMING=cupti), 0: off */
     int python;                /* 1: Python stacks where Python runs (GPUTRACE_PYTHON=1), 0: off */
     int standby;               /* GPUTRACE_MODE: 0 record (from the first call), 1 standby (windows on demand) */
-    /* Automatic windows in standby (GPUTRACE_TRIGGER=step-time>Kx): a step
-     * over K times the running median opens one; 0: none. */
+    /* Automatic windows in standby (GPUTRACE_TRIGGER, rules separated by
+     * commas): step-time>Kx, a step over K times the running median opens
+     * one (0: no such rule); idle>P%, a GPU idle more than P% of a second
+     * (0: no such rule). */
     double trigger_step_factor;
+    int trigger_idle_pct;
     uint64_t trigger_cooldown_ns;  /* GPUTRACE_TRIGGER_COOLDOWN, default 10 minutes */
     uint64_t trigger_duration_ns;  /* GPUTRACE_TRIGGER_DURATION, default 10 s */
     char step_range[128];          /* GPUTRACE_STEP_RANGE: a glob; "": the built-in rule */

@@ -53,6 +53,7 @@ static char gt_ctl_why[256];        /* why, from gt_control_fire */
 static pthread_mutex_t gt_ctl_why_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int gt_ctl_steps_over; /* a window by steps has its steps */
 static _Atomic int gt_ctl_fire_pending; /* an automatic window asked for */
+static _Atomic uint64_t gt_ctl_last_fire; /* when the last one was, gt_now_ns */
 
 struct gt_ctl_channel {
     int fd, efd;
@@ -316,6 +317,13 @@ void gt_control_fire(const char *why)
     int efd = atomic_load(&gt_ctl_efd);
     if (efd < 0)
         return;
+    /* One cooldown for every rule: with both set, a slow step and the idle
+     * GPU it causes open one window, not two. */
+    uint64_t now = gt_now_ns(), last = atomic_load(&gt_ctl_last_fire);
+    if (last && now - last < gt_session_trigger_cooldown_ns())
+        return;
+    if (!atomic_compare_exchange_strong(&gt_ctl_last_fire, &last, now))
+        return;
     /* Never waits on the control thread: a reason being read is kept. */
     if (pthread_mutex_trylock(&gt_ctl_why_lock) == 0) {
         snprintf(gt_ctl_why, sizeof(gt_ctl_why), "%s", why);
@@ -409,6 +417,7 @@ void gt_control_stop(void)
 
 void gt_control_after_fork_child(void)
 {
+    atomic_store(&gt_ctl_last_fire, 0); /* the child's windows are its own */
     int efd = atomic_exchange(&gt_ctl_efd, -1);
     if (efd >= 0)
         close(efd);

@@ -19,6 +19,7 @@
 #include "hot/gt_ranges.h"
 #include "hot/gt_ring.h"
 #include "session/gt_control.h"
+#include "session/gt_idle.h"
 #include "session/gt_signals.h"
 #include "hot/gt_stacks.h"
 #include "hot/gt_steps.h"
@@ -170,6 +171,9 @@ static void gt_session_start_locked(void)
         /* The step rule serves `trigger --steps` too, with or without a
          * GPUTRACE_TRIGGER rule. */
         gt_steps_configure(cfg->trigger_step_factor, cfg->trigger_cooldown_ns, cfg->step_range, gt_control_fire);
+        if (cfg->trigger_idle_pct &&
+            gt_idle_start(cfg->trigger_idle_pct, cfg->trigger_cooldown_ns, gt_control_fire, err, sizeof(err)) < 0)
+            gt_warn("GPUTRACE_TRIGGER=idle>%d%%: %s; the idle rule is off", cfg->trigger_idle_pct, err);
         atomic_store(&gt_state, GT_STATE_STANDBY);
         return;
     }
@@ -182,6 +186,11 @@ static void gt_session_start_locked(void)
 uint64_t gt_session_trigger_duration_ns(void)
 {
     return gt_session_cfg.trigger_duration_ns;
+}
+
+uint64_t gt_session_trigger_cooldown_ns(void)
+{
+    return gt_session_cfg.trigger_cooldown_ns;
 }
 
 /* A window by steps: its first step's start and its last step's end, on
@@ -362,6 +371,7 @@ void gt_session_after_fork_child(void)
     gt_cupti_after_fork_child();
     gt_ring_after_fork_child();
     gt_sampler_after_fork_child();
+    gt_idle_after_fork_child();
     atomic_store(&gt_exit_finishing, 0);
     /* A child that uses CUDA gets its own trace, named by its own pid; a
      * standby child its own channel, at its first CUDA call (the parent's

@@ -34,6 +34,8 @@ int gt_session_window_open_steps(uint64_t nsteps, char *path, size_t path_len, c
 uint64_t gt_session_window_steps_end(void);
 /* How long an automatic window stays open (GPUTRACE_TRIGGER_DURATION). */
 uint64_t gt_session_trigger_duration_ns(void);
+/* At most one automatic window per this long, whichever rule asks (GPUTRACE_TRIGGER_COOLDOWN). */
+uint64_t gt_session_trigger_cooldown_ns(void);
 /* Ends the open window: its trace is finished and closed, CUPTI stops
  * instrumenting and its buffers are freed; calls pass through again. */
 void gt_session_window_close(void);

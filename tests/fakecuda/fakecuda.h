@@ -20,6 +20,15 @@ extern "C" {
 /* The timeline's clock: CLOCK_MONOTONIC in nanoseconds. */
 uint64_t fakecuda_now_ns(void);
 
+/* How long kernels ran on `device` between `from` and `to` (the union of
+ * their intervals, on the fakecuda_now_ns clock; the last few seconds
+ * only): what the simulated NVML reports as utilization. */
+uint64_t fakecuda_busy_ns(int device, uint64_t from, uint64_t to);
+
+/* Device d sits on PCI bus FAKECUDA_FIRST_BUS + d (cuDeviceGetPCIBusId,
+ * and NVML's handles by bus id). */
+#define FAKECUDA_FIRST_BUS 0x18
+
 /* Sets the GPU duration of every kernel whose function identifier is `name`
  * (the mangled name, or the plain name before its parameter list). */
 void fakecuda_set_kernel_ns(const char *name, uint64_t ns);

@@ -47,3 +47,14 @@ $(FAKECUDA_DIR)/libcupti.so.13: $(FK_CUPTI_SRC) tests/fakecuda/fakecuda.h tests/
 	    -Wl,-rpath,'$$ORIGIN' -o $@ $(FK_CUPTI_SRC) -ldl -lpthread
 
 all: $(FAKECUDA_DIR)/libcupti.so.13
+
+# ---- NVML ----
+# Needs the simulated driver's kernel intervals: linked against it, so the
+# copy the program already loaded (same soname) is the one it asks.
+FK_NVML_SRC := $(wildcard tests/fakecuda/nvml/*.c)
+
+$(FAKECUDA_DIR)/libnvidia-ml.so.1: $(FK_NVML_SRC) tests/fakecuda/fakecuda.h $(FAKECUDA_DIR)/libcuda.so.1
+	$(CC) $(FAKECUDA_CFLAGS) -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $(FK_NVML_SRC) \
+	    -L$(FAKECUDA_DIR) -lcuda -Wl,-rpath,'$$ORIGIN'
+
+all: $(FAKECUDA_DIR)/libnvidia-ml.so.1

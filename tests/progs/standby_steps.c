@@ -1,9 +1,9 @@
 /* standby_steps: a training loop marked with NVTX steps (NVIDIA's v3
  * headers), for the automatic windows of tests/test_standby.py.
- *   standby_steps STEPS STEP_MS SLOW SLOW_MS LOG
+ *   standby_steps STEPS STEP_MS SLOW SLOW_MS LOG [KERNEL_US]
  * Each step: push "train_step", push "forward", launch step_kernel, pop,
  * sleep STEP_MS (SLOW_MS in the steps listed in SLOW, comma-separated, or
- * "-" for none), pop. Logs each step as "i t0 t1 l0 l1" (CLOCK_MONOTONIC
+ * "-" for none), pop. step_kernel runs KERNEL_US on the GPU (default 10). Logs each step as "i t0 t1 l0 l1" (CLOCK_MONOTONIC
  * ns: the step's push and pop, and around its launch) to LOG at the end.
  * Prints "ready" once its first CUDA call is made. */
 #include <stdio.h>
@@ -37,7 +37,8 @@ int main(int argc, char **argv)
         return 2;
     int steps = atoi(argv[1]);
     long step_ms = atol(argv[2]), slow_ms = atol(argv[4]);
-    const void *k = fakecuda_runtime_kernel("step_kernel", 10000);
+    unsigned long kernel_ns = argc > 6 ? strtoul(argv[6], NULL, 10) * 1000ul : 10000ul;
+    const void *k = fakecuda_runtime_kernel("step_kernel", kernel_ns);
     void *p;
     cudaMalloc(&p, 256); /* the first CUDA call: the channel opens here */
     printf("ready\n");

@@ -161,6 +161,26 @@ int main(void)
         set_env("GPUTRACE_TRIGGER", "step-time>1x");
         n = gt_config_load(&c, fake_getenv, w, sizeof(w));
         CHECK(n == 1 && c.trigger_step_factor == 0);
+        /* the idle rule, alone and beside the step rule */
+        static const struct {
+            const char *v;
+            double k;
+            int pct, ok;
+        } rules[] = {
+            {"idle>50%", 0, 50, 1}, {"idle>7", 0, 7, 1}, {"step-time>3x, idle>40%", 3, 40, 1},
+            {"idle>40%,step-time>3x", 3, 40, 1}, {"idle>0%", 0, 0, 0}, {"idle>100%", 0, 0, 0},
+            {"idle>-5%", 0, 0, 0}, {"idle>50%%", 0, 0, 0}, {"idle>50%,idle>60%", 0, 0, 0}, {",", 0, 0, 0},
+            {"idle>50%,", 0, 50, 1}, {"idle>", 0, 0, 0},
+        };
+        for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+            env_n = 0;
+            set_env("GPUTRACE_MODE", "standby");
+            set_env("GPUTRACE_TRIGGER", rules[i].v);
+            n = gt_config_load(&c, fake_getenv, w, sizeof(w));
+            CHECK(n == !rules[i].ok && c.trigger_step_factor == rules[i].k && c.trigger_idle_pct == rules[i].pct);
+            if (rules[i].ok != (n == 0))
+                fprintf(stderr, "GPUTRACE_TRIGGER=%s: %d warnings\n", rules[i].v, n);
+        }
     }
     return unit_report("test_config");
 }

@@ -147,6 +147,8 @@ FK_API void fakecuda_activity_subscribe(fakecuda_activity_cb cb, void *arg)
 
 void fk_activity_emit(const struct fakecuda_activity *a)
 {
+    if (a->kind == FAKECUDA_ACT_KERNEL)
+        fk_busy_add((int)a->device, a->start_ns, a->end_ns);
     pthread_mutex_lock(&fk_act_lock);
     if (!fk_act_cb && !getenv("FAKECUDA_LOG")) {
         pthread_mutex_unlock(&fk_act_lock);

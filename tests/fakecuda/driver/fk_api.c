@@ -135,12 +135,29 @@ FK_API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
     if (d < 0 || d >= fk_cfg.devices)
         return CUDA_ERROR_INVALID_DEVICE;
     *c = &fk_ctx[d];
+    __atomic_add_fetch(&fk_ctx[d].retained, 1, __ATOMIC_RELAXED);
     return CUDA_SUCCESS;
 }
 
 FK_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
 {
-    (void)d;
+    if (d < 0 || d >= fk_cfg.devices)
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (__atomic_load_n(&fk_ctx[d].retained, __ATOMIC_RELAXED) > 0)
+        __atomic_sub_fetch(&fk_ctx[d].retained, 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+}
+
+/* A bus of its own per device, as NVML names devices by (tests/fakecuda/nvml). */
+FK_API CUresult cuDeviceGetPCIBusId(char *bus, int len, CUdevice d)
+{
+    if (!fk_initialized)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!bus || len <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (d < 0 || d >= fk_cfg.devices)
+        return CUDA_ERROR_INVALID_DEVICE;
+    snprintf(bus, (size_t)len, "0000:%02X:00.0", FAKECUDA_FIRST_BUS + d);
     return CUDA_SUCCESS;
 }
 
@@ -164,7 +181,7 @@ FK_API CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned int *flags, int 
     if (d < 0 || d >= fk_cfg.devices)
         return CUDA_ERROR_INVALID_DEVICE;
     *flags = fk_ctx[d].flags;
-    *active = 1;
+    *active = __atomic_load_n(&fk_ctx[d].retained, __ATOMIC_RELAXED) > 0;
     return CUDA_SUCCESS;
 }
 

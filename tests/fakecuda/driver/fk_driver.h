@@ -26,6 +26,7 @@ struct CUctx_st {
     int device;
     unsigned flags;                /* cuDevicePrimaryCtxSetFlags: CU_CTX_SCHED_*, CU_CTX_MAP_HOST, ... */
     int flags_set;                 /* set explicitly (cudaSetDeviceFlags) */
+    int retained;                  /* primary context retains not yet released */
     uint8_t peer[FK_MAX_DEVICES];  /* peer access enabled to that device's memory */
 };
 
@@ -241,6 +242,8 @@ int fk_mem_fits(uintptr_t p, size_t n);
 struct CUstream_st *fk_stream(CUstream s, int per_thread);
 int fk_stream_valid(CUstream s);
 uint64_t fk_submit(struct CUstream_st *s, uint64_t dur, uint64_t *start);
+/* A kernel ran on `device` from lo to hi (fk_busy.c: the simulated NVML's utilization). */
+void fk_busy_add(int device, uint64_t lo, uint64_t hi);
 /* A graph launch on s: the earliest its nodes may start (the stream's queue
  * admitted it, its earlier work ended), then, once they are placed, the end
  * of the last, which becomes the stream's. */
