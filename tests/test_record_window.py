@@ -63,7 +63,8 @@ def test_record_duration_alone_and_delay_alone():
 
 
 def test_record_delay_bad_values():
-    for args in (["--delay", "soon"], ["--duration", "0"], ["--duration"], ["--delay=-1s"]):
+    for args in (["--delay", "soon"], ["--duration", "0"], ["--duration"], ["--delay=-1s"], ["--duration", "10"],
+                 ["--delay", "2"]):
         r = subprocess.run([GPUTRACE, "record"] + args + ["true"], capture_output=True, text=True)
         assert_eq(r.returncode, 2, (args, r.stderr))
         assert "needs a duration" in r.stderr, (args, r.stderr)

@@ -147,6 +147,8 @@ def test_trigger_errors():
     assert_eq(r.returncode, 1)
     assert "999999: no standby process listening under" in r.stderr, r.stderr
     for args, what in ((["--duration", "0", "1"], "--duration '0'"), (["--at", "soon", "1"], "--at 'soon'"),
+                       (["--duration", "10", "1"], "--duration '10' is not a duration above 0 with its unit"),
+                       (["--at", "+10", "1"], "--at '+10'"),
                        ([], "name the processes"), (["12x"], "'12x' is not a process id")):
         r = _trigger(d, *args)
         assert_eq(r.returncode, 2, args)

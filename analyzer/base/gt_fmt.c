@@ -102,6 +102,29 @@ void gt_put_json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
+int gt_parse_window_length(const char *s, uint64_t *ns)
+{
+    static const struct {
+        const char *unit;
+        double scale;
+    } units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
+    if (!s || !*s || *s == '-')
+        return -1;
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v >= 0))
+        return -1;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (strcmp(end, units[i].unit) == 0) {
+            double r = v * units[i].scale;
+            if (r > 9e18)
+                return -1;
+            *ns = (uint64_t)(r + 0.5);
+            return 0;
+        }
+    return -1; /* no unit, or not one of these */
+}
+
 int gt_parse_duration(const char *s, uint64_t *ns)
 {
     if (!s || !*s || *s == '-')

@@ -13,6 +13,11 @@ const char *gt_fmt_duration(int64_t ns, char *buf, size_t len);
 /* Parses "250000", "250us", "1.5ms", "2s" (ns, us, ms, s) into ns.
  * Returns 0, or -1 if it is not a non-negative duration. */
 int gt_parse_duration(const char *s, uint64_t *ns);
+/* The length of a recording window or a wait (record --delay/--duration,
+ * trigger --duration and --at +D): as gt_parse_duration, plus m and h, but
+ * a unit is required: a bare "10" is rejected, where nsys would read
+ * seconds and the budgets read nanoseconds. */
+int gt_parse_window_length(const char *s, uint64_t *ns);
 /* Writes `s` for a terminal: control characters become '?', and it is cut
  * to `width` columns with "..." (width <= 0: no limit). Bytes of multibyte
  * UTF-8 count one column per character. */

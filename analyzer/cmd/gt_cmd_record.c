@@ -44,7 +44,8 @@ void gt_cmd_record_usage(FILE *out)
             "  --stack-depth N       native frames kept per call, 0 to %d, 0 turns\n"
             "                        stacks off; sets GPUTRACE_STACK_DEPTH. Default %d.\n"
             "  --delay D             record only from D after COMMAND starts (500ms,\n"
-            "                        10s): COMMAND runs in standby and one window is\n"
+            "                        10s, 5m; the unit is required): COMMAND runs in\n"
+            "                        standby and one window is\n"
             "                        opened in it (docs/standby.md); processes it\n"
             "                        starts record nothing\n"
             "  --duration D          record for D only (from the delay's end, or the\n"
@@ -239,8 +240,8 @@ int gt_cmd_record(int argc, char **argv)
                    (v = gt_opt_value(argc, argv, &i, NULL, "--duration", &missing))) {
             int is_delay = strncmp(a, "--delay", 7) == 0;
             uint64_t ns;
-            if (missing || gt_parse_duration(v, &ns) < 0 || (!is_delay && ns == 0))
-                return gt_usage_error("record", "%s needs a duration such as 500ms or 10s%s", is_delay ? "--delay"
+            if (missing || gt_parse_window_length(v, &ns) < 0 || (!is_delay && ns == 0))
+                return gt_usage_error("record", "%s needs a duration with its unit, such as 500ms, 10s or 5m%s", is_delay ? "--delay"
                                       : "--duration", is_delay ? "" : ", more than 0");
             *(is_delay ? &delay_ns : &duration_ns) = ns;
             windowed = 1;

@@ -35,7 +35,7 @@ void gt_cmd_trigger_usage(FILE *out)
             "extension when the pattern has no %%w). Sends no signal: the request\n"
             "goes through a socket in a directory private to the user.\n\n"
             "  --duration D  how long the window stays open (default 10s; D as 500ms,\n"
-            "                10s)\n"
+            "                10s, 5m, with its unit)\n"
             "  --steps N     record the next N whole training steps (NVTX ranges named\n"
             "                like step; GPUTRACE_STEP_RANGE in the process says which):\n"
             "                from the next step's start to the Nth step's end; with\n"
@@ -153,7 +153,7 @@ static int gt_trigger_parse_at(const char *s, uint64_t *at)
 {
     if (s[0] == '+') {
         uint64_t d;
-        if (gt_parse_duration(s + 1, &d) < 0)
+        if (gt_parse_window_length(s + 1, &d) < 0)
             return -1;
         *at = gt_trigger_wall_ns() + d;
         return 0;
@@ -228,8 +228,8 @@ int gt_cmd_trigger(int argc, char **argv)
             gt_cmd_trigger_usage(stdout);
             return GT_EXIT_OK;
         } else if (strcmp(a, "--duration") == 0 && i + 1 < argc) {
-            if (gt_parse_duration(argv[++i], &dur) < 0 || dur == 0)
-                return gt_usage_error("trigger", "--duration '%s' is not a duration above 0 (500ms, 10s)",
+            if (gt_parse_window_length(argv[++i], &dur) < 0 || dur == 0)
+                return gt_usage_error("trigger", "--duration '%s' is not a duration above 0 with its unit (500ms, 10s, 5m)",
                                       argv[i]);
             dur_given = 1;
         } else if (strcmp(a, "--steps") == 0 && i + 1 < argc) {
