@@ -13,6 +13,8 @@
 # agree, that Python sites name the right lines, and that the report finds
 # the stall, the pageable copies and the launch-bound kernels; then it
 # times the loop untraced, under gputrace and under the PyTorch profiler.
+# A standby job with GPUTRACE_TRIGGER=idle>50% checks the real NVML's
+# utilization opens a window during a planted 3 s stall.
 # Results: DIR/validation.json and DIR/validation.md (for docs/validation.md).
 #
 # Libraries the shim needs that the machine lacks (libunwind, libsqlite3)
@@ -27,7 +29,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
     --simulated) SIM=(--simulated); shift ;;
     --out) OUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-validate: unknown argument $1" >&2; exit 2 ;;
     esac
 done

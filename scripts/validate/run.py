@@ -224,6 +224,30 @@ def torch_compile_graph(out):
           "%d rows, %d records" % (in_kernels, records))
 
 
+def standby_idle(out):
+    """GPUTRACE_TRIGGER=idle>50% with the real NVML: one window, opened
+    during the planted 3 s stall, saying how idle the GPU was."""
+    script = os.path.join(HERE, "torch_idle.py")
+    dest = os.path.join(out, "idle.json")
+    p, traces, _ = run([sys.executable, script, dest], traced_as="idle", out=out,
+                       env={"GPUTRACE_MODE": "standby", "GPUTRACE_TRIGGER": "idle>50%",
+                            "GPUTRACE_TRIGGER_DURATION": "2s", "GPUTRACE_CONTROL_DIR": os.path.join(out, "ctl")})
+    if not check("standby-idle", "ran in standby with the idle rule", p.returncode == 0, p.stderr[-300:]):
+        return
+    check("standby-idle", "NVML found (no warning)", p.stderr.strip() == "", p.stderr[-300:])
+    with open(dest) as f:
+        stall = json.load(f)
+    if not check("standby-idle", "one window", len(traces) == 1, traces):
+        return
+    m = dict(q(traces[0], "SELECT key, value FROM meta"))
+    ws = int(m.get("window_start_ns", 0))
+    check("standby-idle", "opened during the stall", stall["stall_start_ns"] < ws < stall["stall_end_ns"],
+          "%.3f s into a 3 s stall" % ((ws - stall["stall_start_ns"]) / 1e9))
+    why = m.get("window_trigger", "")
+    check("standby-idle", "meta.window_trigger says how idle", why.startswith("idle>50%: GPU "), why)
+    figures["idle_window_opened_s_into_stall"] = round((ws - stall["stall_start_ns"]) / 1e9, 3)
+
+
 def timing(out):
     script = os.path.join(HERE, "torch_loop.py")
     steps = 200
@@ -293,6 +317,7 @@ def main():
         if check("pytorch", "PyTorch with CUDA importable", ok, why):
             torch_loop(out)
             torch_compile_graph(out)
+            standby_idle(out)
             timing(out)
     figures["wall_s"] = round(time.monotonic() - t0, 1)
     write_results(out, env, a.simulated)
