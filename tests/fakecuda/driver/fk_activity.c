@@ -89,26 +89,10 @@ static size_t fk_take(uint64_t until, struct fakecuda_activity **out)
     return n;
 }
 
-/* FAKECUDA_ACTIVITY_LAG_US: how long the driver's thread holds a batch
- * it has taken before handing it over, as a loaded machine might
- * deschedule it; a flush meanwhile waits for it. */
-static useconds_t fk_lag_us(void)
-{
-    const char *v = getenv("FAKECUDA_ACTIVITY_LAG_US");
-    char *end;
-    unsigned long x = v ? strtoul(v, &end, 10) : 0;
-    if (!v || !*v || *end || v[0] == '-' || x > 10000000) {
-        if (v)
-            fprintf(stderr, "fakecuda: FAKECUDA_ACTIVITY_LAG_US='%s' is not valid; using 0\n", v);
-        return 0;
-    }
-    return (useconds_t)x;
-}
-
 static void *fk_activity_thread(void *arg)
 {
     (void)arg;
-    useconds_t lag = fk_lag_us();
+    useconds_t lag = (useconds_t)fk_cfg.activity_lag_us;
     for (;;) {
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);

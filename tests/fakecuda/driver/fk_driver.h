@@ -180,6 +180,8 @@ struct fk_settings {
     uint64_t launch_ns;
     uint64_t launch_latency_ns; /* submission to the earliest start of its work on the GPU */
     unsigned queue_depth;       /* pending pieces of work per stream before a submission blocks; 0: no limit */
+    uint64_t activity_lag_us;   /* FAKECUDA_ACTIVITY_LAG_US: the driver's thread holds each batch of records this long,
+                                 * as a loaded machine might deschedule it; a flush meanwhile waits for it */
     double pinned_bw, pageable_bw, dtod_bw; /* bytes per ns */
     uint64_t copy_latency_ns;
     int devices;

@@ -220,6 +220,11 @@ static void fk_init_settings(void)
     fk_parse_kernel_fail(fk_warn);
     fk_cfg.launch_ns = fk_env_u64("FAKECUDA_LAUNCH_NS", 0);
     fk_cfg.launch_latency_ns = fk_env_u64("FAKECUDA_LAUNCH_LATENCY_NS", 0);
+    fk_cfg.activity_lag_us = fk_env_u64("FAKECUDA_ACTIVITY_LAG_US", 0);
+    if (fk_cfg.activity_lag_us > 10000000) {
+        fk_warn("FAKECUDA_ACTIVITY_LAG_US", getenv("FAKECUDA_ACTIVITY_LAG_US"), "10 s");
+        fk_cfg.activity_lag_us = 10000000;
+    }
     uint64_t depth = fk_env_u64("FAKECUDA_QUEUE_DEPTH", 1024);
     fk_cfg.queue_depth = depth > (1u << 24) ? 1u << 24 : (unsigned)depth;
     fk_cfg.pinned_bw = fk_env_bw("FAKECUDA_PINNED_BW", 25);
