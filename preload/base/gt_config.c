@@ -117,7 +117,8 @@ int gt_parse_capture_range(const char *v, struct gt_capture_range *out, char *er
     const char *at = strrchr(v, '@');
     size_t nlen = at ? (size_t)(at - v) : strlen(v);
     if (nlen == 0 || (at && !at[1])) {
-        snprintf(err, err_len, "nvtx: needs a range name (nvtx:NAME or nvtx:NAME@DOMAIN)");
+        snprintf(err, err_len, "needs a range name after nvtx:%s (nvtx:NAME or nvtx:NAME@DOMAIN)",
+                 nlen ? " and a domain after @" : "");
         return -1;
     }
     if (nlen >= sizeof(out->name) || (at && strlen(at + 1) >= sizeof(out->domain))) {
