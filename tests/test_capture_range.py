@@ -12,7 +12,7 @@ import os
 import re
 import subprocess
 
-from gtlib import GPUTRACE, SHIM, assert_eq, base_env, prog, query, run_plain, tmpdir
+from gtlib import GPUTRACE, assert_eq, base_env, prog, query, run_plain, run_traced, tmpdir
 from test_nvtx import _shim, run_nvtx
 
 RANGES = 3
@@ -28,16 +28,15 @@ def _record(how, *opts, ranges=RANGES):
 
 
 def _by_env(how, rule, end=None, ranges=RANGES):
-    """The shim alone, driven by the environment (no `gputrace record`)."""
+    """The shim alone, driven by the environment (no `gputrace record`);
+    under the sanitized shims too (tests/test_sanitized_suite.py)."""
     d = tmpdir()
-    env = base_env({"GPUTRACE_CONTROL_DIR": os.path.join(d, "ctl"), "LD_PRELOAD": SHIM,
-                    "NVTX_INJECTION64_PATH": _shim(), "GPUTRACE_OUTPUT": os.path.join(d, "t-%p.db"),
-                    "GPUTRACE_CAPTURE_RANGE": rule})
+    env = {"GPUTRACE_CONTROL_DIR": os.path.join(d, "ctl"), "NVTX_INJECTION64_PATH": _shim(),
+           "GPUTRACE_CAPTURE_RANGE": rule}
     if end:
         env["GPUTRACE_CAPTURE_RANGE_END"] = end
-    r = subprocess.run([prog("capture_range"), how, str(ranges)], env=env, capture_output=True, text=True,
-                       timeout=120)
-    return r, d
+    run = run_traced([prog("capture_range"), how, str(ranges)], env=env, outdir=d)
+    return run.proc, d
 
 
 def _dbs(d):
