@@ -129,7 +129,7 @@ def test_no_range_no_trace_and_the_program_unaffected():
 def test_nvtx_ranges_push_pop_start_end_and_domain():
     want = _plain("nvtx")
     for how, rule in (("nvtx", "nvtx:capture"), ("startend", "nvtx:capture"), ("domain", "nvtx:capture@dom"),
-                      ("nvtx", "nvtx:capt?re")):
+                      ("nvtx", "nvtx:capt?re"), ("registered", "nvtx:capture")):
         r, d = _by_env(how, rule, "repeat")
         assert_eq(r.returncode, 0, (how, r.stderr))
         if how == "nvtx":
@@ -144,6 +144,23 @@ def test_nvtx_ranges_push_pop_start_end_and_domain():
                           [("capture", "start"), ("inner", "push")], db)
             meta = dict(query(db, "SELECT key, value FROM meta"))
             assert_eq(meta["window_trigger"], "capture range " + rule)
+
+
+def test_nvtx_range_that_is_the_first_call():
+    """nvtx_phases starts its start/end range "run" before any CUDA call:
+    that first NVTX call starts the session and opens the window. The
+    window's calls are those a whole-run trace of the same program has
+    inside "run" (by SQL over its views)."""
+    argv = [prog("nvtx_phases"), "2", "2000"]
+    full = run_nvtx(argv)
+    (a, b), = full.q("SELECT start_ns, end_ns FROM ranges WHERE name = 'run'")
+    want = dict(full.q("SELECT name, count(*) FROM api_calls WHERE start_ns >= ? AND start_ns < ? GROUP BY name",
+                       a, b))
+    assert want.get("cudaMalloc") == 1, want  # init's first call: inside the range
+    cap = run_nvtx(argv, env={"GPUTRACE_CAPTURE_RANGE": "nvtx:run"})
+    assert_eq(dict(cap.q("SELECT name, count(*) FROM api_calls GROUP BY name")), want)
+    assert_eq(cap.q("SELECT kind FROM ranges WHERE name = 'run'"), [("start",)])
+    assert_eq(cap.q1("SELECT value FROM meta WHERE key = 'window_trigger'"), "capture range nvtx:run")
 
 
 def test_nvtx_any_domain_and_record_to_the_end():

@@ -7,6 +7,7 @@
  *   nvtx    nvtxRangePushA("capture") / nvtxRangePop, on the default domain
  *   startend nvtxRangeStartA("capture") / nvtxRangeEnd
  *   domain  nvtxDomainRangePushEx(domain "dom", "capture") / nvtxDomainRangePop
+ *   registered nvtxRangePushEx with the registered string "capture" / nvtxRangePop
  * The program:
  *   cudaMalloc; 3 launches of `before`; a 1000-byte cudaMemcpy HtoD
  *   RANGES x (r = 1..RANGES):
@@ -56,6 +57,11 @@ static nvtxRangeId_t range_open(const char *how)
         cuProfilerStart();
     else if (strcmp(how, "nvtx") == 0)
         nvtxRangePushA("capture");
+    else if (strcmp(how, "registered") == 0) {
+        a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+        a.message.registered = nvtxDomainRegisterStringA(NULL, "capture");
+        nvtxRangePushEx(&a);
+    }
     else if (strcmp(how, "startend") == 0)
         return nvtxRangeStartA("capture");
     else if (strcmp(how, "domain") == 0) {
@@ -71,7 +77,7 @@ static void range_close(const char *how, nvtxRangeId_t id)
         cudaProfilerStop();
     else if (strcmp(how, "drv") == 0)
         cuProfilerStop();
-    else if (strcmp(how, "nvtx") == 0)
+    else if (strcmp(how, "nvtx") == 0 || strcmp(how, "registered") == 0)
         nvtxRangePop();
     else if (strcmp(how, "startend") == 0)
         nvtxRangeEnd(id);
@@ -85,7 +91,8 @@ int main(int argc, char **argv)
         return 2;
     const char *how = argv[1];
     int ranges = atoi(argv[2]);
-    int nvtx = strcmp(how, "nvtx") == 0 || strcmp(how, "startend") == 0 || strcmp(how, "domain") == 0;
+    int nvtx = strcmp(how, "nvtx") == 0 || strcmp(how, "startend") == 0 || strcmp(how, "domain") == 0 ||
+               strcmp(how, "registered") == 0;
     int prof = strcmp(how, "rt") == 0 || strcmp(how, "drv") == 0;
     dom = nvtxDomainCreateA("dom");
     void *d = NULL;
