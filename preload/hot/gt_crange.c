@@ -123,6 +123,7 @@ static int gt_cr_domain_matches(uint32_t domain)
     return n >= 0 && (size_t)n == strlen(want) && memcmp(bytes, want, (size_t)n) == 0;
 }
 
+/* Called before the NVTX callback's guard has saved errno: keeps it. */
 static int gt_cr_matches(uint32_t domain, const char *name, size_t len)
 {
     char buf[256];
@@ -130,7 +131,10 @@ static int gt_cr_matches(uint32_t domain, const char *name, size_t len)
         return 0;
     memcpy(buf, name, len);
     buf[len] = 0;
-    return fnmatch(gt_cr_rule.name, buf, 0) == 0;
+    int saved = errno;
+    int hit = fnmatch(gt_cr_rule.name, buf, 0) == 0;
+    errno = saved;
+    return hit;
 }
 
 void gt_crange_push(uint32_t domain, const char *name, size_t name_len)
