@@ -12,7 +12,7 @@ import os
 import re
 import subprocess
 
-from gtlib import GPUTRACE, assert_eq, base_env, prog, query, run_plain, run_traced, tmpdir
+from gtlib import GPUTRACE, SHIM, assert_eq, base_env, prog, query, run_plain, run_traced, tmpdir
 from test_nvtx import _shim, run_nvtx
 
 RANGES = 3
@@ -238,3 +238,30 @@ def test_export_range_is_the_union_of_the_matching_ranges():
     assert_eq(rep.returncode, 0, rep.stderr)
     doc = json.loads(rep.stdout)
     assert_eq(sum(a["count"] for a in doc["api"]), len(inside))
+
+
+def test_failures_said_once_and_the_program_unaffected():
+    """A trace path that cannot be written: one line for all the ranges,
+    the program's output and status its own. A control directory that
+    cannot be used: `gputrace trigger` cannot reach the process, its
+    capture ranges still record."""
+    want = _plain("rt")
+    d = tmpdir()
+    r = run_plain([prog("capture_range"), "rt", str(RANGES)],
+                  env={"LD_PRELOAD": SHIM, "GPUTRACE_CAPTURE_RANGE": "cudaProfilerApi",
+                       "GPUTRACE_CAPTURE_RANGE_END": "repeat", "GPUTRACE_CONTROL_DIR": os.path.join(d, "ctl"),
+                       "GPUTRACE_OUTPUT": os.path.join(d, "no", "such", "dir", "t-%p.db")})
+    assert_eq((r.returncode, r.stdout), (0, want))
+    lines = [x for x in r.stderr.splitlines() if x.startswith("gputrace:")]
+    assert_eq(len(lines), 1, r.stderr)
+    assert "capture range not recorded: cannot create" in lines[0], lines
+    notdir = os.path.join(d, "a-file")
+    open(notdir, "w").close()
+    r = run_plain([prog("capture_range"), "rt", str(RANGES)],
+                  env={"LD_PRELOAD": SHIM, "GPUTRACE_CAPTURE_RANGE": "cudaProfilerApi",
+                       "GPUTRACE_CONTROL_DIR": notdir, "GPUTRACE_OUTPUT": os.path.join(d, "t-%p.db")})
+    assert_eq((r.returncode, r.stdout), (0, want))
+    assert "capture ranges still record, gputrace trigger cannot" in r.stderr, r.stderr
+    dbs = _dbs(d)
+    assert_eq(len(dbs), 1, dbs)
+    _check_range(dbs[0], 1, _printed(r.stdout))

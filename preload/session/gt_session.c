@@ -147,8 +147,15 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
  * program's thread that starts and ends the range. */
 static int gt_session_capture_open(const char *why)
 {
+    static _Atomic int said;
     char path[1024], err[512];
-    return gt_session_window_open(why, path, sizeof(path), err, sizeof(err)) > 0 ? 0 : -1;
+    if (gt_session_window_open(why, path, sizeof(path), err, sizeof(err)) > 0)
+        return 0;
+    /* A window `gputrace trigger` opened records the range anyway; any
+     * other failure (an unwritable path) is said once, not per range. */
+    if (atomic_load(&gt_state) != GT_STATE_ACTIVE && !atomic_exchange(&said, 1))
+        gt_warn("capture range not recorded: %s", err);
+    return -1;
 }
 
 static void gt_session_capture_close(void)
