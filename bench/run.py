@@ -171,6 +171,9 @@ def python_call_cost(args):
 C_SETTINGS = [
     ("untraced", None),
     ("standby", {"GPUTRACE_MODE": "standby"}),
+    # a capture range set, the program never in one (launch_loop makes no
+    # cudaProfilerStart): the standby branch
+    ("capture range, outside", {"GPUTRACE_CAPTURE_RANGE": "cudaProfilerApi"}),
     ("stacks off", {"GPUTRACE_STACK_DEPTH": "0", "GPUTRACE_GPU_TIMING": "off"}),
     ("32-frame stacks", {"GPUTRACE_GPU_TIMING": "off"}),
     ("32-frame stacks + CUPTI", {}),
@@ -654,6 +657,10 @@ def summary():
     if "c standby, after a window" in RESULTS:
         v, s = RESULTS["c standby, after a window"], RESULTS["c standby"]
         row("per call, standby after a window", "%+.0f ns p50 (standby %+.0f)" % (v[0], s[0]), "standby's",
+            v[0] <= max(s[0], 10) + 5)
+    if "c capture range, outside" in RESULTS:
+        v, s = RESULTS["c capture range, outside"], RESULTS["c standby"]
+        row("per call, outside a capture range", "%+.0f ns p50 (standby %+.0f)" % (v[0], s[0]), "standby's",
             v[0] <= max(s[0], 10) + 5)
     if "c stacks off" in RESULTS:
         v = RESULTS["c stacks off"]

@@ -49,9 +49,10 @@ void gt_cmd_export_usage(FILE *out)
             "                       (that step's start, in each trace)\n"
             "  --to TIME            only events starting before TIME from the start, or\n"
             "                       before step:N's end\n"
-            "  --range NAME         only events from the start of the first NVTX range\n"
-            "                       NAME (a glob) matches to the end of the last, in\n"
-            "                       each trace (inside --from/--to)\n"
+            "  --range NAME         only events inside the NVTX ranges NAME (a glob)\n"
+            "                       matches, in each trace: their union, as report\n"
+            "                       reads them, not the span from the first to the\n"
+            "                       last (inside --from/--to)\n"
             "  --step NAME          step ranges are the ranges NAME matches (a glob)\n"
             "  --max-events N       stop after N slices (perfetto only), saying where\n"
             "  --min-gap DURATION   shortest idle gap marked (default 1ms)\n"
@@ -160,21 +161,22 @@ int gt_cmd_export(int argc, char **argv)
     }
     if (x.origin_ns == INT64_MAX)
         x.origin_ns = 0;
-    /* each trace's steps and ranges, before anything is written: from the
-     * first start to the last end, as times from the origin */
+    /* each trace's steps and ranges, before anything is written: the union
+     * of the ranges --range names (as report reads them, gt_window.h), its
+     * hull from the first start to the last end as times from the origin */
     uint64_t *bounds = per_trace && rc == GT_EXIT_OK ? calloc(2 * (size_t)n, sizeof(*bounds)) : NULL;
-    if (per_trace && rc == GT_EXIT_OK && !bounds)
+    struct gt_window *wins = per_trace && rc == GT_EXIT_OK ? calloc((size_t)n, sizeof(*wins)) : NULL;
+    if (per_trace && rc == GT_EXIT_OK && (!bounds || !wins))
         rc = GT_EXIT_FAIL;
     for (int i = 0; per_trace && rc == GT_EXIT_OK && i < n; i++) {
-        struct gt_window w;
-        if (gt_window_resolve(&t[i], &ws, x.origin_ns, &w) < 0) {
+        struct gt_window *w = &wins[i];
+        if (gt_window_resolve(&t[i], &ws, x.origin_ns, w) < 0) {
             rc = GT_EXIT_USAGE;
             break;
         }
-        uint64_t a = w.a[0], b = w.b[w.n - 1], o = (uint64_t)x.origin_ns;
+        uint64_t a = w->a[0], b = w->b[w->n - 1], o = (uint64_t)x.origin_ns;
         bounds[2 * i] = a > o ? a - o : 0;
         bounds[2 * i + 1] = b == UINT64_MAX ? UINT64_MAX : b > o ? b - o : 0;
-        gt_window_free(&w);
     }
     if (rc == GT_EXIT_OK && !(x.out = gt_out_open(output)))
         rc = GT_EXIT_FAIL;
@@ -190,6 +192,7 @@ int gt_cmd_export(int argc, char **argv)
             if (per_trace) {
                 x.from_ns = bounds[2 * i];
                 x.to_ns = bounds[2 * i + 1];
+                x.win = &wins[i];
             }
             if ((perfetto ? gt_export_perfetto_trace(&t[i], &x, (uint32_t)i + 1) : gt_export_chrome_trace(&t[i], &x)) < 0)
                 rc = GT_EXIT_USAGE;
@@ -212,5 +215,8 @@ int gt_cmd_export(int argc, char **argv)
         gt_trace_close(&t[i]);
     free(t);
     free(bounds);
+    for (int i = 0; wins && i < n; i++)
+        gt_window_free(&wins[i]);
+    free(wins);
     return rc;
 }

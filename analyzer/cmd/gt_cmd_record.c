@@ -26,7 +26,8 @@ void gt_cmd_record_usage(FILE *out)
 {
     fprintf(out,
             "usage: gputrace record [-q] [-o PATTERN] [--stack-depth N] [--delay D]\n"
-            "                       [--duration D] [--] COMMAND [ARGS]\n"
+            "                       [--duration D] [--capture-range=RANGE\n"
+            "                       [--capture-range-end=END]] [--] COMMAND [ARGS]\n"
             "\n"
             "Runs COMMAND with libgputrace.so preloaded. Every process that loads the\n"
             "CUDA runtime or driver writes its own trace file. gputrace exits with\n"
@@ -50,6 +51,17 @@ void gt_cmd_record_usage(FILE *out)
             "                        starts record nothing\n"
             "  --duration D          record for D only (from the delay's end, or the\n"
             "                        first CUDA call), then let calls pass through\n"
+            "  --capture-range=RANGE record only inside ranges the program marks, one\n"
+            "                        trace per range (-wN before the extension, %%w):\n"
+            "                        cudaProfilerApi: from cudaProfilerStart to\n"
+            "                        cudaProfilerStop (or cuProfilerStart/Stop);\n"
+            "                        nvtx:NAME[@DOMAIN]: inside NVTX ranges named NAME\n"
+            "                        (a glob; DOMAIN * any domain, none given: the\n"
+            "                        default one). Sets GPUTRACE_CAPTURE_RANGE\n"
+            "  --capture-range-end=END  after a range ends: stop (default: record no\n"
+            "                        more ranges), repeat[:N] (the next ranges too, N\n"
+            "                        at most) or none (record on to the end). The\n"
+            "                        program runs on in each case\n"
             "  -q, --quiet           no closing summary\n"
             "  -h, --help            show this help\n"
             "\n"
@@ -78,6 +90,8 @@ void gt_cmd_record_usage(FILE *out)
             "                          100): what each thread was doing, read by the\n"
             "                          tracer's own thread, never a signal.\n"
             "  GPUTRACE_SAMPLE_THREADS cuda (default: threads that called CUDA) or all.\n"
+            "  GPUTRACE_CAPTURE_RANGE, GPUTRACE_CAPTURE_RANGE_END  as --capture-range\n"
+            "                          and --capture-range-end.\n"
             "\n"
             "exit status: COMMAND's; 127 if it was not found, 126 if it could not\n"
             "be run; 2 for a usage error or a missing libgputrace.so.\n",
@@ -210,7 +224,7 @@ static const char *gt_opt_value(int argc, char **argv, int *i, const char *short
 
 int gt_cmd_record(int argc, char **argv)
 {
-    const char *output = NULL, *depth = NULL;
+    const char *output = NULL, *depth = NULL, *crange = NULL, *crange_end = NULL;
     int quiet = 0, windowed = 0;
     uint64_t delay_ns = 0, duration_ns = 0;
     int i = 1;
@@ -245,6 +259,20 @@ int gt_cmd_record(int argc, char **argv)
                                       : "--duration", is_delay ? "" : ", more than 0");
             *(is_delay ? &delay_ns : &duration_ns) = ns;
             windowed = 1;
+        } else if ((v = gt_opt_value(argc, argv, &i, NULL, "--capture-range-end", &missing))) {
+            struct gt_capture_range cr;
+            char why[256];
+            if (missing || gt_parse_capture_end(v, &cr, why, sizeof(why)) < 0)
+                return gt_usage_error("record", "--capture-range-end '%s' %s", v,
+                                      missing ? "needs stop, repeat[:N] or none" : why);
+            crange_end = v;
+        } else if ((v = gt_opt_value(argc, argv, &i, NULL, "--capture-range", &missing))) {
+            struct gt_capture_range cr;
+            char why[256];
+            if (missing || gt_parse_capture_range(v, &cr, why, sizeof(why)) < 0)
+                return gt_usage_error("record", "--capture-range '%s' %s", v,
+                                      missing ? "needs cudaProfilerApi or nvtx:NAME[@DOMAIN]" : why);
+            crange = v;
         } else if ((v = gt_opt_value(argc, argv, &i, NULL, "--stack-depth", &missing))) {
             if (missing)
                 return gt_usage_error("record", "option '%s' needs a number", a);
@@ -253,6 +281,11 @@ int gt_cmd_record(int argc, char **argv)
             return gt_usage_error("record", "unknown option '%s'", a);
         }
     }
+    if (crange_end && !crange)
+        return gt_usage_error("record", "--capture-range-end needs --capture-range");
+    /* A capture range is the program's own window; --delay's is record's. */
+    if (crange && windowed)
+        return gt_usage_error("record", "--capture-range does not go with --delay or --duration");
     if (i >= argc)
         return gt_usage_error("record", "no command given");
     char **cmd = argv + i;
@@ -303,7 +336,9 @@ int gt_cmd_record(int argc, char **argv)
     }
     if ((output && setenv("GPUTRACE_OUTPUT", output, 1) < 0) ||
         (depth && setenv("GPUTRACE_STACK_DEPTH", depth, 1) < 0) ||
-        (windowed && setenv("GPUTRACE_MODE", "standby", 1) < 0)) {
+        (windowed && setenv("GPUTRACE_MODE", "standby", 1) < 0) ||
+        (crange && setenv("GPUTRACE_CAPTURE_RANGE", crange, 1) < 0) ||
+        (crange && setenv("GPUTRACE_CAPTURE_RANGE_END", crange_end ? crange_end : "stop", 1) < 0)) {
         gt_err("cannot set environment: %s", strerror(errno));
         return GT_EXIT_FAIL;
     }
@@ -394,7 +429,8 @@ int gt_cmd_record(int argc, char **argv)
         code = 128 + WTERMSIG(status);
     }
     if (list[0]) {
-        gt_record_summary(list, code == 0);
+        const char *cr = getenv("GPUTRACE_CAPTURE_RANGE"); /* set above, or by the user */
+        gt_record_summary(list, code == 0, cr && *cr ? cr : NULL);
         unlink(list);
     }
     return code;

@@ -70,7 +70,7 @@ static void gt_summary_line(const char *path, char *finding, size_t finding_len,
     gt_trace_close(&t);
 }
 
-void gt_record_summary(const char *list_path, int say_none)
+void gt_record_summary(const char *list_path, int say_none, const char *capture_range)
 {
     FILE *f = fopen(list_path, "r");
     if (!f)
@@ -100,7 +100,9 @@ void gt_record_summary(const char *list_path, int say_none)
         gt_err("and %zu more traces", n - GT_SUMMARY_LISTED);
     if (finding[0])
         gt_err("top finding: %s", finding);
-    if (n == 0 && say_none) /* a command that failed has said more useful things */
+    if (n == 0 && say_none && capture_range) /* a command that failed has said more useful things */
+        gt_err("no capture range (%s) was entered, no trace written", capture_range);
+    else if (n == 0 && say_none)
         gt_err("no CUDA calls, no trace written");
     if (n) {
         /* Every trace, so the line runs as it is; past what a line can

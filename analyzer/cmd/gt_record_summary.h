@@ -4,7 +4,8 @@
 
 /* Reads the trace paths the traced processes listed in `list_path` and
  * prints a few lines about them on stderr; with say_none (the command
- * succeeded), says so when there were none. */
-void gt_record_summary(const char *list_path, int say_none);
+ * succeeded), says so when there were none: with `capture_range` (the
+ * GPUTRACE_CAPTURE_RANGE in force, or NULL), that no range was entered. */
+void gt_record_summary(const char *list_path, int say_none, const char *capture_range);
 
 #endif

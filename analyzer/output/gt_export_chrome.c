@@ -27,7 +27,7 @@
 int gt_export_in_window(const struct gt_export *x, int64_t ns)
 {
     uint64_t at = ns > x->origin_ns ? (uint64_t)ns - (uint64_t)x->origin_ns : 0;
-    return at >= x->from_ns && at < x->to_ns;
+    return at >= x->from_ns && at < x->to_ns && (!x->win || gt_window_has(x->win, (uint64_t)ns));
 }
 
 static void gt_ev_begin(struct gt_export *x)

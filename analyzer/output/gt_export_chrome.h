@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis/gt_window.h"
 #include "trace/gt_trace.h"
 
 struct gt_export {
@@ -16,6 +17,10 @@ struct gt_export {
     uint64_t events;
     /* The window, in ns from origin_ns: events starting in [from_ns, to_ns). */
     uint64_t from_ns, to_ns;
+    /* With --range or step:N, the window's intervals (trace time), inside
+     * [from_ns, to_ns): several ranges are their union, not the span from
+     * the first to the last. NULL: [from_ns, to_ns) alone. */
+    const struct gt_window *win;
     uint64_t max_events; /* 0: no limit */
     int cut;             /* max_events was reached: events were left out */
     uint64_t cut_at_ns;  /* then: the start (from origin_ns) of the first one left out */

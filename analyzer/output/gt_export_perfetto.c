@@ -726,6 +726,8 @@ static int gt_pf_samples(struct gt_pf *w, int64_t from, int64_t to)
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW && !w->failed) {
         int64_t ns = sqlite3_column_int64(q, 1);
+        if (!gt_export_in_window(w->x, ns)) /* between two ranges of --range */
+            continue;
         if (gt_pf_limit(w, ns))
             break;
         const char *state = (const char *)sqlite3_column_text(q, 2);

@@ -148,6 +148,67 @@ static int gt_parse_trigger(const char *v, double *step_factor, int *idle_pct)
     return 0;
 }
 
+int gt_parse_capture_range(const char *v, struct gt_capture_range *out, char *err, size_t err_len)
+{
+    out->kind = GT_CAPTURE_NONE;
+    out->name[0] = out->domain[0] = 0;
+    if (v && strcmp(v, "cudaProfilerApi") == 0) {
+        out->kind = GT_CAPTURE_PROFILER;
+        return 0;
+    }
+    if (!v || strncmp(v, "nvtx:", 5) != 0) {
+        snprintf(err, err_len, "is not cudaProfilerApi or nvtx:NAME[@DOMAIN]");
+        return -1;
+    }
+    v += 5;
+    /* NAME@DOMAIN as nsys's --nvtx-capture writes it: the last '@' splits. */
+    const char *at = strrchr(v, '@');
+    size_t nlen = at ? (size_t)(at - v) : strlen(v);
+    if (nlen == 0 || (at && !at[1])) {
+        snprintf(err, err_len, "needs a range name after nvtx:%s (nvtx:NAME or nvtx:NAME@DOMAIN)",
+                 nlen ? " and a domain after @" : "");
+        return -1;
+    }
+    if (nlen >= sizeof(out->name) || (at && strlen(at + 1) >= sizeof(out->domain))) {
+        snprintf(err, err_len, "names a range or domain over %zu characters", sizeof(out->name) - 1);
+        return -1;
+    }
+    memcpy(out->name, v, nlen);
+    out->name[nlen] = 0;
+    if (at)
+        snprintf(out->domain, sizeof(out->domain), "%s", at + 1);
+    out->kind = GT_CAPTURE_NVTX;
+    return 0;
+}
+
+int gt_parse_capture_end(const char *v, struct gt_capture_range *out, char *err, size_t err_len)
+{
+    out->end = GT_CAPTURE_END_STOP;
+    out->max = 0;
+    long n;
+    if (v && strcmp(v, "stop") == 0)
+        return 0;
+    if (v && strcmp(v, "none") == 0) {
+        out->end = GT_CAPTURE_END_NONE;
+        return 0;
+    }
+    if (v && strcmp(v, "repeat") == 0) {
+        out->end = GT_CAPTURE_END_REPEAT;
+        return 0;
+    }
+    if (v && strncmp(v, "repeat:", 7) == 0 && gt_parse_long(v + 7, 1, 1000000, &n) == 0) {
+        out->end = GT_CAPTURE_END_REPEAT;
+        out->max = n;
+        return 0;
+    }
+    if (v && (strncmp(v, "stop-shutdown", 13) == 0 || strncmp(v, "repeat-shutdown", 15) == 0))
+        snprintf(err, err_len, "would end the program at a range's end, which gputrace never does; "
+                               "use stop, repeat[:N] or none");
+    else
+        snprintf(err, err_len, "is not stop, repeat, repeat:N (N from 1) or none");
+    return -1;
+}
+
 int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t warnings_len)
 {
     int nwarn = 0;
@@ -166,6 +227,7 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
     c->step_range[0] = 0;
     c->sample_hz = GT_DEFAULT_SAMPLE_HZ;
     c->sample_all = 0;
+    memset(&c->capture, 0, sizeof(c->capture));
 
     const char *v = get("GPUTRACE_OUTPUT");
     if (v) {
@@ -223,6 +285,30 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
         else
             gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 'record' or 'standby'; using %s",
                            "GPUTRACE_MODE", v, "record");
+    }
+    char why[256];
+    v = get("GPUTRACE_CAPTURE_RANGE");
+    if (v && *v) {
+        if (gt_parse_capture_range(v, &c->capture, why, sizeof(why)) < 0) {
+            char line[384];
+            snprintf(line, sizeof(line), "%%s='%%s' %s; %%s", why);
+            gt_add_warning(warnings, warnings_len, &nwarn, line, "GPUTRACE_CAPTURE_RANGE", v,
+                           "recording as GPUTRACE_MODE says");
+        } else {
+            c->standby = 1; /* nothing is recorded until the program opens a range */
+        }
+    }
+    v = get("GPUTRACE_CAPTURE_RANGE_END");
+    if (v && *v) {
+        struct gt_capture_range e;
+        if (gt_parse_capture_end(v, &e, why, sizeof(why)) < 0) {
+            char line[384];
+            snprintf(line, sizeof(line), "%%s='%%s' %s; %%s", why);
+            gt_add_warning(warnings, warnings_len, &nwarn, line, "GPUTRACE_CAPTURE_RANGE_END", v, "using stop");
+        } else {
+            c->capture.end = e.end;
+            c->capture.max = e.max;
+        }
     }
     v = get("GPUTRACE_TRIGGER");
     if (v && *v) {

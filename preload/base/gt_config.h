@@ -30,7 +30,24 @@ struct gt_config {
     char step_range[128];          /* GPUTRACE_STEP_RANGE: a glob; "": the built-in rule */
     int sample_hz;             /* GPUTRACE_SAMPLE_HZ: host samples a second, 0 off, at most 1000 */
     int sample_all;            /* GPUTRACE_SAMPLE_THREADS: 0 cuda (threads that called CUDA), 1 all */
+    /* GPUTRACE_CAPTURE_RANGE (and _END): windows opened by the program
+     * itself (nsys's --capture-range); set, it implies standby. */
+    struct gt_capture_range {
+        int kind;              /* GT_CAPTURE_NONE, _PROFILER (cudaProfilerStart/Stop), _NVTX */
+        char name[128];        /* nvtx: the range name, a glob */
+        char domain[128];      /* nvtx: "" the default domain, "*" any, else a domain's name */
+        int end;               /* GT_CAPTURE_END_STOP, _REPEAT, _NONE */
+        long max;              /* repeat: the most ranges recorded, 0 no limit */
+    } capture;
 };
+enum { GT_CAPTURE_NONE, GT_CAPTURE_PROFILER, GT_CAPTURE_NVTX };
+enum { GT_CAPTURE_END_STOP, GT_CAPTURE_END_REPEAT, GT_CAPTURE_END_NONE };
+
+/* "cudaProfilerApi" or "nvtx:NAME[@DOMAIN]" (DOMAIN `*`: any domain); and
+ * "stop", "repeat", "repeat:N" (N from 1) or "none". 0, or -1 with why in
+ * err (for `gputrace record`'s usage error and the shim's warning). */
+int gt_parse_capture_range(const char *v, struct gt_capture_range *out, char *err, size_t err_len);
+int gt_parse_capture_end(const char *v, struct gt_capture_range *out, char *err, size_t err_len);
 #define GT_DEFAULT_SAMPLE_HZ 100
 #define GT_MAX_SAMPLE_HZ 1000
 

@@ -4,6 +4,8 @@
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <cudaProfiler.h>
+#include <cuda_profiler_api.h>
 
 /* cuda.h maps the API name to _v2; the legacy 4-argument entry point is a
  * distinct exported symbol that old binaries still call. */

@@ -8,6 +8,7 @@
 
 #include "base/gt_cuda.h"
 #include "hot/gt_call.h"
+#include "hot/gt_crange.h"
 #include "hot/gt_graph.h"
 #include "hot/gt_hooks.h"
 #include "hot/gt_readers.h"
@@ -59,9 +60,38 @@
         reader;                                                                \
         gt_call_end(&call, 0, GT_CAT_##cat);                                   \
     }
+/* The profiler API: nothing recorded; a capture range starts after a
+ * successful start and ends before a stop, so neither call is in its
+ * window. The first of them may be the process's first CUDA call: it
+ * starts the session, which reads the capture range's setting. */
+#define GT_HOOK_PROFILER(lib, name, start)                                     \
+    GT_EXPORT GT_RET_##lib name(void)                                          \
+    {                                                                          \
+        typedef GT_RET_##lib (*real_t)(void);                                  \
+        real_t real = (real_t)gt_real(GT_API_##name);                          \
+        if (!real)                                                             \
+            return GT_ERR_##lib;                                               \
+        if (gt_tls_busy)                                                       \
+            return real();                                                     \
+        int saved = errno;                                                     \
+        gt_tls_busy = 1;                                                       \
+        if (atomic_load(&gt_state) == GT_STATE_IDLE)                           \
+            gt_call_starter();                                                 \
+        if (!(start))                                                          \
+            gt_crange_profiler(0);                                             \
+        errno = saved;                                                         \
+        GT_RET_##lib res = real();                                             \
+        saved = errno;                                                         \
+        if ((start) && res == 0)                                               \
+            gt_crange_profiler(1);                                             \
+        gt_tls_busy = 0;                                                       \
+        errno = saved;                                                         \
+        return res;                                                            \
+    }
 #include "hot/gt_hooks.def"
 #undef GT_HOOK
 #undef GT_HOOK_VOID
+#undef GT_HOOK_PROFILER
 
 const struct gt_hook_info gt_hooks[GT_API_COUNT] = {
 #define GT_HOOK(lib, name, cat, params, args, reader) \

@@ -23,6 +23,7 @@
 
 #include "base/gt_base.h"
 #include "hot/gt_steps.h"
+#include "hot/gt_crange.h"
 #include "base/gt_idtab.h"
 #include "hot/gt_call.h"
 #include "hot/gt_nvtx.h"
@@ -278,12 +279,53 @@ static const char *gt_nvtx_ascii(const nvtxEventAttributes_t *a, const char *ms)
     return NULL;
 }
 
+/* The name a capture range is matched on: ASCII, or a registered string
+ * (as nsys matches them); wide names are not matched. */
+static const char *gt_nvtx_match_name(const nvtxEventAttributes_t *a, const char *ms, size_t *len)
+{
+    const char *s = gt_nvtx_ascii(a, ms);
+    if (s) {
+        *len = strnlen(s, 256);
+        return s;
+    }
+    if (a && a->size >= sizeof(nvtxEventAttributes_t) && a->messageType == NVTX_MESSAGE_TYPE_REGISTERED) {
+        int n = gt_nvtx_string(gt_nvtx_handle_id(a->message.registered), &s);
+        if (n >= 0) {
+            *len = (size_t)n;
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* Before the watchers look at a push or start: the first NVTX call of a
+ * process starts its session (which configures them), so a capture range
+ * that is the program's first NVTX call is seen. */
+static inline void gt_nvtx_wake(void)
+{
+    if (__builtin_expect(atomic_load_explicit(&gt_state, memory_order_relaxed) == GT_STATE_IDLE, 0) &&
+        !gt_tls_busy) {
+        int se = errno;
+        gt_tls_busy = 1;
+        gt_call_starter();
+        gt_tls_busy = 0;
+        errno = se;
+    }
+}
+
 /* Push and start: the event, made from attributes or a message. */
 static int gt_nvtx_push(uint32_t domain, const nvtxEventAttributes_t *a, const char *ms, const wchar_t *mw)
 {
     int se;
+    gt_nvtx_wake();
     if (atomic_load_explicit(&gt_steps_on, memory_order_relaxed) && !gt_tls_busy)
         gt_steps_push(gt_nvtx_ascii(a, ms));
+    /* A capture range opens its window before its own push is recorded. */
+    if (atomic_load_explicit(&gt_crange_nvtx_on, memory_order_relaxed) && !gt_tls_busy) {
+        size_t len = 0;
+        const char *name = gt_nvtx_match_name(a, ms, &len);
+        gt_crange_push(domain, name, len);
+    }
     if (!gt_nvtx_enter(&se))
         return NVTX_NO_PUSH_POP_TRACKING;
     struct gt_event e;
@@ -304,11 +346,17 @@ static int gt_nvtx_pop(uint32_t domain)
     int se;
     if (atomic_load_explicit(&gt_steps_on, memory_order_relaxed) && !gt_tls_busy)
         gt_steps_pop();
-    if (!gt_nvtx_enter(&se))
+    if (!gt_nvtx_enter(&se)) {
+        if (atomic_load_explicit(&gt_crange_nvtx_on, memory_order_relaxed) && !gt_tls_busy)
+            gt_crange_pop(domain); /* keeps the nesting count; no window is open */
         return NVTX_NO_PUSH_POP_TRACKING;
+    }
     struct gt_event e;
     gt_nvtx_init_event(&e, GT_NVTX_POP, domain);
     gt_nvtx_push_event(&e, 0);
+    /* After its own pop is recorded: a capture range's window closes. */
+    if (atomic_load_explicit(&gt_crange_nvtx_on, memory_order_relaxed))
+        gt_crange_pop(domain);
     int32_t *d = gt_nvtx_depth_of(domain);
     int level = 0;
     if (d)
@@ -324,10 +372,20 @@ static nvtxRangeId_t gt_nvtx_start(uint32_t domain, const nvtxEventAttributes_t 
                                    const wchar_t *mw)
 {
     int se;
-    if (atomic_load_explicit(&gt_steps_on, memory_order_relaxed) && !gt_tls_busy) {
-        /* Outside recording too: a step's id must come back at its end. */
+    gt_nvtx_wake();
+    int steps = atomic_load_explicit(&gt_steps_on, memory_order_relaxed);
+    int crange = atomic_load_explicit(&gt_crange_nvtx_on, memory_order_relaxed);
+    if ((steps || crange) && !gt_tls_busy) {
+        /* Outside recording too: a step's or capture range's id must come
+         * back at its end. */
         uint64_t id = atomic_fetch_add_explicit(&gt_nvtx_next_range, 1, memory_order_relaxed) + 1;
-        gt_steps_start(id, gt_nvtx_ascii(a, ms));
+        if (steps)
+            gt_steps_start(id, gt_nvtx_ascii(a, ms));
+        if (crange) {
+            size_t len = 0;
+            const char *name = gt_nvtx_match_name(a, ms, &len);
+            gt_crange_start(id, domain, name, len);
+        }
         if (!gt_nvtx_enter(&se))
             return id;
         return gt_nvtx_started(domain, a, ms, mw, id, se);
@@ -366,6 +424,8 @@ static void gt_nvtx_end(uint32_t domain, nvtxRangeId_t id)
     gt_nvtx_init_event(&e, GT_NVTX_END, domain);
     e.u.nvtx.id = id;
     gt_nvtx_push_event(&e, 0);
+    if (atomic_load_explicit(&gt_crange_nvtx_on, memory_order_relaxed))
+        gt_crange_end(id);
     gt_nvtx_leave(se);
 }
 

@@ -13,6 +13,7 @@
 #include "base/gt_config.h"
 #include "base/gt_base.h"
 #include "hot/gt_call.h"
+#include "hot/gt_crange.h"
 #include "cupti/gt_cupti.h"
 #include "hot/gt_names.h"
 #include "hot/gt_python.h"
@@ -143,6 +144,26 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
     return 0;
 }
 
+/* A capture range's window (hot/gt_crange.h), opened and closed on the
+ * program's thread that starts and ends the range. */
+static int gt_session_capture_open(const char *why)
+{
+    static _Atomic int said;
+    char path[1024], err[512];
+    if (gt_session_window_open(why, path, sizeof(path), err, sizeof(err)) > 0)
+        return 0;
+    /* A window `gputrace trigger` opened records the range anyway; any
+     * other failure (an unwritable path) is said once, not per range. */
+    if (atomic_load(&gt_state) != GT_STATE_ACTIVE && !atomic_exchange(&said, 1))
+        gt_warn("capture range not recorded: %s", err);
+    return -1;
+}
+
+static void gt_session_capture_close(void)
+{
+    gt_session_window_close();
+}
+
 static void gt_session_start_locked(void)
 {
     struct gt_config *cfg = &gt_session_cfg;
@@ -164,10 +185,16 @@ static void gt_session_start_locked(void)
     if (cfg->standby) {
         gt_session_window = 0;
         if (gt_control_start(err, sizeof(err)) < 0) {
-            gt_warn("standby: %s; not tracing this process", err);
-            atomic_store(&gt_state, GT_STATE_DISABLED);
-            return;
+            if (!cfg->capture.kind) {
+                gt_warn("standby: %s; not tracing this process", err);
+                atomic_store(&gt_state, GT_STATE_DISABLED);
+                return;
+            }
+            /* The program's own ranges open its windows without the channel. */
+            gt_warn("standby: %s; capture ranges still record, gputrace trigger cannot", err);
         }
+        if (cfg->capture.kind)
+            gt_crange_configure(&cfg->capture, gt_session_capture_open, gt_session_capture_close);
         /* The step rule serves `trigger --steps` too, with or without a
          * GPUTRACE_TRIGGER rule. */
         gt_steps_configure(cfg->trigger_step_factor, cfg->trigger_cooldown_ns, cfg->step_range, gt_control_fire);
@@ -378,6 +405,7 @@ void gt_session_after_fork_child(void)
      * control thread did not come across the fork). */
     gt_control_after_fork_child();
     gt_steps_off(); /* configured again with the child's own channel */
+    gt_crange_reset(); /* and its own capture ranges */
     int st = atomic_load(&gt_state);
     if (st == GT_STATE_ACTIVE || st == GT_STATE_STANDBY)
         atomic_store(&gt_state, GT_STATE_IDLE);

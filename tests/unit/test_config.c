@@ -182,5 +182,42 @@ int main(void)
                 fprintf(stderr, "GPUTRACE_TRIGGER=%s: %d warnings\n", rules[i].v, n);
         }
     }
+    {
+        /* capture ranges (docs/standby.md, Capture ranges) */
+        struct gt_config c;
+        struct gt_capture_range cr;
+        char w[1024], why[256];
+        CHECK(gt_parse_capture_range("cudaProfilerApi", &cr, why, sizeof(why)) == 0 && cr.kind == GT_CAPTURE_PROFILER);
+        CHECK(gt_parse_capture_range("nvtx:step*", &cr, why, sizeof(why)) == 0 && cr.kind == GT_CAPTURE_NVTX);
+        CHECK_STR(cr.name, "step*");
+        CHECK_STR(cr.domain, "");
+        CHECK(gt_parse_capture_range("nvtx:a@b@dom", &cr, why, sizeof(why)) == 0); /* the last '@' splits */
+        CHECK_STR(cr.name, "a@b");
+        CHECK_STR(cr.domain, "dom");
+        const char *bad[] = {"", "cudaprofilerapi", "nvtx", "nvtx:", "nvtx:@d", "nvtx:x@", "NVTX:x"};
+        for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+            CHECK(gt_parse_capture_range(bad[i], &cr, why, sizeof(why)) < 0 && why[0]);
+        CHECK(gt_parse_capture_end("repeat:3", &cr, why, sizeof(why)) == 0 && cr.end == GT_CAPTURE_END_REPEAT &&
+              cr.max == 3);
+        CHECK(gt_parse_capture_end("repeat", &cr, why, sizeof(why)) == 0 && cr.max == 0);
+        CHECK(gt_parse_capture_end("none", &cr, why, sizeof(why)) == 0 && cr.end == GT_CAPTURE_END_NONE);
+        const char *bad_end[] = {"", "repeat:0", "repeat:", "repeat:x", "stop-shutdown", "repeat-shutdown:2"};
+        for (size_t i = 0; i < sizeof(bad_end) / sizeof(*bad_end); i++)
+            CHECK(gt_parse_capture_end(bad_end[i], &cr, why, sizeof(why)) < 0 && why[0]);
+        env_n = 0;
+        set_env("GPUTRACE_CAPTURE_RANGE", "nvtx:phase@*");
+        set_env("GPUTRACE_CAPTURE_RANGE_END", "repeat:2");
+        CHECK(gt_config_load(&c, fake_getenv, w, sizeof(w)) == 0);
+        CHECK(c.standby == 1 && c.capture.kind == GT_CAPTURE_NVTX && c.capture.end == GT_CAPTURE_END_REPEAT &&
+              c.capture.max == 2);
+        CHECK_STR(c.capture.domain, "*");
+        env_n = 0;
+        set_env("GPUTRACE_CAPTURE_RANGE", "soon");
+        set_env("GPUTRACE_CAPTURE_RANGE_END", "stop-shutdown");
+        int n = gt_config_load(&c, fake_getenv, w, sizeof(w));
+        CHECK(n == 2 && c.standby == 0 && c.capture.kind == GT_CAPTURE_NONE && c.capture.end == GT_CAPTURE_END_STOP);
+        CHECK(count_lines(w, n, "GPUTRACE_CAPTURE_RANGE='soon' is not cudaProfilerApi") == 1);
+        CHECK(count_lines(w, n, "gputrace never does") == 1);
+    }
     return unit_report("test_config");
 }

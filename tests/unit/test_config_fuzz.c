@@ -13,7 +13,8 @@
 #include "unit.h"
 
 static const char *const keys[] = {"GPUTRACE_OUTPUT", "GPUTRACE_STACK_DEPTH", "GPUTRACE_BUFFER_EVENTS",
-                                   "GPUTRACE_GPU_TIMING", "GPUTRACE_PYTHON"};
+                                   "GPUTRACE_GPU_TIMING", "GPUTRACE_PYTHON", "GPUTRACE_CAPTURE_RANGE",
+                                   "GPUTRACE_CAPTURE_RANGE_END"};
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 static char values[NKEYS][3000];
 static int present[NKEYS];
@@ -40,7 +41,8 @@ static void random_value(char *out, size_t cap)
     static const char *const pieces[] = {"%p", "%n", "%h", "%r", "%%", "%", "%x", "/", "..", "-", "+", "0",
                                          "1", "64", "128", "129", "8192", "1048576", "4294967296",
                                          "99999999999999999999", "0x10", " ", "cupti", "off", "yes", "\xff",
-                                         "é", ".db", "a"};
+                                         "é", ".db", "a", "nvtx:", "@", "*", "cudaProfilerApi", "repeat",
+                                         "repeat:", "stop", "none"};
     size_t len = 0, target = rnd() % 8 == 0 ? rnd() % (cap - 1) : rnd() % 40;
     while (len < target) {
         const char *p;
@@ -92,6 +94,13 @@ int main(int argc, char **argv)
                  (c.buffer_events & (c.buffer_events - 1)) == 0 && (c.gpu_timing == 0 || c.gpu_timing == 1) &&
                  (c.python == 0 || c.python == 1) && strnlen(c.output, sizeof(c.output)) < sizeof(c.output) &&
                  c.output[0];
+        /* a capture range: a known kind and end, its names whole strings */
+        const struct gt_capture_range *cr = &c.capture;
+        ok = ok && cr->kind >= GT_CAPTURE_NONE && cr->kind <= GT_CAPTURE_NVTX && cr->end >= GT_CAPTURE_END_STOP &&
+             cr->end <= GT_CAPTURE_END_NONE && cr->max >= 0 && (!cr->kind || c.standby) &&
+             strnlen(cr->name, sizeof(cr->name)) < sizeof(cr->name) &&
+             strnlen(cr->domain, sizeof(cr->domain)) < sizeof(cr->domain) &&
+             (cr->kind != GT_CAPTURE_NVTX || cr->name[0]);
         if (!ok)
             bad_rounds++;
         check_warnings(warnings, nw, sizeof(warnings));

@@ -342,12 +342,15 @@ FR_API cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *symbol, voi
     return fr_entry_point(symbol, fn, version, flags, status);
 }
 
+/* Through the driver's, as the real runtime's do. */
 FR_API cudaError_t cudaProfilerStart(void)
 {
-    return cudaSuccess;
+    READY();
+    RET(fr_drv(0)->profilerStart());
 }
 
 FR_API cudaError_t cudaProfilerStop(void)
 {
-    return cudaSuccess;
+    READY();
+    RET(fr_drv(0)->profilerStop());
 }

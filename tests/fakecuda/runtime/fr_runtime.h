@@ -6,6 +6,7 @@
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <cudaProfiler.h>
 
 #define FR_API __attribute__((visibility("default")))
 
@@ -110,7 +111,9 @@
     X(graphGetNodes, cuGraphGetNodes, "cuGraphGetNodes")       \
     X(graphClone, cuGraphClone, "cuGraphClone")                \
     X(graphExecUpdate, cuGraphExecUpdate, "cuGraphExecUpdate") \
-    X(graphUpload, cuGraphUpload, "cuGraphUpload")
+    X(graphUpload, cuGraphUpload, "cuGraphUpload")             \
+    X(profilerStart, cuProfilerStart, "cuProfilerStart")       \
+    X(profilerStop, cuProfilerStop, "cuProfilerStop")
 
 struct fr_driver {
 #define FR_FIELD(field, fn, name) __typeof__(fn) *field;
