@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/gt_ranks.h"
+#include "analysis/gt_steps.h"
 #include "base/gt_err.h"
 #include "trace/gt_trace.h"
 
@@ -161,7 +162,7 @@ static void gt_sql_is_collective(sqlite3_context *ctx, int argc, sqlite3_value *
 }
 
 static int gt_load_collectives(struct gt_trace *t, const struct gt_rank_patterns *pat, struct gt_rank_sum *s,
-                               const struct gt_top_range *rv, size_t rn)
+                               const struct gt_top_range *rv, size_t rn, const struct gt_stepper *steps)
 {
     sqlite3_stmt *q;
     /* the name test in SQL, so only collectives are sorted and looked up */
@@ -222,6 +223,8 @@ static int gt_load_collectives(struct gt_trace *t, const struct gt_rank_patterns
         c->start_ns = start;
         c->end_ns = end;
         gt_where(rv, rn, sqlite3_column_int64(q, 6), c->launch_ns, &c->where);
+        if (!gt_steps_at(steps, sqlite3_column_int64(q, 6), c->launch_ns, &c->step))
+            c->step = -1;
     }
     sqlite3_finalize(q);
     if (rc < 0)
@@ -278,8 +281,14 @@ int gt_rank_sum_from_report(struct gt_trace *t, const struct gt_rank_patterns *p
         snprintf(x->after_api, sizeof(x->after_api), "%s", g->has_after ? g->after_api : "");
         gt_where(rv, rn, -1, g->start_ns + g->dur_ns, &x->where);
     }
+    /* the report's steps, by its rule: collectives are matched across
+     * ranks by step where there are steps (gt_ranks.c) */
+    struct gt_stepper *steps = NULL;
+    if (rc == 0 && gt_steps_open(t, pat ? pat->step_glob : NULL, NULL, NULL, &steps) < 0)
+        rc = -1;
     if (rc == 0)
-        rc = gt_load_collectives(t, pat, s, rv, rn);
+        rc = gt_load_collectives(t, pat, s, rv, rn, steps);
+    gt_steps_free(steps);
     free(rv);
     if (rc < 0)
         gt_rank_sum_free(s);

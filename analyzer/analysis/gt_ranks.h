@@ -25,6 +25,7 @@ extern const char *const gt_rank_default_patterns[];
 struct gt_rank_patterns {
     const char *p[GT_RANK_MAX_PATTERNS];
     int n;
+    const char *step_glob;          /* names of the step ranges (--step); NULL: report's usual ones */
 };
 
 /* Where a time is in the program: the top-level NVTX range (on the
@@ -41,6 +42,7 @@ struct gt_rank_coll {
     uint32_t ordinal;               /* its place on that stream */
     uint64_t launch_ns, start_ns, end_ns;   /* trace clock */
     struct gt_rank_where where;
+    int64_t step;                   /* the NVTX step that held its launch (docs/report.md, Steps); -1: none */
 };
 
 struct gt_rank_gap {
@@ -109,9 +111,14 @@ struct gt_rank_row {
     int straggler;
 };
 
-/* One collective matched across ranks: (stream, ordinal). */
+/* One collective matched across ranks (docs/ranks.md, Matching): by
+ * (stream, step, place in the step) when every rank has steps, else by
+ * (stream, ordinal). ordinal is then the match's place among the job's
+ * collectives on that stream, by earliest arrival. */
 struct gt_rank_match {
     uint32_t stream, ordinal;
+    int64_t step;                   /* matched by step: the step; -1: outside steps, or matched by order */
+    uint32_t in_step;               /* matched by step: its place among the stream's collectives of that step */
     char name[256];
     size_t nranks;                  /* ranks that ran it */
     uint64_t earliest_ns, latest_ns, median_ns; /* arrivals (GPU starts), the job's clock */
@@ -127,6 +134,7 @@ struct gt_ranks {
     struct gt_rank_match *colls;
     size_t ncolls;
     int one_host;                   /* 1: every trace from one host, times on its CLOCK_MONOTONIC */
+    int by_step;                    /* 1: collectives matched by NVTX step, 0: by order */
     double median_span_ns;
     double floor_ns;                /* noise floor: GT_RANK_FLOOR_PCT of the median span */
     size_t worst;                   /* the worst straggler (index into rows); nrows when none */

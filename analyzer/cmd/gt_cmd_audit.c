@@ -395,8 +395,10 @@ static int gt_audit_one(const char *path, const char *prefix, const struct gt_bu
 }
 
 /* The job budgets: one line each. Returns the exit status. */
-static int gt_audit_ranks(char **paths, int n, const double *limit, const int *set)
+static int gt_audit_ranks(char **paths, int n, const double *limit, const int *set, const char *step_glob)
 {
+    /* the default collectives; collectives matched by the steps --step names */
+    struct gt_rank_patterns pat = {.n = 0, .step_glob = step_glob};
     if (n < 2) {
         gt_err("the rank budgets compare the ranks of a job: give two or more traces or summaries");
         return GT_EXIT_USAGE;
@@ -417,7 +419,7 @@ static int gt_audit_ranks(char **paths, int n, const double *limit, const int *s
                 status = GT_EXIT_USAGE;
                 continue;
             }
-            int rc = gt_rank_sum_from_trace(&t, NULL, &sums[m]);
+            int rc = gt_rank_sum_from_trace(&t, &pat, &sums[m]);
             gt_trace_close(&t);
             if (rc < 0) {
                 status = GT_EXIT_USAGE;
@@ -595,7 +597,7 @@ int gt_cmd_audit(int argc, char **argv)
     if (i >= argc)
         return gt_usage_error("audit", "no trace file given");
     if (!gt_budget_count(&all) && !gt_nhost_budgets)
-        return gt_audit_ranks(argv + i, argc - i, rank_limit, rank_set);
+        return gt_audit_ranks(argv + i, argc - i, rank_limit, rank_set, ws.step_glob);
     for (int j = i; j < argc; j++)
         if (gt_rank_is_summary_path(argv[j]))
             return gt_usage_error("audit", "%s: a rank summary takes only the rank budgets "
@@ -612,7 +614,7 @@ int gt_cmd_audit(int argc, char **argv)
             status = rc;
     }
     if (ranks) {
-        int rc = gt_audit_ranks(argv + first, argc - first, rank_limit, rank_set);
+        int rc = gt_audit_ranks(argv + first, argc - first, rank_limit, rank_set, ws.step_glob);
         if (rc > status)
             status = rc;
     }

@@ -218,6 +218,7 @@ static int gt_parse(int argc, char **argv, struct gt_report_opts *o)
     if (optind >= argc)
         return gt_usage_error("report", "no trace given");
     o->win.step_glob = o->a.step_glob;
+    o->patterns.step_glob = o->a.step_glob; /* collectives are matched by these steps */
     if (gt_window_check(&o->win, "report") < 0)
         return GT_EXIT_USAGE;
     return 0;
