@@ -456,6 +456,33 @@ def test_audit_rank_budgets():
     assert p.returncode == 0 and p.stdout.startswith("ok   max-rank-skew-pct: "), p.stdout + p.stderr
     p = subprocess.run([GT, "audit", "--max-idle-pct", "50"] + sums, capture_output=True, text=True)
     assert p.returncode == 2 and "a rank summary takes only the rank budgets" in p.stderr, p.stderr
+    # the same budgets from a budget file (keys without the dashes); the command line overrides the file's
+    bf = os.path.join(outdir, "budgets.txt")
+    with open(bf, "w") as f:
+        f.write("# job budgets\nmax-straggler-wait-pct = 99\nmax-rank-skew-pct = 50%  # rank 3 computes 2x\n")
+    p = subprocess.run([GT, "audit", "--budget", bf] + sums, capture_output=True, text=True)
+    assert p.returncode == 1, p.stdout + p.stderr
+    lines = p.stdout.splitlines()
+    assert_eq([x.split(":")[0] for x in lines], ["ok   max-straggler-wait-pct", "FAIL max-rank-skew-pct"], "file")
+    assert lines[1].endswith("> 50% (rank 3)"), lines
+    close(float(lines[1].split(": ")[1].split("%")[0]), job["skew_pct"], "skew from the file's budget", abs_=0.05)
+    p = subprocess.run([GT, "audit", "--budget", bf, "--max-rank-skew-pct=150"] + sums, capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.splitlines()[1].startswith("ok   max-rank-skew-pct: ") and "<= 150%" in p.stdout, p.stdout
+    # with a per-trace budget from the file, the traces are checked one by one and the job once
+    with open(bf, "a") as f:
+        f.write("max-pageable-h2d-bytes = 1GiB\n")
+    p = subprocess.run([GT, "audit", "--budget", bf] + dbs, capture_output=True, text=True)
+    assert p.returncode == 1, p.stdout + p.stderr
+    lines = p.stdout.splitlines()
+    assert_eq(len(lines), world + 2, "a line per trace, then one per job budget")
+    assert all(": ok   max-pageable-h2d-bytes: " in x for x in lines[:world]), lines
+    assert lines[-1].startswith("FAIL max-rank-skew-pct: "), lines
+    # a job budget's value: any percent from 0 up, else an error naming the line
+    with open(bf, "w") as f:
+        f.write("max-rank-skew-pct = 150\nmax-straggler-wait-pct = -1\n")
+    p = subprocess.run([GT, "audit", "--budget", bf] + sums, capture_output=True, text=True)
+    assert p.returncode == 2 and bf + ":2: max-straggler-wait-pct: '-1' is not a percent" in p.stderr, p.stderr
 
 
 def test_merge_puts_every_view_of_every_rank_in_one_file():
