@@ -78,9 +78,18 @@ struct gt_rank_sum {
 /* From a trace: report's analysis plus its collectives. 0, or -1 after an
  * error line. */
 int gt_rank_sum_from_trace(struct gt_trace *t, const struct gt_rank_patterns *pat, struct gt_rank_sum *out);
-/* The same from report's analysis of t, already made (its listed gaps). */
+
+/* The collectives, gathered while report's pass reads the kernels (so the
+ * trace is read once): a collector in gt_analyze_opts.on_kernel_arg with
+ * gt_rank_on_kernel as on_kernel. */
+struct gt_rank_collector;
+struct gt_rank_collector *gt_rank_collector_new(const struct gt_rank_patterns *pat);
+void gt_rank_on_kernel(void *collector, const struct gt_kernel_seen *k);
+void gt_rank_collector_free(struct gt_rank_collector *c);
+/* The summary from report's analysis of t, already made with collector c
+ * (its listed gaps, its collectives). */
 int gt_rank_sum_from_report(struct gt_trace *t, const struct gt_rank_patterns *pat, const struct gt_report *r,
-                            struct gt_rank_sum *out);
+                            struct gt_rank_collector *c, struct gt_rank_sum *out);
 /* Does name match p (the default patterns when p is NULL or empty)? */
 int gt_rank_name_is_collective(const struct gt_rank_patterns *p, const char *name);
 /* Parses "a*,b*" into p (pointing into s, which it modifies): 0, or -1. */
