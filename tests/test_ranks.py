@@ -66,9 +66,10 @@ def top_ranges(db):
 
 def collectives(db):
     """[(stream index, ordinal, start, end, (range, index) or None, name, step)], numbered as docs/ranks.md
-    says: streams by their first collective, collectives by GPU start on each; step: the number of the step
-    range ('step', the name rank_work gives them; numbered by start) holding its launch on its launching
-    thread, else on any thread, else -1."""
+    says: streams by their first collective, collectives by GPU start on each; range: the top-level NVTX
+    range holding its launch on its launching thread, else on any thread; step: the number of the step
+    range ('step', the name rank_work gives them; numbered by start) holding its launch the same way, else
+    -1."""
     where = " OR ".join("k.name GLOB ?" for _ in COLL_GLOBS)
     rows = gtlib.query(db, "WITH st AS (SELECT tid, start_ns, end_ns, row_number() OVER (ORDER BY start_ns) - 1 AS n "
                            "  FROM ranges WHERE name = 'step' AND end_ns IS NOT NULL), "
@@ -85,6 +86,8 @@ def collectives(db):
     for name, dev, stream, launch, start, end, tid, step in rows:
         si = streams.setdefault((dev, stream), [len(streams), 0])
         rng = next(((r[3], r[4]) for r in ranges if r[0] == tid and r[1] <= launch <= r[2]), None)
+        if rng is None:  # none on the launching thread: the first by start of any thread's
+            rng = next(((r[3], r[4]) for r in sorted(ranges, key=lambda r: r[1]) if r[1] <= launch <= r[2]), None)
         out.append((si[0], si[1], start, end, rng, name, step))
         si[1] += 1
     return out
@@ -369,6 +372,28 @@ def test_a_rank_with_one_more_collective_in_a_step_shifts_that_step_only():
         subprocess.run([GT, "summarize", db], check=True)
         sums.append(db[:-3] + ".summary.json")
     assert_eq(report_json(sums)["ranks"], got, "ranks from summaries")
+
+
+def test_collectives_launched_off_the_step_thread_are_matched_by_step():
+    # each all-reduce is launched from a thread of its own (as PyTorch's
+    # autograd threads launch DDP's) that marks no NVTX range: its step and
+    # range are the main thread's that held the launch
+    world, steps, stall_rank, stall_step = 4, 8, 3, 4
+    outdir, res = ranklib.run_job(world, steps, stall=(stall_rank, stall_step, STALL_MS),
+                                  env={"RANK_WORK_COMM_THREAD": "1"})
+    assert all(rc == 0 for _, rc, _, _ in res), res
+    dbs = [ranklib.trace(outdir, r) for r in range(world)]
+    # the launches come from threads without ranges (so the fallback is what is tested)
+    for db in dbs:
+        rows = gtlib.query(db, "SELECT count(*), count(DISTINCT c.tid) FROM kernels k JOIN api_calls c "
+                               "ON c.id = k.api_call_id WHERE k.name GLOB 'ncclDevKernel_*' AND c.tid NOT IN "
+                               "(SELECT tid FROM ranges)")
+        assert_eq(rows, [(steps, steps)], "all-reduces from threads of their own in " + db)
+    got = report_json(dbs)["ranks"]
+    assert_eq(got["matched_by"], "step", "matched by")
+    p = report(dbs)
+    assert p.returncode == 0, p.stderr
+    check_planted(got, p.stdout, dbs, world, stall_rank, stall_step)
 
 
 def test_sixteen_ranks_a_planted_stall_names_the_rank():

@@ -110,13 +110,68 @@ static int gt_load_ranges(struct gt_trace *t, struct gt_top_range **out, size_t 
     return 0;
 }
 
-/* The range of thread tid (any thread when tid < 0) holding time at. */
-static void gt_where(const struct gt_top_range *v, size_t n, int64_t tid, uint64_t at, struct gt_rank_where *w)
+/* The top-level ranges, by (thread, start), and by start with the latest
+ * end so far: a time's range on any thread without a scan of them all. */
+struct gt_tops {
+    struct gt_top_range *v;
+    size_t n;
+    size_t *by_start;
+    uint64_t *maxend;               /* the latest end of by_start[0..i] */
+};
+
+/* for qsort's comparator; per thread: report -j reads traces on several */
+static __thread const struct gt_top_range *gt_tops_v;
+
+static int gt_by_start(const void *a, const void *b)
 {
+    const struct gt_top_range *x = &gt_tops_v[*(const size_t *)a], *y = &gt_tops_v[*(const size_t *)b];
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+static int gt_tops_load(struct gt_trace *t, struct gt_tops *r)
+{
+    memset(r, 0, sizeof(*r));
+    if (gt_load_ranges(t, &r->v, &r->n) < 0)
+        return -1;
+    if (!r->n)
+        return 0;
+    r->by_start = malloc(r->n * sizeof(*r->by_start));
+    r->maxend = malloc(r->n * sizeof(*r->maxend));
+    if (!r->by_start || !r->maxend) {
+        gt_err("%s: out of memory", t->path);
+        return -1;
+    }
+    for (size_t i = 0; i < r->n; i++)
+        r->by_start[i] = i;
+    gt_tops_v = r->v;
+    qsort(r->by_start, r->n, sizeof(*r->by_start), gt_by_start);
+    for (size_t i = 0; i < r->n; i++) {
+        uint64_t e = r->v[r->by_start[i]].end;
+        r->maxend[i] = i && r->maxend[i - 1] > e ? r->maxend[i - 1] : e;
+    }
+    return 0;
+}
+
+static void gt_tops_free(struct gt_tops *r)
+{
+    free(r->v);
+    free(r->by_start);
+    free(r->maxend);
+}
+
+/* The range of thread tid holding time at, else (tid < 0, or none on tid:
+ * collectives may be launched by a thread other than the one that marks
+ * the steps, as PyTorch's autograd threads do) the first by start of any
+ * thread's that holds it. */
+static void gt_where(const struct gt_tops *r, int64_t tid, uint64_t at, struct gt_rank_where *w)
+{
+    const struct gt_top_range *v = r->v, *hit = NULL;
     w->range[0] = 0;
     w->index = -1;
     if (tid >= 0) {
-        size_t lo = 0, hi = n; /* first range of tid starting after at */
+        size_t lo = 0, hi = r->n; /* first range of tid starting after at */
         while (lo < hi) {
             size_t mid = (lo + hi) / 2;
             if (v[mid].tid < tid || (v[mid].tid == tid && v[mid].start <= at))
@@ -124,18 +179,27 @@ static void gt_where(const struct gt_top_range *v, size_t n, int64_t tid, uint64
             else
                 hi = mid;
         }
-        if (lo > 0 && v[lo - 1].tid == tid && v[lo - 1].start <= at && at <= v[lo - 1].end) {
-            snprintf(w->range, sizeof(w->range), "%s", v[lo - 1].name);
-            w->index = v[lo - 1].index;
-        }
-        return;
+        if (lo > 0 && v[lo - 1].tid == tid && v[lo - 1].start <= at && at <= v[lo - 1].end)
+            hit = &v[lo - 1];
     }
-    for (size_t i = 0; i < n; i++)
-        if (v[i].start <= at && at <= v[i].end) {
-            snprintf(w->range, sizeof(w->range), "%s", v[i].name);
-            w->index = v[i].index;
-            return;
+    if (!hit) {
+        size_t lo = 0, hi = r->n; /* the first by start starting after at */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (v[r->by_start[mid]].start <= at)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
+        /* back from there while something earlier may still hold at */
+        for (size_t j = lo; j-- > 0 && r->maxend[j] >= at;)
+            if (at <= v[r->by_start[j]].end)
+                hit = &v[r->by_start[j]];
+    }
+    if (hit) {
+        snprintf(w->range, sizeof(w->range), "%s", hit->name);
+        w->index = hit->index;
+    }
 }
 
 /* ---- the collectives, from report's pass ---- */
@@ -262,7 +326,7 @@ static int gt_name_index(struct gt_rank_sum *s, const char *name, uint32_t *idx)
 /* The collectives gathered, numbered: streams by their first collective,
  * collectives by GPU start on each; each with its NVTX range and step. */
 static int gt_load_collectives(struct gt_trace *t, struct gt_rank_collector *col, struct gt_rank_sum *s,
-                               const struct gt_top_range *rv, size_t rn, const struct gt_stepper *steps)
+                               const struct gt_tops *tops, const struct gt_stepper *steps)
 {
     if (col->failed) {
         gt_err("%s: out of memory", t->path);
@@ -304,7 +368,7 @@ static int gt_load_collectives(struct gt_trace *t, struct gt_rank_collector *col
         c->launch_ns = x->launch;
         c->start_ns = x->start;
         c->end_ns = x->end;
-        gt_where(rv, rn, x->tid, c->launch_ns, &c->where);
+        gt_where(tops, x->tid, c->launch_ns, &c->where);
         if (!gt_steps_at(steps, x->tid, c->launch_ns, &c->step))
             c->step = -1;
     }
@@ -357,9 +421,8 @@ int gt_rank_sum_from_report(struct gt_trace *t, const struct gt_rank_patterns *p
     s->s = r.summary;
     s->first_ns = r.summary.first_ns;
     s->gpu_times = r.summary.gpu_times;
-    struct gt_top_range *rv;
-    size_t rn;
-    int rc = gt_load_ranges(t, &rv, &rn);
+    struct gt_tops tops;
+    int rc = gt_tops_load(t, &tops);
     for (size_t i = 0; rc == 0 && i < r.ngaps && s->ngaps < GT_RANK_GAPS; i++) {
         const struct gt_gap *g = &r.gaps[i];
         struct gt_rank_gap *x = &s->gaps[s->ngaps++];
@@ -369,7 +432,7 @@ int gt_rank_sum_from_report(struct gt_trace *t, const struct gt_rank_patterns *p
         snprintf(x->after, sizeof(x->after), "%s", g->has_after ? g->after.text : "");
         snprintf(x->before, sizeof(x->before), "%s", g->has_before ? g->before.text : "");
         snprintf(x->after_api, sizeof(x->after_api), "%s", g->has_after ? g->after_api : "");
-        gt_where(rv, rn, -1, g->start_ns + g->dur_ns, &x->where);
+        gt_where(&tops, -1, g->start_ns + g->dur_ns, &x->where);
     }
     /* the report's steps, by its rule: collectives are matched across
      * ranks by step where there are steps (gt_ranks.c) */
@@ -377,9 +440,9 @@ int gt_rank_sum_from_report(struct gt_trace *t, const struct gt_rank_patterns *p
     if (rc == 0 && gt_steps_open(t, pat ? pat->step_glob : NULL, NULL, NULL, &steps) < 0)
         rc = -1;
     if (rc == 0)
-        rc = gt_load_collectives(t, col, s, rv, rn, steps);
+        rc = gt_load_collectives(t, col, s, &tops, steps);
     gt_steps_free(steps);
-    free(rv);
+    gt_tops_free(&tops);
     if (rc < 0)
         gt_rank_sum_free(s);
     return rc;

@@ -68,7 +68,8 @@ static int gt_by_start(const void *x, const void *y)
     return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
-static const struct gt_step_acc *gt_sort_v;
+/* for qsort's comparators; per thread: report -j analyses traces on several */
+static __thread const struct gt_step_acc *gt_sort_v;
 
 static int gt_by_tid(const void *x, const void *y)
 {
