@@ -254,7 +254,7 @@ def _bad_budget(text, message):
 def test_audit_budget_file_errors():
     _bad_budget("max-sync-pct = 10\n# ok\nmax-idle = 5\n",
                 ":3: unknown budget 'max-idle' (known: max-idle-pct, max-pageable-h2d-bytes, "
-                "max-launch-bound-pct, max-sync-pct, max-step-p99)")
+                "max-launch-bound-pct, max-sync-pct, max-step-p99, max-straggler-wait-pct, max-rank-skew-pct)")
     _bad_budget("max-sync-pct = ten\n", ":1: max-sync-pct: 'ten' is not a percent")
     _bad_budget("max-sync-pct = 150\n", ":1: max-sync-pct: '150' is not a percent")
     _bad_budget("max-pageable-h2d-bytes = 1.5G\n", ":1: max-pageable-h2d-bytes: '1.5G' is not a byte count")

@@ -65,20 +65,48 @@ def top_ranges(db):
 
 
 def collectives(db):
-    """[(stream index, ordinal, start, end, (range, index) or None, name)], numbered as docs/ranks.md says:
-    streams by their first collective, collectives by GPU start on each."""
+    """[(stream index, ordinal, start, end, (range, index) or None, name, step)], numbered as docs/ranks.md
+    says: streams by their first collective, collectives by GPU start on each; range: the top-level NVTX
+    range holding its launch on its launching thread, else on any thread; step: the number of the step
+    range ('step', the name rank_work gives them; numbered by start) holding its launch the same way, else
+    -1."""
     where = " OR ".join("k.name GLOB ?" for _ in COLL_GLOBS)
-    rows = gtlib.query(db, "SELECT k.name, COALESCE(k.device, -1), COALESCE(k.gpu_stream, k.stream, -1), "
-                           "COALESCE(k.api_start_ns, k.start_ns), k.start_ns, k.end_ns, c.tid FROM kernels k "
-                           "LEFT JOIN api_calls c ON c.id = k.api_call_id WHERE (%s) ORDER BY k.start_ns" % where,
-                       *COLL_GLOBS)
+    rows = gtlib.query(db, "WITH st AS (SELECT tid, start_ns, end_ns, row_number() OVER (ORDER BY start_ns) - 1 AS n "
+                           "  FROM ranges WHERE name = 'step' AND end_ns IS NOT NULL), "
+                           "c AS (SELECT k.name, COALESCE(k.device, -1) AS dev, "
+                           "  COALESCE(k.gpu_stream, k.stream, -1) AS stream, "
+                           "  COALESCE(k.api_start_ns, k.start_ns) AS launch, k.start_ns, k.end_ns, a.tid "
+                           "  FROM kernels k LEFT JOIN api_calls a ON a.id = k.api_call_id WHERE (%s)) "
+                           "SELECT c.*, COALESCE("
+                           "  (SELECT n FROM st WHERE st.tid = c.tid AND st.start_ns <= c.launch AND c.launch < st.end_ns),"
+                           "  (SELECT min(n) FROM st WHERE st.start_ns <= c.launch AND c.launch < st.end_ns), -1) "
+                           "FROM c ORDER BY c.start_ns" % where, *COLL_GLOBS)
     ranges = top_ranges(db)
     streams, out = {}, []
-    for name, dev, stream, launch, start, end, tid in rows:
+    for name, dev, stream, launch, start, end, tid, step in rows:
         si = streams.setdefault((dev, stream), [len(streams), 0])
         rng = next(((r[3], r[4]) for r in ranges if r[0] == tid and r[1] <= launch <= r[2]), None)
-        out.append((si[0], si[1], start, end, rng, name))
+        if rng is None:  # none on the launching thread: the first by start of any thread's
+            rng = next(((r[3], r[4]) for r in sorted(ranges, key=lambda r: r[1]) if r[1] <= launch <= r[2]), None)
+        out.append((si[0], si[1], start, end, rng, name, step))
         si[1] += 1
+    return out
+
+
+def match_keys(colls, by_step):
+    """{rank: [(key, collective)]}: by step, (stream, step, place among the rank's collectives of that stream and
+    step); by order, (stream, -1, ordinal)."""
+    out = {}
+    for r, cs in colls.items():
+        seen, keyed = {}, []
+        for c in cs:
+            if by_step:
+                k = (c[0], c[6])
+                keyed.append(((c[0], c[6], seen.get(k, 0)), c))
+                seen[k] = seen.get(k, 0) + 1
+            else:
+                keyed.append(((c[0], -1, c[1]), c))
+        out[r] = keyed
     return out
 
 
@@ -95,8 +123,9 @@ def outlier_flags(values, floor):
     return [1 if x - med > lim else -1 if med - x > lim else 0 for x in values]
 
 
-def expected_ranks(dbs):
-    """The ranks section, recomputed: {rank: figures}, {(stream, ordinal): collective}, job figures."""
+def expected_ranks(dbs, force_order=False):
+    """The ranks section, recomputed: {rank: figures}, {(stream, step, place): collective}, job figures.
+    force_order: match by order even where there are steps (what the tests show step matching avoids)."""
     procs = {rank_of(db): oracle.Process(db) for db in dbs}
     colls = {rank_of(db): collectives(db) for db in dbs}
     ranks = sorted(procs, key=int)
@@ -110,10 +139,14 @@ def expected_ranks(dbs):
                   "sync_ns": s["sync_ns"], "collective_ns": coll_ns, "collective_wait_ns": 0,
                   "compute_ns": max(0, s["kernel_ns"] - coll_ns), "caused_wait_ns": 0,
                   "idle_by_cause_ns": s["idle_by_cause_ns"], "complete": procs[r].t.complete}
+    # by step when every rank that ran collectives has one in a step
+    by_step = all(any(c[6] >= 0 for c in colls[r]) for r in ranks if colls[r]) and any(colls[r] for r in ranks)
+    if force_order:
+        by_step = False
     matched = {}
-    for r in ranks:
-        for si, o, start, end, rng, name in colls[r]:
-            matched.setdefault((si, o), {})[r] = (start, end, rng, name)
+    for r, keyed in match_keys(colls, by_step).items():
+        for key, (si, o, start, end, rng, name, step) in keyed:
+            matched.setdefault(key, {})[r] = (start, end, rng, name)
     spans = [fig[r]["span_ns"] for r in ranks]
     med_span = statistics.median(spans)
     floor = med_span * 0.01
@@ -135,7 +168,12 @@ def expected_ranks(dbs):
             last_count[last] += 1
         out_colls[key] = {"last": last, "ranks": len(by), "earliest_ns": min(arr.values()), "latest_ns": latest,
                           "median_ns": med, "late_ns": latest - med, "wait_ns": wait, "where": by[last][2],
-                          "kernel": by[last][3]}
+                          "kernel": by[last][3], "arrivals": arr}
+    # the job's order on each stream: by earliest arrival
+    for si in {k[0] for k in out_colls}:
+        keys = sorted((k for k in out_colls if k[0] == si), key=lambda k: (out_colls[k]["earliest_ns"], k))
+        for o, k in enumerate(keys):
+            out_colls[k]["ordinal"] = o
     for r in ranks:
         fig[r]["collective_data_ns"] = max(0, fig[r]["collective_ns"] - fig[r]["collective_wait_ns"])
         fig[r]["last_count"] = last_count[r]
@@ -147,7 +185,7 @@ def expected_ranks(dbs):
     for r in ranks:
         fig[r]["straggler"] = (fig[r]["outliers"]["caused_wait_ns"] > 0 and
                                fig[r]["caused_wait_ns"] / others >= med_span * 0.10)
-    job = {"median_span_ns": med_span, "floor_ns": floor,
+    job = {"median_span_ns": med_span, "floor_ns": floor, "matched_by": "step" if by_step else "order",
            "straggler_wait_pct": 100.0 * max(fig[r]["caused_wait_ns"] for r in ranks) / others / med_span}
     comp = [fig[r]["compute_ns"] for r in ranks]
     job["skew_pct"] = 100.0 * (max(comp) - statistics.median(comp)) / statistics.median(comp)
@@ -162,6 +200,7 @@ def check_section(got, dbs):
     """Every figure of report's "ranks" JSON against the recomputation."""
     ranks, fig, colls, job, procs = expected_ranks(dbs)
     assert_eq([row["rank"] for row in got["rows"]], ranks, "rows in rank order")
+    assert_eq(len(got["collectives"]), len(colls), "collectives listed")
     for k in ("median_span_ns", "floor_ns"):
         close(got[k], job[k], k, abs_=1)
     close(got["straggler_wait_pct"], job["straggler_wait_pct"], "straggler_wait_pct", rel=1e-6, abs_=1e-6)
@@ -175,11 +214,15 @@ def check_section(got, dbs):
         assert_eq(row["straggler"], want["straggler"], "rank %s straggler" % row["rank"])
         assert_eq(row["last_count"], want["last_count"], "rank %s last_count" % row["rank"])
         assert_eq(row["complete"], bool(want["complete"]), "rank %s complete" % row["rank"])
+    assert_eq(got["matched_by"], job["matched_by"], "matched by")
     assert_eq(got["collectives_total"], len(colls), "collectives matched")
     for c in got["collectives"]:
-        want = colls[(c["stream"], c["ordinal"])]
-        what = "collective %d:%d" % (c["stream"], c["ordinal"])
-        for k in ("ranks", "earliest_ns", "latest_ns", "median_ns", "late_ns", "wait_ns", "last", "kernel"):
+        key = (c["stream"], -1 if c["step"] is None else c["step"], c["ordinal"] if c["in_step"] is None
+               else c["in_step"])
+        want = colls[key]
+        what = "collective %r" % (key,)
+        for k in ("ordinal", "ranks", "earliest_ns", "latest_ns", "median_ns", "late_ns", "wait_ns", "last",
+                  "kernel"):
             assert_eq(c[k], want[k], what + " " + k)
         assert_eq((c["range"], c["range_index"]) if c["range"] is not None else None, want["where"],
                   what + " range")
@@ -196,14 +239,13 @@ def check_planted(got, text, dbs, world, stall_rank, stall_step):
     r = str(stall_rank)
     assert_eq(got["worst"], r, "the straggler")
     assert_eq([x["rank"] for x in got["rows"] if x["straggler"]], [r], "stragglers")
-    c = colls[(0, stall_step)]
+    c = colls[(0, stall_step, 0)]
     assert_eq((c["last"], c["where"]), (r, ("step", stall_step)), "the stalled collective")
     # each other rank waited for it about the stall, measured from the traces alone
     for q in ranks:
         if q == r:
             continue
-        arrivals = {x[1]: x[2] for x in collectives(ranklib.trace(os.path.dirname(dbs[0]), int(q)))}
-        w = c["latest_ns"] - arrivals[stall_step]
+        w = c["latest_ns"] - c["arrivals"][q]
         assert abs(w - STALL_MS * 1e6) <= 0.10 * STALL_MS * 1e6, (q, w)
     assert abs(c["wait_ns"] - (world - 1) * STALL_MS * 1e6) <= 0.10 * (world - 1) * STALL_MS * 1e6, c
     # among its longest idle gaps, the one in that step: outside CUDA, ended in load_batch
@@ -279,16 +321,79 @@ def check_heat_map(inputs, dbs, ncoll):
         html = f.read()
     got = re.findall(r"<rect [^>]*fill-opacity=([\d.]+)><title>rank (\d+), collectives (\d+)-(\d+): up to "
                      r"([^<]*) after the median rank</title>", html)
-    arr = {rank_of(db): {o: start for _, o, start, _, _, _ in collectives(db)} for db in dbs}
+    colls = expected_ranks(dbs)[2]
+    assert_eq(sorted(c["ordinal"] for c in colls.values()), list(range(ncoll)), "collectives")
     want = set()
-    for o in range(ncoll):
-        med = median_low_high([arr[r][o] for r in arr])
+    for c in colls.values():
+        arr, o = c["arrivals"], c["ordinal"]
+        med = median_low_high(list(arr.values()))
         for r in arr:
-            if arr[r][o] > med:
-                want.add((r, str(o), str(o), fmt_dur(arr[r][o] - med)))
+            if arr[r] > med:
+                want.add((r, str(o), str(o), fmt_dur(arr[r] - med)))
     assert_eq({g[1:] for g in got}, want, "heat map cells")
     darkest = max(got, key=lambda g: float(g[0]))
     assert_eq(darkest[1:3], ("2", "5"), "darkest cell")
+
+
+def test_a_rank_with_one_more_collective_in_a_step_shifts_that_step_only():
+    # rank 1 launches one more collective in step 2 (a broadcast on a
+    # communicator of its own: the simulator's FAKECUDA_COLLECTIVE_SOLO),
+    # rank 2 stalls in step 5. Matched by step, the broadcast stands alone
+    # and step 5's all-reduce is still the stall; by order, rank 1's
+    # all-reduces from step 3 on would meet the others' of the step before.
+    world, steps, extra_rank, extra_step, stall_rank, stall_step = 4, 10, 1, 2, 2, 5
+    outdir, res = ranklib.run_job(world, steps, stall=(stall_rank, stall_step, STALL_MS),
+                                  env={"RANK_WORK_EXTRA": "%d:%d" % (extra_rank, extra_step),
+                                       "FAKECUDA_COLLECTIVE_SOLO": "ncclDevKernel_Broadcast_*"})
+    assert all(rc == 0 for _, rc, _, _ in res), res
+    dbs = [ranklib.trace(outdir, r) for r in range(world)]
+    n = {rank_of(db): len(collectives(db)) for db in dbs}
+    assert_eq(n, {str(r): steps + (r == extra_rank) for r in range(world)}, "collectives per rank")
+    got = report_json(dbs)["ranks"]
+    p = report(dbs)
+    assert p.returncode == 0, p.stderr
+    check_planted(got, p.stdout, dbs, world, stall_rank, stall_step)
+    assert "collectives matched by NVTX step" in p.stdout.splitlines()[0], p.stdout
+    # the extra one: alone, in step 2, second on its stream there; no one waited for it
+    alone = [c for c in got["collectives"] if c["ranks"] == 1]
+    assert_eq([(c["last"], c["step"], c["in_step"], c["kernel"], c["wait_ns"]) for c in alone],
+              [(str(extra_rank), extra_step, 1, "ncclDevKernel_Broadcast_RING_LL", 0)], "the extra collective")
+    assert_eq(len(got["collectives"]), steps + 1, "collectives matched")
+    # matched by order, every later match shifts: the figures the test
+    # checks would differ (so the check above can fail)
+    _, fig_order, colls_order, job_order, _ = expected_ranks(dbs, force_order=True)
+    assert_eq(job_order["matched_by"], "order", "the order oracle")
+    caused = {r["rank"]: r["caused_wait_ns"] for r in got["rows"]}
+    assert any(abs(fig_order[r]["caused_wait_ns"] - caused[r]) > 0.1 * STALL_MS * 1e6 for r in caused), \
+        (caused, {r: fig_order[r]["caused_wait_ns"] for r in caused})
+    # the summaries carry the steps: the same answer without the traces
+    sums = []
+    for db in dbs:
+        subprocess.run([GT, "summarize", db], check=True)
+        sums.append(db[:-3] + ".summary.json")
+    assert_eq(report_json(sums)["ranks"], got, "ranks from summaries")
+
+
+def test_collectives_launched_off_the_step_thread_are_matched_by_step():
+    # each all-reduce is launched from a thread of its own (as PyTorch's
+    # autograd threads launch DDP's) that marks no NVTX range: its step and
+    # range are the main thread's that held the launch
+    world, steps, stall_rank, stall_step = 4, 8, 3, 4
+    outdir, res = ranklib.run_job(world, steps, stall=(stall_rank, stall_step, STALL_MS),
+                                  env={"RANK_WORK_COMM_THREAD": "1"})
+    assert all(rc == 0 for _, rc, _, _ in res), res
+    dbs = [ranklib.trace(outdir, r) for r in range(world)]
+    # the launches come from threads without ranges (so the fallback is what is tested)
+    for db in dbs:
+        rows = gtlib.query(db, "SELECT count(*), count(DISTINCT c.tid) FROM kernels k JOIN api_calls c "
+                               "ON c.id = k.api_call_id WHERE k.name GLOB 'ncclDevKernel_*' AND c.tid NOT IN "
+                               "(SELECT tid FROM ranges)")
+        assert_eq(rows, [(steps, steps)], "all-reduces from threads of their own in " + db)
+    got = report_json(dbs)["ranks"]
+    assert_eq(got["matched_by"], "step", "matched by")
+    p = report(dbs)
+    assert p.returncode == 0, p.stderr
+    check_planted(got, p.stdout, dbs, world, stall_rank, stall_step)
 
 
 def test_sixteen_ranks_a_planted_stall_names_the_rank():
@@ -376,6 +481,33 @@ def test_audit_rank_budgets():
     assert p.returncode == 0 and p.stdout.startswith("ok   max-rank-skew-pct: "), p.stdout + p.stderr
     p = subprocess.run([GT, "audit", "--max-idle-pct", "50"] + sums, capture_output=True, text=True)
     assert p.returncode == 2 and "a rank summary takes only the rank budgets" in p.stderr, p.stderr
+    # the same budgets from a budget file (keys without the dashes); the command line overrides the file's
+    bf = os.path.join(outdir, "budgets.txt")
+    with open(bf, "w") as f:
+        f.write("# job budgets\nmax-straggler-wait-pct = 99\nmax-rank-skew-pct = 50%  # rank 3 computes 2x\n")
+    p = subprocess.run([GT, "audit", "--budget", bf] + sums, capture_output=True, text=True)
+    assert p.returncode == 1, p.stdout + p.stderr
+    lines = p.stdout.splitlines()
+    assert_eq([x.split(":")[0] for x in lines], ["ok   max-straggler-wait-pct", "FAIL max-rank-skew-pct"], "file")
+    assert lines[1].endswith("> 50% (rank 3)"), lines
+    close(float(lines[1].split(": ")[1].split("%")[0]), job["skew_pct"], "skew from the file's budget", abs_=0.05)
+    p = subprocess.run([GT, "audit", "--budget", bf, "--max-rank-skew-pct=150"] + sums, capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.splitlines()[1].startswith("ok   max-rank-skew-pct: ") and "<= 150%" in p.stdout, p.stdout
+    # with a per-trace budget from the file, the traces are checked one by one and the job once
+    with open(bf, "a") as f:
+        f.write("max-pageable-h2d-bytes = 1GiB\n")
+    p = subprocess.run([GT, "audit", "--budget", bf] + dbs, capture_output=True, text=True)
+    assert p.returncode == 1, p.stdout + p.stderr
+    lines = p.stdout.splitlines()
+    assert_eq(len(lines), world + 2, "a line per trace, then one per job budget")
+    assert all(": ok   max-pageable-h2d-bytes: " in x for x in lines[:world]), lines
+    assert lines[-1].startswith("FAIL max-rank-skew-pct: "), lines
+    # a job budget's value: any percent from 0 up, else an error naming the line
+    with open(bf, "w") as f:
+        f.write("max-rank-skew-pct = 150\nmax-straggler-wait-pct = -1\n")
+    p = subprocess.run([GT, "audit", "--budget", bf] + sums, capture_output=True, text=True)
+    assert p.returncode == 2 and bf + ":2: max-straggler-wait-pct: '-1' is not a percent" in p.stderr, p.stderr
 
 
 def test_merge_puts_every_view_of_every_rank_in_one_file():

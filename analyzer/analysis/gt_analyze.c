@@ -192,6 +192,17 @@ struct gt_call_ctx {
     struct gt_copy_rows *rows;
 };
 
+/* A kernel to the on_kernel hook (the ranks' collectives). */
+static void gt_seen(struct gt_pass *p, const struct gt_op *op, uint64_t launch, int64_t tid)
+{
+    if (!p->o->on_kernel || op->kind != GT_OP_KERNEL || op->name >= p->nkernels)
+        return; /* (a kernel tied to a call of another kind, in a damaged trace, has no name) */
+    struct gt_kernel_seen k = {.kernel = op->name, .name = p->kernels[op->name].name,
+                               .device = p->ops.slot_device[op->slot], .stream = p->ops.slot_stream[op->slot],
+                               .tid = tid, .launch = launch, .start = op->start, .end = gt_op_end(&p->ops, op)};
+    p->o->on_kernel(p->o->on_kernel_arg, &k);
+}
+
 /* Ties operation i to the call being read. */
 static void gt_attach(struct gt_call_ctx *x, long i, uint64_t bytes, int src, int dst)
 {
@@ -232,6 +243,7 @@ static void gt_attach(struct gt_call_ctx *x, long i, uint64_t bytes, int src, in
     default:
         break;
     }
+    gt_seen(p, op, c->start, c->tid);
 }
 
 static void gt_on_call(const struct gt_rec *c, void *arg)
@@ -314,6 +326,7 @@ static void gt_on_call(const struct gt_rec *c, void *arg)
         op->api = c->api < GT_OP_NO_API ? (uint16_t)c->api : GT_OP_NO_API - 1;
         op->flags |= GT_OPF_LINKED;
         op->name = kind == GT_OP_KERNEL ? x.kernel : kind == GT_OP_MEMCPY ? (uint32_t)c->copy_kind : 0;
+        gt_seen(p, op, c->start, c->tid);
         gt_op_done(p, op, c->bytes);
     }
     if (x.counted_launch) {
@@ -507,8 +520,10 @@ static int gt_analyze_passes(struct gt_pass *p)
             dropped++;
             continue;
         }
-        if (!(op->flags & GT_OPF_LINKED))
+        if (!(op->flags & GT_OPF_LINKED)) {
             op->site = p->site_nocall;
+            gt_seen(p, op, op->start, -1);
+        }
         gt_span_add(p, op->start, gt_op_end(&p->ops, op));
         gt_op_done(p, op, p->table_bytes[i]);
     }

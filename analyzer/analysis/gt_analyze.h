@@ -308,7 +308,21 @@ struct gt_report {
     struct gt_more more;
 };
 
+/* A kernel the GPU ran, as the report's pass reads it (gt_analyze_opts.on_kernel). */
+struct gt_kernel_seen {
+    uint32_t kernel;                /* the trace's n-th kernel name: equal names, equal numbers */
+    const char *name;               /* valid during the call only */
+    int64_t device, stream;         /* CUPTI's device and stream ids (without GPU times: the call's) */
+    int64_t tid;                    /* the launching thread; -1: no recorded call */
+    uint64_t launch, start, end;    /* the call's start (start when none), the kernel's GPU start and end */
+};
+
 struct gt_analyze_opts {
+    /* Each kernel of the report (in its window), in no order: how the
+     * ranks' collectives are gathered without reading the trace again
+     * (gt_rank_sum.c); NULL: none. */
+    void (*on_kernel)(void *arg, const struct gt_kernel_seen *k);
+    void *on_kernel_arg;
     uint64_t min_gap_ns;
     size_t top;                     /* rows per table; 0: all */
     const char *step_glob;          /* --step: step ranges' names; NULL: the usual names */

@@ -15,7 +15,12 @@ const char *const gt_budget_names[GT_NBUDGETS] = {
     "max-launch-bound-pct",
     "max-sync-pct",
     "max-step-p99",
+    "max-straggler-wait-pct",
+    "max-rank-skew-pct",
 };
+
+/* The job budgets' ceiling: far beyond any real figure, a typo's guard. */
+#define GT_BUDGET_RANK_PCT_MAX 1e6
 
 #define GT_BUDGET_FILE_MAX (1 << 20)
 
@@ -35,6 +40,11 @@ int gt_budget_is_pct(int key)
 int gt_budget_is_duration(int key)
 {
     return key == GT_BUDGET_STEP_P99;
+}
+
+int gt_budget_is_rank(int key)
+{
+    return key == GT_BUDGET_STRAGGLER_WAIT_PCT || key == GT_BUDGET_RANK_SKEW_PCT;
 }
 
 /* Length of a plain decimal number at s: digits, optionally one '.' and
@@ -62,6 +72,11 @@ static const char *gt_skip_blanks(const char *s)
 
 int gt_parse_pct(const char *s, double *out)
 {
+    return gt_parse_pct_upto(s, 100, out);
+}
+
+int gt_parse_pct_upto(const char *s, double max, double *out)
+{
     size_t n = gt_decimal_len(s, 1);
     if (!n || n > 32)
         return -1;
@@ -74,7 +89,7 @@ int gt_parse_pct(const char *s, double *out)
     if (*rest)
         return -1;
     double v = strtod(num, NULL);
-    if (v < 0 || v > 100)
+    if (v < 0 || v > max)
         return -1;
     *out = v;
     return 0;
@@ -125,12 +140,20 @@ int gt_budget_set(struct gt_budgets *b, const char *name, const char *value, cha
 {
     int k = gt_budget_key(name);
     if (k < 0) {
-        char known[160];
+        char known[256];
         gt_known_keys(known, sizeof(known));
         snprintf(err, errlen, "unknown budget '%.60s' (known: %s)", name, known);
         return -1;
     }
-    if (gt_budget_is_pct(k)) {
+    if (gt_budget_is_rank(k)) {
+        double v;
+        if (gt_parse_pct_upto(value, GT_BUDGET_RANK_PCT_MAX, &v) < 0) {
+            snprintf(err, errlen, "%s: '%.60s' is not a percent (a number of 0 or more, e.g. 10 or 150)", name,
+                     value);
+            return -1;
+        }
+        b->pct[k] = v;
+    } else if (gt_budget_is_pct(k)) {
         double v;
         if (gt_parse_pct(value, &v) < 0) {
             snprintf(err, errlen, "%s: '%.60s' is not a percent (a number from 0 to 100, e.g. 20 or 12.5)",
@@ -294,5 +317,13 @@ int gt_budget_count(const struct gt_budgets *b)
     int n = 0;
     for (int k = 0; k < GT_NBUDGETS; k++)
         n += b->set[k] != 0;
+    return n;
+}
+
+int gt_budget_count_per_trace(const struct gt_budgets *b)
+{
+    int n = 0;
+    for (int k = 0; k < GT_NBUDGETS; k++)
+        n += b->set[k] != 0 && !gt_budget_is_rank(k);
     return n;
 }

@@ -13,6 +13,9 @@ enum gt_budget_key {
     GT_BUDGET_LAUNCH_BOUND_PCT,   /* max-launch-bound-pct: percent */
     GT_BUDGET_SYNC_PCT,           /* max-sync-pct: percent */
     GT_BUDGET_STEP_P99,           /* max-step-p99: a duration (docs/report.md, Steps) */
+    /* the job budgets (docs/ranks.md): one figure over the ranks, not per trace */
+    GT_BUDGET_STRAGGLER_WAIT_PCT, /* max-straggler-wait-pct: percent, 0 or more */
+    GT_BUDGET_RANK_SKEW_PCT,      /* max-rank-skew-pct: percent, 0 or more */
     GT_NBUDGETS
 };
 
@@ -33,10 +36,17 @@ int gt_budget_key(const char *name);
 int gt_budget_is_pct(int key);
 /* 1 if the key's value is a duration (250us, 2ms, 1.5s). */
 int gt_budget_is_duration(int key);
+/* 1 if the key is a job budget, checked over the ranks together; its
+ * percent may exceed 100 (a rank may compute twice as long as the median). */
+int gt_budget_is_rank(int key);
+/* How many per-trace budgets (not job budgets) are set. */
+int gt_budget_count_per_trace(const struct gt_budgets *b);
 
 /* A percent: a decimal number from 0 to 100, optionally followed by '%'.
  * Returns 0, or -1 when `s` is not one. */
 int gt_parse_pct(const char *s, double *out);
+/* The same from 0 to `max`. */
+int gt_parse_pct_upto(const char *s, double max, double *out);
 /* A byte count: a whole number, optionally followed by B, K, KiB, M, MiB,
  * G, GiB or T, TiB (binary multiples, any case, spaces allowed before the
  * suffix). Returns 0, or -1 when `s` is not one or overflows. */

@@ -25,7 +25,7 @@ struct gt_prange {
 };
 
 /* qsort has no argument: the rows a permutation is sorted by. */
-static const struct gt_phase_row *gt_sort_rows;
+static __thread const struct gt_phase_row *gt_sort_rows; /* per thread: report -j analyses traces on several */
 
 static int gt_iv_cmp(const void *x, const void *y)
 {

@@ -162,6 +162,8 @@ int gt_rank_sum_load(const char *path, struct gt_rank_sum *s)
                 gt_copy(c->where.range, sizeof(c->where.range), ranges->items[ri].str);
             else
                 c->where.index = -1;
+            /* the step: a 9th number (summaries of gputrace before it have 8: no steps) */
+            c->step = r->n >= 9 ? r->items[8].i64 : -1;
         }
     }
     for (size_t i = 0; rc == 0 && gaps && gaps->type == GT_J_ARR && i < gaps->n && i < GT_RANK_GAPS; i++) {

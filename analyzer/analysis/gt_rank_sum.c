@@ -1,13 +1,15 @@
 /* gt_rank_sum.c: one rank's summary from its trace: report's figures, its
- * collectives (kernels whose names match the patterns) numbered by stream
- * and place on the stream, where each was in the program (its top-level
- * NVTX range), and its longest idle gaps (docs/ranks.md). */
+ * collectives (kernels whose names match the patterns, gathered during the
+ * report's own pass over the trace) numbered by stream and place on the
+ * stream, where each was in the program (its top-level NVTX range and its
+ * step), and its longest idle gaps (docs/ranks.md). */
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/gt_ranks.h"
+#include "analysis/gt_steps.h"
 #include "base/gt_err.h"
 #include "trace/gt_trace.h"
 
@@ -108,13 +110,68 @@ static int gt_load_ranges(struct gt_trace *t, struct gt_top_range **out, size_t 
     return 0;
 }
 
-/* The range of thread tid (any thread when tid < 0) holding time at. */
-static void gt_where(const struct gt_top_range *v, size_t n, int64_t tid, uint64_t at, struct gt_rank_where *w)
+/* The top-level ranges, by (thread, start), and by start with the latest
+ * end so far: a time's range on any thread without a scan of them all. */
+struct gt_tops {
+    struct gt_top_range *v;
+    size_t n;
+    size_t *by_start;
+    uint64_t *maxend;               /* the latest end of by_start[0..i] */
+};
+
+/* for qsort's comparator; per thread: report -j reads traces on several */
+static __thread const struct gt_top_range *gt_tops_v;
+
+static int gt_by_start(const void *a, const void *b)
 {
+    const struct gt_top_range *x = &gt_tops_v[*(const size_t *)a], *y = &gt_tops_v[*(const size_t *)b];
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+static int gt_tops_load(struct gt_trace *t, struct gt_tops *r)
+{
+    memset(r, 0, sizeof(*r));
+    if (gt_load_ranges(t, &r->v, &r->n) < 0)
+        return -1;
+    if (!r->n)
+        return 0;
+    r->by_start = malloc(r->n * sizeof(*r->by_start));
+    r->maxend = malloc(r->n * sizeof(*r->maxend));
+    if (!r->by_start || !r->maxend) {
+        gt_err("%s: out of memory", t->path);
+        return -1;
+    }
+    for (size_t i = 0; i < r->n; i++)
+        r->by_start[i] = i;
+    gt_tops_v = r->v;
+    qsort(r->by_start, r->n, sizeof(*r->by_start), gt_by_start);
+    for (size_t i = 0; i < r->n; i++) {
+        uint64_t e = r->v[r->by_start[i]].end;
+        r->maxend[i] = i && r->maxend[i - 1] > e ? r->maxend[i - 1] : e;
+    }
+    return 0;
+}
+
+static void gt_tops_free(struct gt_tops *r)
+{
+    free(r->v);
+    free(r->by_start);
+    free(r->maxend);
+}
+
+/* The range of thread tid holding time at, else (tid < 0, or none on tid:
+ * collectives may be launched by a thread other than the one that marks
+ * the steps, as PyTorch's autograd threads do) the first by start of any
+ * thread's that holds it. */
+static void gt_where(const struct gt_tops *r, int64_t tid, uint64_t at, struct gt_rank_where *w)
+{
+    const struct gt_top_range *v = r->v, *hit = NULL;
     w->range[0] = 0;
     w->index = -1;
     if (tid >= 0) {
-        size_t lo = 0, hi = n; /* first range of tid starting after at */
+        size_t lo = 0, hi = r->n; /* first range of tid starting after at */
         while (lo < hi) {
             size_t mid = (lo + hi) / 2;
             if (v[mid].tid < tid || (v[mid].tid == tid && v[mid].start <= at))
@@ -122,18 +179,131 @@ static void gt_where(const struct gt_top_range *v, size_t n, int64_t tid, uint64
             else
                 hi = mid;
         }
-        if (lo > 0 && v[lo - 1].tid == tid && v[lo - 1].start <= at && at <= v[lo - 1].end) {
-            snprintf(w->range, sizeof(w->range), "%s", v[lo - 1].name);
-            w->index = v[lo - 1].index;
-        }
-        return;
+        if (lo > 0 && v[lo - 1].tid == tid && v[lo - 1].start <= at && at <= v[lo - 1].end)
+            hit = &v[lo - 1];
     }
-    for (size_t i = 0; i < n; i++)
-        if (v[i].start <= at && at <= v[i].end) {
-            snprintf(w->range, sizeof(w->range), "%s", v[i].name);
-            w->index = v[i].index;
+    if (!hit) {
+        size_t lo = 0, hi = r->n; /* the first by start starting after at */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (v[r->by_start[mid]].start <= at)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        /* back from there while something earlier may still hold at */
+        for (size_t j = lo; j-- > 0 && r->maxend[j] >= at;)
+            if (at <= v[r->by_start[j]].end)
+                hit = &v[r->by_start[j]];
+    }
+    if (hit) {
+        snprintf(w->range, sizeof(w->range), "%s", hit->name);
+        w->index = hit->index;
+    }
+}
+
+/* ---- the collectives, from report's pass ---- */
+
+struct gt_rank_seen {
+    uint32_t name;                  /* index into the collector's names */
+    int64_t device, stream, tid;
+    uint64_t launch, start, end;
+};
+
+struct gt_rank_collector {
+    const struct gt_rank_patterns *pat;
+    int8_t *is;                     /* per kernel number: 0 not yet seen, 1 a collective, -1 not */
+    uint32_t *name_of;              /* per kernel number: its index in names */
+    size_t nk;
+    char **names;
+    size_t nnames;
+    struct gt_rank_seen *v;
+    size_t n, cap;
+    int failed;
+};
+
+struct gt_rank_collector *gt_rank_collector_new(const struct gt_rank_patterns *pat)
+{
+    struct gt_rank_collector *c = calloc(1, sizeof(*c));
+    if (c)
+        c->pat = pat;
+    return c;
+}
+
+void gt_rank_collector_free(struct gt_rank_collector *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->nnames; i++)
+        free(c->names[i]);
+    free(c->names);
+    free(c->is);
+    free(c->name_of);
+    free(c->v);
+    free(c);
+}
+
+void gt_rank_on_kernel(void *arg, const struct gt_kernel_seen *k)
+{
+    struct gt_rank_collector *c = arg;
+    if (c->failed)
+        return;
+    if (k->kernel >= c->nk) { /* a kernel number not seen yet: grow to it */
+        size_t nk = (size_t)k->kernel + 1 > 2 * c->nk ? (size_t)k->kernel + 1 : 2 * c->nk;
+        int8_t *is = realloc(c->is, nk);
+        if (is)
+            c->is = is;
+        uint32_t *no = is ? realloc(c->name_of, nk * sizeof(*no)) : NULL;
+        if (!is || !no) {
+            c->failed = 1;
             return;
         }
+        c->name_of = no;
+        memset(c->is + c->nk, 0, nk - c->nk);
+        c->nk = nk;
+    }
+    /* the name test once per kernel name, not once per launch */
+    if (!c->is[k->kernel]) {
+        c->is[k->kernel] = k->name && gt_rank_name_is_collective(c->pat, k->name) ? 1 : -1;
+        if (c->is[k->kernel] > 0) {
+            char **v = realloc(c->names, (c->nnames + 1) * sizeof(*v));
+            if (v)
+                c->names = v;
+            if (!v || !(v[c->nnames] = strdup(k->name))) {
+                c->is[k->kernel] = 0;
+                c->failed = 1;
+                return;
+            }
+            c->name_of[k->kernel] = (uint32_t)c->nnames++;
+        }
+    }
+    if (c->is[k->kernel] < 0)
+        return;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 256;
+        struct gt_rank_seen *v = realloc(c->v, cap * sizeof(*v));
+        if (!v) {
+            c->failed = 1;
+            return;
+        }
+        c->v = v;
+        c->cap = cap;
+    }
+    c->v[c->n++] = (struct gt_rank_seen){c->name_of[k->kernel], k->device, k->stream, k->tid, k->launch,
+                                         k->start, k->end};
+}
+
+/* By GPU start (then end, thread, launch): the order that numbers them. */
+static int gt_seen_cmp(const void *a, const void *b)
+{
+    const struct gt_rank_seen *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->end != y->end)
+        return x->end < y->end ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->launch < y->launch ? -1 : x->launch > y->launch;
 }
 
 static int gt_name_index(struct gt_rank_sum *s, const char *name, uint32_t *idx)
@@ -153,95 +323,82 @@ static int gt_name_index(struct gt_rank_sum *s, const char *name, uint32_t *idx)
     return 0;
 }
 
-static void gt_sql_is_collective(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+/* The collectives gathered, numbered: streams by their first collective,
+ * collectives by GPU start on each; each with its NVTX range and step. */
+static int gt_load_collectives(struct gt_trace *t, struct gt_rank_collector *col, struct gt_rank_sum *s,
+                               const struct gt_tops *tops, const struct gt_stepper *steps)
 {
-    (void)argc;
-    const char *name = (const char *)sqlite3_value_text(argv[0]);
-    sqlite3_result_int(ctx, name && gt_rank_name_is_collective(sqlite3_user_data(ctx), name));
-}
-
-static int gt_load_collectives(struct gt_trace *t, const struct gt_rank_patterns *pat, struct gt_rank_sum *s,
-                               const struct gt_top_range *rv, size_t rn)
-{
-    sqlite3_stmt *q;
-    /* the name test in SQL, so only collectives are sorted and looked up */
-    if (sqlite3_create_function(t->db, "gt_is_collective", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, (void *)pat,
-                                gt_sql_is_collective, NULL, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(t->db,
-                           "SELECT k.name, COALESCE(k.device, -1), COALESCE(k.gpu_stream, k.stream, -1), "
-                           "COALESCE(k.api_start_ns, k.start_ns), k.start_ns, k.end_ns, "
-                           "COALESCE((SELECT c.tid FROM calls c WHERE c.id = k.api_call_id), -1) "
-                           "FROM kernels k WHERE k.start_ns IS NOT NULL AND k.end_ns IS NOT NULL "
-                           "AND gt_is_collective(k.name) ORDER BY k.start_ns",
-                           -1, &q, NULL) != SQLITE_OK) {
-        gt_trace_sql_error(t, "reading collectives");
+    if (col->failed) {
+        gt_err("%s: out of memory", t->path);
         return -1;
     }
+    qsort(col->v, col->n, sizeof(*col->v), gt_seen_cmp);
     /* streams by their first collective: (device, stream) -> index, count */
     struct { int64_t dev, stream; uint32_t n; } streams[64];
     size_t nstreams = 0, cap = 0;
-    int rc = 0;
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(q, 0);
-        if (!name || !gt_rank_name_is_collective(pat, name))
-            continue;
-        uint64_t start = (uint64_t)sqlite3_column_int64(q, 4), end = (uint64_t)sqlite3_column_int64(q, 5);
-        s->coll_ns += end > start ? end - start : 0;
+    for (size_t i = 0; i < col->n; i++) {
+        const struct gt_rank_seen *x = &col->v[i];
+        s->coll_ns += x->end > x->start ? x->end - x->start : 0;
         s->ncoll_all++;
         if (s->ncoll >= GT_RANK_MAX_COLL)
             continue;
-        int64_t dev = sqlite3_column_int64(q, 1), stream = sqlite3_column_int64(q, 2);
         size_t si = 0;
-        while (si < nstreams && (streams[si].dev != dev || streams[si].stream != stream))
+        while (si < nstreams && (streams[si].dev != x->device || streams[si].stream != x->stream))
             si++;
         if (si == nstreams) {
             if (nstreams == sizeof(streams) / sizeof(streams[0]))
                 continue; /* more communicator streams than that: the rest are left out */
-            streams[nstreams].dev = dev;
-            streams[nstreams].stream = stream;
+            streams[nstreams].dev = x->device;
+            streams[nstreams].stream = x->stream;
             streams[nstreams++].n = 0;
         }
         if (s->ncoll == cap) {
             cap = cap ? cap * 2 : 256;
             struct gt_rank_coll *v = realloc(s->coll, cap * sizeof(*v));
-            if (!v) {
-                rc = -1;
-                break;
-            }
+            if (!v)
+                goto oom;
             s->coll = v;
         }
         struct gt_rank_coll *c = &s->coll[s->ncoll];
-        if (gt_name_index(s, name, &c->name) < 0) {
-            rc = -1;
-            break;
-        }
+        if (gt_name_index(s, col->names[x->name], &c->name) < 0)
+            goto oom;
         s->ncoll++;
         c->stream = (uint32_t)si;
         c->ordinal = streams[si].n++;
-        c->launch_ns = (uint64_t)sqlite3_column_int64(q, 3);
-        c->start_ns = start;
-        c->end_ns = end;
-        gt_where(rv, rn, sqlite3_column_int64(q, 6), c->launch_ns, &c->where);
+        c->launch_ns = x->launch;
+        c->start_ns = x->start;
+        c->end_ns = x->end;
+        gt_where(tops, x->tid, c->launch_ns, &c->where);
+        if (!gt_steps_at(steps, x->tid, c->launch_ns, &c->step))
+            c->step = -1;
     }
-    sqlite3_finalize(q);
-    if (rc < 0)
-        gt_err("%s: out of memory", t->path);
-    return rc;
+    return 0;
+oom:
+    gt_err("%s: out of memory", t->path);
+    return -1;
 }
 
 int gt_rank_sum_from_trace(struct gt_trace *t, const struct gt_rank_patterns *pat, struct gt_rank_sum *s)
 {
-    struct gt_analyze_opts o = {.min_gap_ns = 1000000, .top = GT_RANK_GAPS};
-    struct gt_report r;
-    if (gt_analyze(t, &o, &r) < 0)
+    struct gt_rank_collector *c = gt_rank_collector_new(pat);
+    if (!c) {
+        gt_err("%s: out of memory", t->path);
         return -1;
-    int rc = gt_rank_sum_from_report(t, pat, &r, s);
-    gt_report_free(&r);
+    }
+    struct gt_analyze_opts o = {.min_gap_ns = 1000000, .top = GT_RANK_GAPS, .on_kernel = gt_rank_on_kernel,
+                                .on_kernel_arg = c, .step_glob = pat ? pat->step_glob : NULL};
+    struct gt_report r;
+    int rc = -1;
+    if (gt_analyze(t, &o, &r) == 0) {
+        rc = gt_rank_sum_from_report(t, pat, &r, c, s);
+        gt_report_free(&r);
+    }
+    gt_rank_collector_free(c);
     return rc;
 }
 
 int gt_rank_sum_from_report(struct gt_trace *t, const struct gt_rank_patterns *pat, const struct gt_report *rp,
-                            struct gt_rank_sum *s)
+                            struct gt_rank_collector *col, struct gt_rank_sum *s)
 {
     const struct gt_report r = *rp;
     memset(s, 0, sizeof(*s));
@@ -264,9 +421,8 @@ int gt_rank_sum_from_report(struct gt_trace *t, const struct gt_rank_patterns *p
     s->s = r.summary;
     s->first_ns = r.summary.first_ns;
     s->gpu_times = r.summary.gpu_times;
-    struct gt_top_range *rv;
-    size_t rn;
-    int rc = gt_load_ranges(t, &rv, &rn);
+    struct gt_tops tops;
+    int rc = gt_tops_load(t, &tops);
     for (size_t i = 0; rc == 0 && i < r.ngaps && s->ngaps < GT_RANK_GAPS; i++) {
         const struct gt_gap *g = &r.gaps[i];
         struct gt_rank_gap *x = &s->gaps[s->ngaps++];
@@ -276,11 +432,17 @@ int gt_rank_sum_from_report(struct gt_trace *t, const struct gt_rank_patterns *p
         snprintf(x->after, sizeof(x->after), "%s", g->has_after ? g->after.text : "");
         snprintf(x->before, sizeof(x->before), "%s", g->has_before ? g->before.text : "");
         snprintf(x->after_api, sizeof(x->after_api), "%s", g->has_after ? g->after_api : "");
-        gt_where(rv, rn, -1, g->start_ns + g->dur_ns, &x->where);
+        gt_where(&tops, -1, g->start_ns + g->dur_ns, &x->where);
     }
+    /* the report's steps, by its rule: collectives are matched across
+     * ranks by step where there are steps (gt_ranks.c) */
+    struct gt_stepper *steps = NULL;
+    if (rc == 0 && gt_steps_open(t, pat ? pat->step_glob : NULL, NULL, NULL, &steps) < 0)
+        rc = -1;
     if (rc == 0)
-        rc = gt_load_collectives(t, pat, s, rv, rn);
-    free(rv);
+        rc = gt_load_collectives(t, col, s, &tops, steps);
+    gt_steps_free(steps);
+    gt_tops_free(&tops);
     if (rc < 0)
         gt_rank_sum_free(s);
     return rc;

@@ -1,5 +1,6 @@
 /* gt_ranks.c: the ranks of a job compared (docs/ranks.md). Collectives
- * are matched across ranks by (stream, ordinal): a rank's n-th stream to
+ * are matched across ranks by (stream, step, place in the step) when every
+ * rank has NVTX steps, else by (stream, ordinal): a rank's n-th stream to
  * run a collective and the collective's place on it. The GPU start of a
  * rank's collective is its arrival; the latest arrival is when the
  * collective could begin moving data, so each rank waited (latest -
@@ -61,8 +62,13 @@ static void gt_outliers(struct gt_ranks *g, int f, double floor)
     }
 }
 
+/* A rank's collective under its matching key: (stream, group, pos) is
+ * (stream, step + 1, place in the step) by step, (stream, 0, ordinal) by
+ * order. */
 struct gt_key {
-    uint32_t stream, ordinal;
+    uint32_t stream;
+    int64_t group;
+    uint32_t pos;
     size_t row, coll;
 };
 
@@ -71,9 +77,68 @@ static int gt_key_cmp(const void *a, const void *b)
     const struct gt_key *x = a, *y = b;
     if (x->stream != y->stream)
         return x->stream < y->stream ? -1 : 1;
-    if (x->ordinal != y->ordinal)
-        return x->ordinal < y->ordinal ? -1 : 1;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    if (x->pos != y->pos)
+        return x->pos < y->pos ? -1 : 1;
     return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* By rank, then its stream and step, then its place on the stream. */
+static int gt_key_by_row(const void *a, const void *b)
+{
+    const struct gt_key *x = a, *y = b;
+    if (x->row != y->row)
+        return x->row < y->row ? -1 : 1;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* A match under construction: its keys are k[a, b). */
+struct gt_span {
+    size_t a, b;
+    uint64_t first;             /* its earliest arrival */
+    uint32_t stream;
+    size_t key;                 /* a: the key order breaks ties */
+};
+
+static int gt_span_cmp(const void *a, const void *b)
+{
+    const struct gt_span *x = a, *y = b;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->first != y->first)
+        return x->first < y->first ? -1 : 1;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* By step when every rank that ran collectives has one in a step: a rank
+ * that skipped or added a collective then shifts the matches of that
+ * step only, where by order it would shift every later one. */
+static int gt_use_steps(const struct gt_ranks *g)
+{
+    int any = 0;
+    for (size_t i = 0; i < g->nrows; i++) {
+        const struct gt_rank_sum *s = g->rows[i].sum;
+        if (!s->ncoll)
+            continue;
+        int has = 0;
+        for (size_t c = 0; c < s->ncoll && !has; c++)
+            has = s->coll[c].step >= 0;
+        if (!has)
+            return 0;
+        any = 1;
+    }
+    return any;
+}
+
+static uint64_t gt_arrival(const struct gt_ranks *g, const struct gt_key *k)
+{
+    const struct gt_rank_row *r = &g->rows[k->row];
+    return (uint64_t)((int64_t)r->sum->coll[k->coll].start_ns + r->offset_ns);
 }
 
 /* Matches the collectives and adds up waits. */
@@ -84,45 +149,81 @@ static int gt_match(struct gt_ranks *g)
         nk += g->rows[i].sum->ncoll;
     struct gt_key *k = malloc((nk ? nk : 1) * sizeof(*k));
     uint64_t *arr = malloc((g->nrows ? g->nrows : 1) * sizeof(*arr));
-    if (!k || !arr) {
-        free(k);
-        free(arr);
-        return -1;
-    }
+    struct gt_span *sp = NULL;
+    if (!k || !arr)
+        goto oom;
+    g->by_step = gt_use_steps(g);
     nk = 0;
     for (size_t i = 0; i < g->nrows; i++)
         for (size_t c = 0; c < g->rows[i].sum->ncoll; c++) {
             const struct gt_rank_coll *x = &g->rows[i].sum->coll[c];
-            k[nk++] = (struct gt_key){x->stream, x->ordinal, i, c};
+            k[nk++] = (struct gt_key){x->stream, g->by_step ? x->step + 1 : 0, x->ordinal, i, c};
         }
+    if (g->by_step) {
+        /* place in the step: count each rank's collectives of a stream and step */
+        qsort(k, nk, sizeof(*k), gt_key_by_row);
+        for (size_t j = 0, p = 0; j < nk; j++) {
+            p = j && k[j].row == k[j - 1].row && k[j].stream == k[j - 1].stream && k[j].group == k[j - 1].group
+                    ? p + 1 : 0;
+            k[j].pos = (uint32_t)p;
+        }
+    }
     qsort(k, nk, sizeof(*k), gt_key_cmp);
-    size_t cap = 0;
+    size_t nsp = 0, cap = 0;
     for (size_t a = 0; a < nk;) {
         size_t b = a;
-        while (b < nk && k[b].stream == k[a].stream && k[b].ordinal == k[a].ordinal)
+        while (b < nk && k[b].stream == k[a].stream && k[b].group == k[a].group && k[b].pos == k[a].pos)
             b++;
-        if (g->ncolls == cap) {
+        if (nsp == cap) {
             cap = cap ? cap * 2 : 256;
-            struct gt_rank_match *m = realloc(g->colls, cap * sizeof(*m));
-            if (!m) {
-                free(k);
-                free(arr);
-                return -1;
-            }
-            g->colls = m;
+            struct gt_span *v = realloc(sp, cap * sizeof(*v));
+            if (!v)
+                goto oom;
+            sp = v;
         }
-        struct gt_rank_match *m = &g->colls[g->ncolls];
-        memset(m, 0, sizeof(*m));
-        m->stream = k[a].stream;
-        m->ordinal = k[a].ordinal;
+        struct gt_span *x = &sp[nsp++];
+        x->a = a;
+        x->b = b;
+        x->stream = k[a].stream;
+        x->key = a;
+        x->first = UINT64_MAX;
+        for (size_t j = a; j < b; j++)
+            if (gt_arrival(g, &k[j]) < x->first)
+                x->first = gt_arrival(g, &k[j]);
+        a = b;
+    }
+    /* the job's order on each stream: by earliest arrival (by order, the
+     * same as the ordinals: each rank's collectives arrive in order) */
+    qsort(sp, nsp, sizeof(*sp), gt_span_cmp);
+    g->colls = calloc(nsp ? nsp : 1, sizeof(*g->colls));
+    if (!g->colls)
+        goto oom;
+    uint32_t max_ord = 0;
+    for (size_t i = 0; i < nsp; i++) {
+        struct gt_rank_match *m = &g->colls[i];
+        m->stream = sp[i].stream;
+        m->ordinal = i && sp[i - 1].stream == m->stream ? g->colls[i - 1].ordinal + 1 : 0;
+        if (m->ordinal > max_ord)
+            max_ord = m->ordinal;
+    }
+    if (nsp) {
+        size_t ords = (size_t)max_ord + 1;
+        g->heat_per = (ords + GT_RANK_HEAT_COLS - 1) / GT_RANK_HEAT_COLS;
+        g->heat_cols = (ords + g->heat_per - 1) / g->heat_per;
+        g->heat = calloc(g->nrows * g->heat_cols, sizeof(*g->heat));
+        if (!g->heat)
+            g->heat_cols = 0;
+    }
+    for (size_t i = 0; i < nsp; i++) {
+        size_t a = sp[i].a, b = sp[i].b;
+        struct gt_rank_match *m = &g->colls[i];
+        m->step = g->by_step ? k[a].group - 1 : -1;
+        m->in_step = g->by_step ? k[a].pos : 0;
         m->nranks = b - a;
-        m->earliest_ns = UINT64_MAX;
+        m->earliest_ns = sp[i].first;
         for (size_t j = a; j < b; j++) {
-            const struct gt_rank_row *r = &g->rows[k[j].row];
-            uint64_t t = (uint64_t)((int64_t)r->sum->coll[k[j].coll].start_ns + r->offset_ns);
+            uint64_t t = gt_arrival(g, &k[j]);
             arr[j - a] = t;
-            if (t < m->earliest_ns)
-                m->earliest_ns = t;
             if (j == a || t > m->latest_ns) {
                 m->latest_ns = t;
                 m->last = k[j].row;
@@ -132,11 +233,10 @@ static int gt_match(struct gt_ranks *g)
         size_t nr = b - a;
         m->median_ns = nr % 2 ? arr[nr / 2] : arr[nr / 2 - 1] + (arr[nr / 2] - arr[nr / 2 - 1]) / 2;
         m->late_ns = m->latest_ns - m->median_ns;
-        if (g->heat) {
+        if (g->heat_cols) {
             size_t col = m->ordinal / g->heat_per;
             for (size_t j = a; j < b; j++) {
-                const struct gt_rank_row *r = &g->rows[k[j].row];
-                uint64_t t = (uint64_t)((int64_t)r->sum->coll[k[j].coll].start_ns + r->offset_ns);
+                uint64_t t = gt_arrival(g, &k[j]);
                 double late = t > m->median_ns ? (double)(t - m->median_ns) : 0;
                 double *cell = &g->heat[k[j].row * g->heat_cols + col];
                 if (col < g->heat_cols && late > *cell)
@@ -147,7 +247,7 @@ static int gt_match(struct gt_ranks *g)
         for (size_t j = a; j < b; j++) {
             struct gt_rank_row *r = &g->rows[k[j].row];
             const struct gt_rank_coll *c = &r->sum->coll[k[j].coll];
-            uint64_t t = (uint64_t)((int64_t)c->start_ns + r->offset_ns);
+            uint64_t t = gt_arrival(g, &k[j]);
             uint64_t dur = c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0;
             uint64_t w = m->latest_ns - t;
             if (w > dur)
@@ -166,14 +266,19 @@ static int gt_match(struct gt_ranks *g)
             lr->last_count++;
         if (nr > 1 && (lr->worst_coll == SIZE_MAX || m->late_ns > lr->worst_late_ns)) {
             lr->worst_late_ns = m->late_ns;
-            lr->worst_coll = g->ncolls;
+            lr->worst_coll = i;
         }
-        g->ncolls++;
-        a = b;
     }
+    g->ncolls = nsp;
+    free(sp);
     free(k);
     free(arr);
     return 0;
+oom:
+    free(sp);
+    free(k);
+    free(arr);
+    return -1;
 }
 
 /* Rows in rank order: numerically when both ranks are numbers, then by
@@ -238,22 +343,6 @@ int gt_ranks_build(struct gt_ranks *g, const struct gt_rank_sum *v, size_t n)
     g->median_span_ns = gt_median(spans, n);
     free(spans);
     g->floor_ns = g->median_span_ns * GT_RANK_FLOOR_PCT / 100;
-    uint32_t max_ord = 0;
-    int any = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t c = 0; c < v[i].ncoll; c++) {
-            any = 1;
-            if (v[i].coll[c].ordinal > max_ord)
-                max_ord = v[i].coll[c].ordinal;
-        }
-    if (any) {
-        size_t ords = (size_t)max_ord + 1;
-        g->heat_per = (ords + GT_RANK_HEAT_COLS - 1) / GT_RANK_HEAT_COLS;
-        g->heat_cols = (ords + g->heat_per - 1) / g->heat_per;
-        g->heat = calloc(n * g->heat_cols, sizeof(*g->heat));
-        if (!g->heat)
-            g->heat_cols = 0;
-    }
     if (gt_match(g) < 0) {
         gt_err("ranks: out of memory");
         return -1;

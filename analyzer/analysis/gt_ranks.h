@@ -25,6 +25,7 @@ extern const char *const gt_rank_default_patterns[];
 struct gt_rank_patterns {
     const char *p[GT_RANK_MAX_PATTERNS];
     int n;
+    const char *step_glob;          /* names of the step ranges (--step); NULL: report's usual ones */
 };
 
 /* Where a time is in the program: the top-level NVTX range (on the
@@ -41,6 +42,7 @@ struct gt_rank_coll {
     uint32_t ordinal;               /* its place on that stream */
     uint64_t launch_ns, start_ns, end_ns;   /* trace clock */
     struct gt_rank_where where;
+    int64_t step;                   /* the NVTX step that held its launch (docs/report.md, Steps); -1: none */
 };
 
 struct gt_rank_gap {
@@ -76,9 +78,18 @@ struct gt_rank_sum {
 /* From a trace: report's analysis plus its collectives. 0, or -1 after an
  * error line. */
 int gt_rank_sum_from_trace(struct gt_trace *t, const struct gt_rank_patterns *pat, struct gt_rank_sum *out);
-/* The same from report's analysis of t, already made (its listed gaps). */
+
+/* The collectives, gathered while report's pass reads the kernels (so the
+ * trace is read once): a collector in gt_analyze_opts.on_kernel_arg with
+ * gt_rank_on_kernel as on_kernel. */
+struct gt_rank_collector;
+struct gt_rank_collector *gt_rank_collector_new(const struct gt_rank_patterns *pat);
+void gt_rank_on_kernel(void *collector, const struct gt_kernel_seen *k);
+void gt_rank_collector_free(struct gt_rank_collector *c);
+/* The summary from report's analysis of t, already made with collector c
+ * (its listed gaps, its collectives). */
 int gt_rank_sum_from_report(struct gt_trace *t, const struct gt_rank_patterns *pat, const struct gt_report *r,
-                            struct gt_rank_sum *out);
+                            struct gt_rank_collector *c, struct gt_rank_sum *out);
 /* Does name match p (the default patterns when p is NULL or empty)? */
 int gt_rank_name_is_collective(const struct gt_rank_patterns *p, const char *name);
 /* Parses "a*,b*" into p (pointing into s, which it modifies): 0, or -1. */
@@ -109,9 +120,14 @@ struct gt_rank_row {
     int straggler;
 };
 
-/* One collective matched across ranks: (stream, ordinal). */
+/* One collective matched across ranks (docs/ranks.md, Matching): by
+ * (stream, step, place in the step) when every rank has steps, else by
+ * (stream, ordinal). ordinal is then the match's place among the job's
+ * collectives on that stream, by earliest arrival. */
 struct gt_rank_match {
     uint32_t stream, ordinal;
+    int64_t step;                   /* matched by step: the step; -1: outside steps, or matched by order */
+    uint32_t in_step;               /* matched by step: its place among the stream's collectives of that step */
     char name[256];
     size_t nranks;                  /* ranks that ran it */
     uint64_t earliest_ns, latest_ns, median_ns; /* arrivals (GPU starts), the job's clock */
@@ -127,6 +143,7 @@ struct gt_ranks {
     struct gt_rank_match *colls;
     size_t ncolls;
     int one_host;                   /* 1: every trace from one host, times on its CLOCK_MONOTONIC */
+    int by_step;                    /* 1: collectives matched by NVTX step, 0: by order */
     double median_span_ns;
     double floor_ns;                /* noise floor: GT_RANK_FLOOR_PCT of the median span */
     size_t worst;                   /* the worst straggler (index into rows); nrows when none */

@@ -165,7 +165,7 @@ static int gt_row_cmp(const void *a, const void *b)
 }
 
 /* Gap indices by start, for finding the gaps a call starts in. */
-static const struct gt_report *gt_sort_r;
+static __thread const struct gt_report *gt_sort_r; /* per thread: report -j analyses traces on several */
 static int gt_gap_start_cmp(const void *a, const void *b)
 {
     uint64_t x = gt_sort_r->gaps[*(const size_t *)a].start_ns, y = gt_sort_r->gaps[*(const size_t *)b].start_ns;

@@ -68,7 +68,8 @@ static int gt_by_start(const void *x, const void *y)
     return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
-static const struct gt_step_acc *gt_sort_v;
+/* for qsort's comparators; per thread: report -j analyses traces on several */
+static __thread const struct gt_step_acc *gt_sort_v;
 
 static int gt_by_tid(const void *x, const void *y)
 {
@@ -255,6 +256,46 @@ int gt_steps_bounds(const struct gt_stepper *s, int64_t number, uint64_t *start,
             *hi = a->number;
     }
     return 0;
+}
+
+int gt_steps_at(const struct gt_stepper *s, int64_t tid, uint64_t at, int64_t *number)
+{
+    if (!s || !s->n)
+        return 0;
+    size_t lo = 0, hi = s->n; /* the first of bytid after (tid, at) */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const struct gt_step_acc *a = &s->v[s->bytid[mid]];
+        if (a->tid < tid || (a->tid == tid && a->start <= at))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0) {
+        const struct gt_step_acc *a = &s->v[s->bytid[lo - 1]];
+        if (a->tid == tid && a->start <= at && at < a->end) {
+            *number = a->number;
+            return 1;
+        }
+    }
+    /* any thread: v is by start and maxend[i] is the latest end of
+     * v[0..i], so from the last step to start by `at` back, only those
+     * while maxend > at can hold it (a few: steps of threads that overlap) */
+    lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->v[mid].start <= at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int found = 0;
+    for (size_t j = lo; j-- > 0 && s->maxend[j] > at;)
+        if (at < s->v[j].end) {
+            *number = s->v[j].number;
+            found = 1;
+        }
+    return found;
 }
 
 static void gt_site_add(struct gt_stepper *s, struct gt_step_acc *a, int what, uint32_t site, uint64_t ns)

@@ -36,6 +36,12 @@ void gt_steps_free(struct gt_stepper *s);
 int gt_steps_bounds(const struct gt_stepper *s, int64_t number, uint64_t *start, uint64_t *end, int64_t *lo,
                     int64_t *hi);
 
+/* The number of the step that holds time `at` on thread tid (its steps
+ * do not overlap), else on any thread (the first by start: collectives
+ * may be launched by a thread other than the one that marks steps, as
+ * PyTorch's autograd threads do): 1 with *number; 0 when none holds it. */
+int gt_steps_at(const struct gt_stepper *s, int64_t tid, uint64_t at, int64_t *number);
+
 /* 1: `name` is a step's by the rule of docs/report.md (step, train_step,
  * training_step, ProfilerStep, each maybe numbered). */
 int gt_step_name(const char *name);

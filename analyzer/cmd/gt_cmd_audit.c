@@ -85,6 +85,7 @@ void gt_cmd_audit_usage(FILE *out)
                  "  # CI budgets for the training step\n"
                  "  max-idle-pct = 20\n"
                  "  max-pageable-h2d-bytes = 64MiB\n"
+                 "  max-straggler-wait-pct = 5     # the job budgets have keys too\n"
                  "An unknown key, a bad value or a key given twice is an error (status 2).\n"
                  "\n"
                  "against a baseline (docs/diff.md):\n"
@@ -373,8 +374,8 @@ static int gt_audit_one(const char *path, const char *prefix, const struct gt_bu
         gt_err("%s: note: no GPU-side times in this trace; idle time is estimated from host-side call times",
                path);
     for (int k = 0; k < GT_NBUDGETS; k++) {
-        if (!b->set[k])
-            continue;
+        if (!b->set[k] || gt_budget_is_rank(k))
+            continue; /* the job budgets: once over the ranks, gt_audit_ranks */
         int v = gt_check(prefix, path, k, b, &r, min_gap_ns);
         if (v == 2)
             status = GT_EXIT_USAGE;
@@ -395,8 +396,11 @@ static int gt_audit_one(const char *path, const char *prefix, const struct gt_bu
 }
 
 /* The job budgets: one line each. Returns the exit status. */
-static int gt_audit_ranks(char **paths, int n, const double *limit, const int *set)
+static int gt_audit_ranks(char **paths, int n, const struct gt_budgets *b, const char *step_glob)
 {
+    static const int keys[2] = {GT_BUDGET_STRAGGLER_WAIT_PCT, GT_BUDGET_RANK_SKEW_PCT};
+    /* the default collectives; collectives matched by the steps --step names */
+    struct gt_rank_patterns pat = {.n = 0, .step_glob = step_glob};
     if (n < 2) {
         gt_err("the rank budgets compare the ranks of a job: give two or more traces or summaries");
         return GT_EXIT_USAGE;
@@ -417,7 +421,7 @@ static int gt_audit_ranks(char **paths, int n, const double *limit, const int *s
                 status = GT_EXIT_USAGE;
                 continue;
             }
-            int rc = gt_rank_sum_from_trace(&t, NULL, &sums[m]);
+            int rc = gt_rank_sum_from_trace(&t, &pat, &sums[m]);
             gt_trace_close(&t);
             if (rc < 0) {
                 status = GT_EXIT_USAGE;
@@ -434,12 +438,12 @@ static int gt_audit_ranks(char **paths, int n, const double *limit, const int *s
     if (status == GT_EXIT_OK) {
         char v[64], d[64];
         for (int k = 0; k < 2; k++) {
-            if (!set[k])
+            if (!b->set[keys[k]])
                 continue;
-            double measured = k == 0 ? g.straggler_wait_pct : g.skew_pct;
-            int fail = measured > limit[k];
-            printf("%s %s: %s %s %g%%", fail ? "FAIL" : "ok  ", k == 0 ? "max-straggler-wait-pct" : "max-rank-skew-pct",
-                   gt_fmt_pct(measured, limit[k], v, sizeof(v)), fail ? ">" : "<=", limit[k]);
+            double measured = k == 0 ? g.straggler_wait_pct : g.skew_pct, limit = b->pct[keys[k]];
+            int fail = measured > limit;
+            printf("%s %s: %s %s %g%%", fail ? "FAIL" : "ok  ", gt_budget_names[keys[k]],
+                   gt_fmt_pct(measured, limit, v, sizeof(v)), fail ? ">" : "<=", limit);
             /* the rank that set the figure */
             size_t top = 0;
             for (size_t i = 1; i < g.nrows; i++) {
@@ -504,9 +508,6 @@ int gt_cmd_audit(int argc, char **argv)
     uint64_t min_gap_ns = GT_AUDIT_MIN_GAP_NS;
     struct gt_window_spec ws = {0};
     char err[512];
-    static const char *const rank_opts[2] = {"max-straggler-wait-pct", "max-rank-skew-pct"};
-    double rank_limit[2] = {0, 0};
-    int rank_set[2] = {0, 0};
     for (int j = 1; j < argc && strcmp(argv[j], "--") != 0; j++)
         if (strcmp(argv[j], "--baseline") == 0)
             return gt_cmd_audit_baseline(argc, argv); /* budgets on change: docs/diff.md */
@@ -534,19 +535,6 @@ int gt_cmd_audit(int argc, char **argv)
                     return gt_usage_error("audit", "option '--%s' needs a value", gt_budget_names[k]);
                 if (gt_budget_set(&cli, gt_budget_names[k], v, err, sizeof(err)) < 0)
                     return gt_usage_error("audit", "--%s", err);
-            }
-            for (int k = 0; k < 2 && !known; k++) {
-                if (!(v = gt_opt_value(argc, argv, &i, rank_opts[k], &missing)))
-                    continue;
-                known = 1;
-                char *end;
-                double x = strtod(v, &end);
-                if (end != v && *end == '%')
-                    end++;
-                if (missing || end == v || *end || !(x >= 0 && x <= 1e6))
-                    return gt_usage_error("audit", "--%s must be a percent (0 or more), not '%s'", rank_opts[k], v);
-                rank_limit[k] = x;
-                rank_set[k] = 1;
             }
             if (!known && (v = gt_opt_value(argc, argv, &i, "max-idle-host-stack", &missing))) {
                 known = 1;
@@ -589,13 +577,15 @@ int gt_cmd_audit(int argc, char **argv)
         return GT_EXIT_USAGE;
     }
     gt_budget_merge(&all, &cli);
-    int ranks = rank_set[0] || rank_set[1];
-    if (!gt_budget_count(&all) && !ranks && !gt_nhost_budgets)
+    /* the job budgets are checked once over every input together; the
+     * others per trace */
+    int ranks = all.set[GT_BUDGET_STRAGGLER_WAIT_PCT] || all.set[GT_BUDGET_RANK_SKEW_PCT];
+    if (!gt_budget_count(&all) && !gt_nhost_budgets)
         return gt_usage_error("audit", "no budget given (e.g. --max-idle-pct 20, or --budget FILE)");
     if (i >= argc)
         return gt_usage_error("audit", "no trace file given");
-    if (!gt_budget_count(&all) && !gt_nhost_budgets)
-        return gt_audit_ranks(argv + i, argc - i, rank_limit, rank_set);
+    if (!gt_budget_count_per_trace(&all) && !gt_nhost_budgets)
+        return gt_audit_ranks(argv + i, argc - i, &all, ws.step_glob);
     for (int j = i; j < argc; j++)
         if (gt_rank_is_summary_path(argv[j]))
             return gt_usage_error("audit", "%s: a rank summary takes only the rank budgets "
@@ -612,7 +602,7 @@ int gt_cmd_audit(int argc, char **argv)
             status = rc;
     }
     if (ranks) {
-        int rc = gt_audit_ranks(argv + first, argc - first, rank_limit, rank_set);
+        int rc = gt_audit_ranks(argv + first, argc - first, &all, ws.step_glob);
         if (rc > status)
             status = rc;
     }

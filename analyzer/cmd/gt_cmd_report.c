@@ -218,6 +218,7 @@ static int gt_parse(int argc, char **argv, struct gt_report_opts *o)
     if (optind >= argc)
         return gt_usage_error("report", "no trace given");
     o->win.step_glob = o->a.step_glob;
+    o->patterns.step_glob = o->a.step_glob; /* collectives are matched by these steps */
     if (gt_window_check(&o->win, "report") < 0)
         return GT_EXIT_USAGE;
     return 0;
@@ -299,6 +300,19 @@ static void gt_job_run(struct gt_job *j, const struct gt_report_opts *o, int sho
             return;
         }
     }
+    /* the rank summary's collectives are gathered in the report's pass: the trace is read once */
+    struct gt_rank_collector *col = NULL;
+    if (o->ranks) {
+        if (!(col = gt_rank_collector_new(&o->patterns))) {
+            gt_err("%s: out of memory", j->path);
+            j->failed = 1;
+            gt_window_free(&win);
+            gt_trace_close(&t);
+            return;
+        }
+        a.on_kernel = gt_rank_on_kernel;
+        a.on_kernel_arg = col;
+    }
     if (show_progress)
         gt_progress_begin("report", gt_scan_row_estimate(&t));
     int arc = gt_analyze(&t, &a, &x->r);
@@ -316,12 +330,13 @@ static void gt_job_run(struct gt_job *j, const struct gt_report_opts *o, int sho
             j->failed = 1;
         }
         if (!j->failed && o->ranks) {
-            if (gt_rank_sum_from_report(&t, &o->patterns, &x->r, &j->rank) < 0)
+            if (gt_rank_sum_from_report(&t, &o->patterns, &x->r, col, &j->rank) < 0)
                 j->failed = 1;
             else
                 j->has_rank_sum = 1;
         }
     }
+    gt_rank_collector_free(col);
     gt_trace_close(&t);
 }
 

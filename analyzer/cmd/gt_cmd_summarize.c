@@ -15,14 +15,15 @@
 void gt_cmd_summarize_usage(FILE *out)
 {
     fprintf(out,
-            "usage: gputrace summarize [--collectives PATTERNS] [-o FILE] TRACE.db\n"
+            "usage: gputrace summarize [--collectives PATTERNS] [--step NAME] [-o FILE] TRACE.db\n"
             "\n"
             "Writes one rank's compact summary (JSON, well under 1 MiB): its report\n"
             "figures, its longest GPU idle gaps with their sites, and its collectives\n"
             "(kernels named as NCCL's: stream, place on the stream, launch, GPU start\n"
-            "and end, NVTX range). Run it where each trace is (one per rank, under\n"
-            "srun, mpirun or a Kubernetes job), then 'gputrace report *.summary.json'\n"
-            "compares the ranks without the traces (docs/ranks.md).\n"
+            "and end, NVTX range and step). Run it where each trace is (one per rank,\n"
+            "under srun, mpirun, a Kubernetes job or a Dask cluster), then\n"
+            "'gputrace report *.summary.json' compares the ranks without the traces\n"
+            "(docs/ranks.md).\n"
             "\n"
             "options:\n"
             "  -o, --output FILE      write there (default: TRACE.db with .summary.json\n"
@@ -31,6 +32,9 @@ void gt_cmd_summarize_usage(FILE *out)
             "                         wildcards) of collectives, instead of the default\n"
             "                         ncclDevKernel_*,ncclKernel_*,*ncclDevKernel_*,\n"
             "                         *ncclKernel_*,rcclKernel*,*oneccl*\n"
+            "  --step NAME            step ranges are the NVTX ranges NAME matches (a\n"
+            "                         glob), as report's --step; collectives are matched\n"
+            "                         across ranks by step\n"
             "\n"
             "exit status: 0; 1 if the summary could not be written; 2 for bad\n"
             "arguments or a trace that cannot be read.\n");
@@ -40,6 +44,7 @@ int gt_cmd_summarize(int argc, char **argv)
 {
     static const struct option longs[] = {{"output", required_argument, NULL, 'o'},
                                           {"collectives", required_argument, NULL, 'c'},
+                                          {"step", required_argument, NULL, 'S'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     const char *output = NULL;
@@ -56,6 +61,11 @@ int gt_cmd_summarize(int argc, char **argv)
             if (gt_rank_patterns_parse(optarg, &pat) < 0)
                 return gt_usage_error("summarize", "--collectives must be 1 to %d comma-separated patterns",
                                       GT_RANK_MAX_PATTERNS);
+            break;
+        case 'S':
+            if (!*optarg)
+                return gt_usage_error("summarize", "--step needs a range name (a glob such as 'iter*')");
+            pat.step_glob = optarg;
             break;
         case 'h':
             gt_cmd_summarize_usage(stdout);

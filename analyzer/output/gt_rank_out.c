@@ -149,9 +149,9 @@ static void gt_wrap(FILE *out, const char *text)
 void gt_ranks_text(FILE *out, const struct gt_ranks *g, size_t top)
 {
     char a[32], b[32], lab[96];
-    fprintf(out, "== ranks: %zu, %s, %zu collectives matched\n", g->nrows,
+    fprintf(out, "== ranks: %zu, %s, %zu collectives matched%s\n", g->nrows,
             g->one_host ? "one host (its CLOCK_MONOTONIC)" : "several hosts (wall clocks: their skew adds to waits)",
-            g->ncolls);
+            g->ncolls, !g->ncolls ? "" : g->by_step ? " by NVTX step" : " by order");
     char *text = NULL;
     size_t tlen = 0;
     FILE *m = open_memstream(&text, &tlen);
@@ -252,9 +252,9 @@ static void gt_put_where_json(FILE *out, const struct gt_rank_where *w)
 
 void gt_ranks_json(FILE *out, const struct gt_ranks *g, size_t top)
 {
-    fprintf(out, "{\"one_host\":%s,\"median_span_ns\":%.0f,\"floor_ns\":%.0f,\"straggler_wait_pct\":%.6f,"
+    fprintf(out, "{\"one_host\":%s,\"matched_by\":\"%s\",\"median_span_ns\":%.0f,\"floor_ns\":%.0f,\"straggler_wait_pct\":%.6f,"
                  "\"skew_pct\":%.6f,\"worst\":",
-            g->one_host ? "true" : "false", g->median_span_ns, g->floor_ns, g->straggler_wait_pct, g->skew_pct);
+            g->one_host ? "true" : "false", g->by_step ? "step" : "order", g->median_span_ns, g->floor_ns, g->straggler_wait_pct, g->skew_pct);
     if (g->worst < g->nrows)
         gt_put_json_string(out, g->rows[g->worst].sum->rank);
     else
@@ -318,6 +318,12 @@ void gt_ranks_json(FILE *out, const struct gt_ranks *g, size_t top)
             break;
         fprintf(out, "%s{\"stream\":%u,\"ordinal\":%u,\"kernel\":", shown ? ",\n" : "\n", c->stream, c->ordinal);
         gt_put_json_string(out, c->name);
+        if (g->by_step && c->step >= 0)
+            fprintf(out, ",\"step\":%lld,\"in_step\":%u", (long long)c->step, c->in_step);
+        else if (g->by_step)
+            fprintf(out, ",\"step\":null,\"in_step\":%u", c->in_step);
+        else
+            fputs(",\"step\":null,\"in_step\":null", out);
         fprintf(out, ",\"ranks\":%zu,\"last\":", c->nranks);
         gt_put_json_string(out, g->rows[c->last].sum->rank);
         fprintf(out, ",\"earliest_ns\":%llu,\"latest_ns\":%llu,\"median_ns\":%llu,\"late_ns\":%llu,\"wait_ns\":%llu,",

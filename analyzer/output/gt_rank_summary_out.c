@@ -56,10 +56,10 @@ void gt_rank_summary_write(FILE *out, const struct gt_rank_sum *s, const char *v
     fputs("],\n\"collectives\":[", out);
     for (size_t i = 0; i < s->ncoll; i++) {
         const struct gt_rank_coll *c = &s->coll[i];
-        fprintf(out, "%s[%u,%u,%u,%lld,%lld,%lld,%d,%lld]", i ? ",\n" : "", c->name, c->stream, c->ordinal,
+        fprintf(out, "%s[%u,%u,%u,%lld,%lld,%lld,%d,%lld,%lld]", i ? ",\n" : "", c->name, c->stream, c->ordinal,
                 (long long)(c->launch_ns - s->first_ns), (long long)(c->start_ns - s->first_ns),
                 (long long)(c->end_ns - s->first_ns), gt_range_id(ranges, &nranges, c->where.range),
-                (long long)c->where.index);
+                (long long)c->where.index, (long long)c->step);
     }
     fputs("],\n\"gaps\":[", out);
     for (size_t i = 0; i < s->ngaps; i++) {

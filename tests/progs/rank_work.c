@@ -16,8 +16,16 @@
  *     launched its own
  *   cudaStreamSynchronize(0) (the optimizer reads the reduced gradients)
  * CRASH_RANK aborts at the start of CRASH_STEP. RANK_WORK_SLOW=R:NS makes
- * rank R's fwd_kernel run NS ns (a slower GPU). */
+ * rank R's fwd_kernel run NS ns (a slower GPU). RANK_WORK_EXTRA=R:S makes
+ * rank R launch one more collective in step S, after its all-reduce:
+ * ncclDevKernel_Broadcast_RING_LL, which the tests run on a communicator
+ * of that rank alone (FAKECUDA_COLLECTIVE_SOLO), so the ranks' collectives
+ * differ in that step only. RANK_WORK_COMM_THREAD=1 launches the
+ * all-reduce from a thread of its own each step (as PyTorch's autograd
+ * threads launch DDP's), outside the NVTX ranges, which only the main
+ * thread marks. */
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +36,7 @@
 
 #define MB (1 << 20)
 
-static const void *fwd, *allreduce;
+static const void *fwd, *allreduce, *extra;
 static void *dev;
 static char *host;
 static dim3 g1 = {1, 1, 1}, b1 = {32, 1, 1};
@@ -48,6 +56,26 @@ __attribute__((noinline)) static void load_batch(int stall_ms)
 __attribute__((noinline)) static void forward(void) { cudaLaunchKernel(fwd, g1, b1, NULL, 0, NULL); }
 
 __attribute__((noinline)) static void all_reduce(void) { cudaLaunchKernel(allreduce, g1, b1, NULL, 0, NULL); }
+
+static void *comm_thread(void *arg)
+{
+    (void)arg;
+    all_reduce();
+    return NULL;
+}
+
+/* The all-reduce, from this thread or (RANK_WORK_COMM_THREAD) one of its own. */
+static void launch_all_reduce(int own_thread)
+{
+    pthread_t t;
+    if (own_thread && pthread_create(&t, NULL, comm_thread, NULL) == 0) {
+        pthread_join(t, NULL);
+        return;
+    }
+    all_reduce();
+}
+
+__attribute__((noinline)) static void broadcast(void) { cudaLaunchKernel(extra, g1, b1, NULL, 0, NULL); }
 
 /* Every rank's file in dir, or 10 s. */
 static void meet(const char *dir, int rank, int world)
@@ -87,7 +115,13 @@ int main(int argc, char **argv)
     long long fwd_ns = 0;
     if (slow && atoi(slow) == rank && strchr(slow, ':'))
         fwd_ns = atoll(strchr(slow, ':') + 1);
+    /* RANK_WORK_EXTRA=R:S: rank R launches one more collective in step S */
+    const char *ex = getenv("RANK_WORK_EXTRA");
+    int extra_step = ex && atoi(ex) == rank && strchr(ex, ':') ? atoi(strchr(ex, ':') + 1) : -1;
+    const char *ct = getenv("RANK_WORK_COMM_THREAD");
+    int comm_own_thread = ct && atoi(ct) == 1;
     fwd = fakecuda_runtime_kernel("fwd_kernel", (uint64_t)fwd_ns);
+    extra = fakecuda_runtime_kernel("ncclDevKernel_Broadcast_RING_LL", 0);
     allreduce = fakecuda_runtime_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0);
     /* set-up, in NVTX range "init": the first NVTX call and the first copy
      * load what they need (as a framework's warm-up step would) */
@@ -105,7 +139,9 @@ int main(int argc, char **argv)
         nvtxRangePushA("step");
         load_batch(rank == stall_rank && i == stall_step ? stall_ms : 0);
         forward();
-        all_reduce();
+        launch_all_reduce(comm_own_thread);
+        if (i == extra_step)
+            broadcast();
         cudaStreamSynchronize(0);
         nvtxRangePop();
     }

@@ -106,7 +106,7 @@ static void test_set(void)
     CHECK(gt_budget_count(&b) == 2);
     CHECK(gt_budget_set(&b, "max-idle", "20", err, sizeof(err)) == -1);
     CHECK_STR(err, "unknown budget 'max-idle' (known: max-idle-pct, max-pageable-h2d-bytes, "
-                   "max-launch-bound-pct, max-sync-pct, max-step-p99)");
+                   "max-launch-bound-pct, max-sync-pct, max-step-p99, max-straggler-wait-pct, max-rank-skew-pct)");
     CHECK(gt_budget_set(&b, "max-step-p99", "20ms", err, sizeof(err)) == 0);
     CHECK(b.set[GT_BUDGET_STEP_P99] && b.ns == 20000000);
     CHECK(gt_budget_set(&b, "max-step-p99", "20 parsecs", err, sizeof(err)) == -1);
@@ -119,6 +119,21 @@ static void test_set(void)
     CHECK(gt_budget_set(&b, "max-pageable-h2d-bytes", "1.5G", err, sizeof(err)) == -1);
     CHECK(strstr(err, "max-pageable-h2d-bytes: '1.5G' is not a byte count") == err);
     CHECK(b.bytes == 1048576);
+    /* the job budgets: percents past 100 (a rank may compute twice as long), not per trace */
+    int per_trace = gt_budget_count_per_trace(&b);
+    CHECK(gt_budget_set(&b, "max-rank-skew-pct", "150%", err, sizeof(err)) == 0);
+    CHECK(b.set[GT_BUDGET_RANK_SKEW_PCT] && b.pct[GT_BUDGET_RANK_SKEW_PCT] == 150);
+    CHECK(gt_budget_set(&b, "max-straggler-wait-pct", "7.5", err, sizeof(err)) == 0);
+    CHECK(b.pct[GT_BUDGET_STRAGGLER_WAIT_PCT] == 7.5);
+    CHECK(gt_budget_is_rank(GT_BUDGET_RANK_SKEW_PCT) && gt_budget_is_rank(GT_BUDGET_STRAGGLER_WAIT_PCT));
+    CHECK(!gt_budget_is_rank(GT_BUDGET_IDLE_PCT));
+    CHECK(gt_budget_count_per_trace(&b) == per_trace);
+    CHECK(gt_budget_count(&b) == per_trace + 2);
+    CHECK(gt_budget_set(&b, "max-rank-skew-pct", "-5", err, sizeof(err)) == -1);
+    CHECK(strstr(err, "max-rank-skew-pct: '-5' is not a percent (a number of 0 or more") == err);
+    CHECK(gt_budget_set(&b, "max-rank-skew-pct", "2000000", err, sizeof(err)) == -1);
+    CHECK(b.pct[GT_BUDGET_RANK_SKEW_PCT] == 150);
+    CHECK(gt_budget_set(&b, "max-idle-pct", "150", err, sizeof(err)) == -1);
 }
 
 static void test_text(void)

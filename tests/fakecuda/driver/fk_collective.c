@@ -18,9 +18,16 @@
  * never arrives is waited for at most FAKECUDA_COLLECTIVE_TIMEOUT_MS
  * (default 30000), after which this process stops waiting for that peer
  * and says so on stderr once. Either way the collective then ends at the
- * latest arrival of the peers that came, plus its duration. */
+ * latest arrival of the peers that came, plus its duration.
+ *
+ * FAKECUDA_COLLECTIVE_SOLO names (comma-separated shell wildcards)
+ * collectives on a communicator of this rank alone (NCCL allows one: a
+ * split of the world where a rank is alone in its group): they meet no
+ * peer and take no place in the job's order, so a rank can launch one
+ * its peers do not without shifting the collectives that follow. */
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,10 +128,26 @@ static void fk_coll_init(void)
     atexit(fk_coll_exit);
 }
 
+/* A collective of a communicator of this rank alone (FAKECUDA_COLLECTIVE_SOLO)? */
+static int fk_coll_solo(const char *name)
+{
+    const char *v = getenv("FAKECUDA_COLLECTIVE_SOLO");
+    char buf[1024];
+    if (!v || !*v || strlen(v) >= sizeof(buf))
+        return 0;
+    memcpy(buf, v, strlen(v) + 1);
+    for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save))
+        if (fnmatch(p, name, 0) == 0)
+            return 1;
+    return 0;
+}
+
 int fk_coll_is(const struct CUfunc_st *f)
 {
     if (!f || !f->name || (!strstr(f->name, "ncclDevKernel_") && !strstr(f->name, "ncclKernel_")))
         return 0;
+    if (fk_coll_solo(f->name))
+        return 0; /* runs as any kernel: its own duration, no peer */
     pthread_once(&fk_coll_once, fk_coll_init);
     return fk_coll_map != NULL;
 }
