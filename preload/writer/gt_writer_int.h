@@ -146,6 +146,15 @@ void gt_emit_thread(struct gt_writer *w, uint32_t tid);
 /* A small text file (a /proc entry), its trailing newlines and NULs cut,
  * inner NULs made spaces if asked; "" when unreadable (gt_writer.c). */
 void gt_read_text_file(const char *path, char *buf, size_t len, int nul_to_space);
+void gt_meta(struct gt_writer *w, const char *key, const char *value);
+void gt_meta_u64(struct gt_writer *w, const char *key, uint64_t v);
+/* gt_writer_file.c: clears the way for a new trace at `path` (a stale
+ * WAL of an earlier run under the name would be replayed into it) and
+ * creates it; -1 with the reason in err. */
+int gt_writer_create_file(const char *path, char *err, size_t err_len);
+/* gt_writer_file.c: who, where, when, with which settings, into meta. */
+struct gt_config;
+void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg);
 /* The rows of a Python stack, its frames and code objects, once each
  * (gt_writer_py.c). */
 void gt_emit_pystack(struct gt_writer *w, uint32_t pystack_id);
