@@ -359,13 +359,15 @@ def test_a_rank_with_one_more_collective_in_a_step_shifts_that_step_only():
     assert_eq([(c["last"], c["step"], c["in_step"], c["kernel"], c["wait_ns"]) for c in alone],
               [(str(extra_rank), extra_step, 1, "ncclDevKernel_Broadcast_RING_LL", 0)], "the extra collective")
     assert_eq(len(got["collectives"]), steps + 1, "collectives matched")
-    # matched by order, every later match shifts: the figures the test
-    # checks would differ (so the check above can fail)
+    # matched by order, every later match shifts, so the check above can
+    # fail: the collective left alone is rank 1's last all-reduce, not the
+    # broadcast, and rank 1's all-reduces meet the others' of the step
+    # before (how much the waits then differ depends on the machine's
+    # timing, so the matching itself is what is compared)
     _, fig_order, colls_order, job_order, _ = expected_ranks(dbs, force_order=True)
     assert_eq(job_order["matched_by"], "order", "the order oracle")
-    caused = {r["rank"]: r["caused_wait_ns"] for r in got["rows"]}
-    assert any(abs(fig_order[r]["caused_wait_ns"] - caused[r]) > 0.1 * STALL_MS * 1e6 for r in caused), \
-        (caused, {r: fig_order[r]["caused_wait_ns"] for r in caused})
+    alone_order = [(c["last"], c["kernel"]) for c in colls_order.values() if c["ranks"] == 1]
+    assert alone_order and all(k != "ncclDevKernel_Broadcast_RING_LL" for _, k in alone_order), alone_order
     # the summaries carry the steps: the same answer without the traces
     sums = []
     for db in dbs:
