@@ -16,6 +16,7 @@ int gt_busy_init(struct gt_busy *b, size_t nb, uint64_t t0, uint64_t span, const
     b->nb = nb;
     b->t0 = t0;
     b->span = span;
+    b->w = nb ? (double)span / (double)nb : 0;
     int64_t *d = n ? malloc(n * sizeof(*d)) : NULL;
     if (n && !d)
         return -1;
@@ -43,7 +44,7 @@ void gt_busy_run(int64_t device, uint64_t s, uint64_t e, void *arg)
     int d = 0;
     while (d < b->ndev && b->dev[d] != device)
         d++;
-    if (d == b->ndev || e <= s || !b->span)
+    if (d == b->ndev || e <= s || !b->span || !b->nb)
         return;
     /* a run before the span's start (it cannot be, but a wrapped
      * difference must not land in a slice) */
@@ -51,8 +52,7 @@ void gt_busy_run(int64_t device, uint64_t s, uint64_t e, void *arg)
         return;
     if (s < b->t0)
         s = b->t0;
-    double w = (double)b->span / (double)b->nb;
-    double x0 = (double)(s - b->t0) / w, x1 = (double)(e - b->t0) / w;
+    double x0 = (double)(s - b->t0) / b->w, x1 = (double)(e - b->t0) / b->w;
     if (x1 > (double)b->nb)
         x1 = (double)b->nb;
     for (size_t i = (size_t)x0; i < b->nb && (double)i < x1; i++) {

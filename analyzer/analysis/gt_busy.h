@@ -16,6 +16,7 @@ struct gt_busy {
     float *frac[GT_BUSY_MAX_DEVICES];  /* per slice: busy ns / slice ns */
     size_t nb;
     uint64_t t0, span;                 /* the report's first_ns and span_ns */
+    double w;                          /* a slice's ns */
 };
 
 /* Rows for the distinct devices among devs[0..n) (any order, repeats
