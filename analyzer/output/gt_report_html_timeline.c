@@ -1,7 +1,9 @@
 /* gt_report_html_timeline.c: the HTML report's interactive timeline.
  *
- * The C side reads the lanes from the trace's public views and writes them
- * into the page as JSON inside <script type="application/json">; the script
+ * The C side fills the lanes from the rows the report's own pass reads (a
+ * tap in gt_analyze: no pass of its own; NVTX ranges from the ranges view
+ * after it) and writes them into the page as JSON inside
+ * <script type="application/json">; the script
  * (gt_report_html_timeline.js, embedded at build time, as is its style)
  * draws them on a canvas, zooms and pans, and links gaps and their rows.
  *
