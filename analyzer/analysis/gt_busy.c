@@ -20,9 +20,10 @@ int gt_busy_init(struct gt_busy *b, size_t nb, uint64_t t0, uint64_t span, const
     int64_t *d = n ? malloc(n * sizeof(*d)) : NULL;
     if (n && !d)
         return -1;
-    if (n)
+    if (n) {
         memcpy(d, devs, n * sizeof(*d));
-    qsort(d, n, sizeof(*d), gt_busy_dev_cmp);
+        qsort(d, n, sizeof(*d), gt_busy_dev_cmp);
+    }
     for (size_t i = 0; i < n && b->ndev < GT_BUSY_MAX_DEVICES; i++) {
         if (i && d[i] == d[i - 1])
             continue;

@@ -482,7 +482,8 @@ int gt_tl_finish(struct gt_trace *t, const struct gt_report *r, struct gt_tl *tl
                    "COALESCE(name, '(unnamed range)'), depth FROM ranges ORDER BY tid, kind = 'start', depth, start_ns",
                    GT_TL_RANGES) < 0)
         return -1;
-    qsort(tl->lanes, tl->nlanes, sizeof(*tl->lanes), gt_tl_lane_cmp);
+    if (tl->nlanes)
+        qsort(tl->lanes, tl->nlanes, sizeof(*tl->lanes), gt_tl_lane_cmp);
     /* the page's bound: squeeze the fullest lane until all fit */
     for (;;) {
         size_t total = 0, big = 0;
