@@ -67,9 +67,10 @@ without DWARF, traced: the process's CPU time (the writer's libdw work
 is the difference), per frame resolved to a line, and the trace's size
 with and without lines.
 
-analyzer: `gputrace report` on a synthetic trace of --analyzer-events
-events (default 10,000,000; bench/big_trace.py): time and peak resident
-memory.
+analyzer: `gputrace report` (text, then --format html) and `gputrace
+info` on a synthetic trace of --analyzer-events events (default
+10,000,000; bench/big_trace.py): time and peak resident memory of each,
+the HTML page's size, and HTML's time as a ratio to text's.
 
 export: `gputrace export` (Perfetto protobuf, the default) of a synthetic
 trace of --export-events calls (default 5,000,000; bench/big_trace.py):
@@ -279,14 +280,23 @@ def c_call_cost(args):
     RESULTS["cupti"] = (cupti50, cupti99)
 
 
-def timed_report(db):
-    """`gputrace report` on db: (seconds, peak resident MiB, exit status)."""
+def timed_report(db, argv=("report", "-q", "-o", "/dev/null")):
+    """`gputrace ARGV db` (report by default), its standard output
+    discarded: (seconds, peak resident MiB, exit status); its CPU seconds
+    (user and system) in LAST_CPU[0], steadier than the time on a shared
+    machine."""
     pid = os.fork()
     if pid == 0:
-        os.execv(os.path.join(gtlib.BUILD, "gputrace"), ["gputrace", "report", "-o", "/dev/null", db])
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.execv(os.path.join(gtlib.BUILD, "gputrace"), ["gputrace"] + list(argv) + [db])
     t0 = time.monotonic()
     _, status, usage = os.wait4(pid, 0)
+    LAST_CPU[0] = usage.ru_utime + usage.ru_stime
     return time.monotonic() - t0, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+
+
+LAST_CPU = [0.0]
 
 
 def ranks(args):
@@ -363,6 +373,9 @@ def rank_traces(args):
 
 
 def analyzer(args):
+    """`gputrace report` (text, then HTML) and `gputrace info` on the
+    synthetic trace, one after the other: times, peak resident memory, the
+    HTML page's size, and HTML's time over text's."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import big_trace
     with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
@@ -372,10 +385,22 @@ def analyzer(args):
         made = time.monotonic() - t0
         size = os.path.getsize(db)
         secs, rss, status = timed_report(db)
+        cpu = LAST_CPU[0]
+        page = os.path.join(d, "report.html")
+        hsecs, hrss, hstatus = timed_report(db, ("report", "-q", "--format", "html", "-o", page))
+        hcpu = LAST_CPU[0]
+        hsize = os.path.getsize(page) if os.path.exists(page) else 0
+        isecs, irss, istatus = timed_report(db, ("info",))
+        icpu = LAST_CPU[0]
     print("analyzer: gputrace report on a synthetic %d-event trace (bench/big_trace.py, %.0f MB, made in %.0f s)"
           % (args.analyzer_events, size / 1e6, made))
-    print("  time %.1f s, peak resident %.0f MiB, status %d" % (secs, rss, status))
+    print("  text: time %.1f s (CPU %.1f s), peak resident %.0f MiB, status %d" % (secs, cpu, rss, status))
+    print("  html: time %.1f s (CPU %.1f s), peak resident %.0f MiB, status %d, page %.2f MB; %.2fx text's CPU time"
+          % (hsecs, hcpu, hrss, hstatus, hsize / 1e6, hcpu / cpu if cpu else 0))
+    print("  info: time %.1f s (CPU %.1f s), peak resident %.0f MiB, status %d" % (isecs, icpu, irss, istatus))
     RESULTS["analyzer"] = (args.analyzer_events, secs, rss)
+    RESULTS["analyzer_html"] = (args.analyzer_events, hsecs, hrss, hsize, hcpu / cpu if cpu else 0)
+    RESULTS["analyzer_info"] = (args.analyzer_events, isecs, irss)
 
 
 def timed_export(db, out):
@@ -728,6 +753,11 @@ def summary():
         n, secs, rss = RESULTS["analyzer"]
         row("report on %dM events" % (n // 1000000), "%.1f s, %.0f MiB" % (secs, rss), "10 s, 512 MiB",
             secs < 10 and rss < 512)
+        n, secs, rss, size, ratio = RESULTS["analyzer_html"]
+        row("  report --format html", "%.1f s (%.2fx text's CPU), %.0f MiB, %.1f MB" % (secs, ratio, rss, size / 1e6),
+            "10 s, 512 MiB", secs < 10 and rss < 512)
+        n, secs, rss = RESULTS["analyzer_info"]
+        row("  info", "%.1f s, %.0f MiB" % (secs, rss), "10 s", secs < 10)
     if "export" in RESULTS:
         n, secs, size, rss = RESULTS["export"]
         row("export (Perfetto) of %dM calls" % (n // 1000000), "%.1f s, %.0f MB, %.0f MiB" % (secs, size / 1e6, rss),

@@ -119,10 +119,15 @@ static void gt_on_table_op(const struct gt_op_rec *o, void *arg)
     uint32_t *nx = realloc(p->table_next, n * sizeof(*nx));
     if (nx)
         p->table_next = nx;
-    if (!b || !s || !d || !nx) {
+    const char **kn = p->o->tap ? realloc(p->table_kname, n * sizeof(*kn)) : NULL;
+    if (kn)
+        p->table_kname = kn;
+    if (!b || !s || !d || !nx || (p->o->tap && !kn)) {
         p->failed = 1;
         return;
     }
+    if (kn)
+        kn[i] = o->name;
     p->table_bytes[i] = o->bytes;
     p->table_src[i] = (uint8_t)o->src_mem;
     p->table_dst[i] = (uint8_t)o->dst_mem;
@@ -263,6 +268,8 @@ static void gt_on_call(const struct gt_rec *c, void *arg)
         }
         return;
     }
+    if (p->o->tap)
+        p->o->tap->call(c, gt_scan_api_name(p->scan, c->api), p->o->tap->arg);
     gt_span_add(p, c->start, c->end > c->start ? c->end : c->start);
     gt_spanlog_add(&p->spans, c->cat, c->start, c->end);
     gt_steps_call(p->steps, c);
@@ -501,10 +508,34 @@ static int gt_launch_tables(struct gt_pass *p)
     return rc;
 }
 
+/* Without GPU times the report reads no operation records; a tap still
+ * gets those that start in the window. */
+static void gt_on_tap_op(const struct gt_op_rec *o, void *arg)
+{
+    struct gt_pass *p = arg;
+    if (!p->o->win || gt_window_has(p->o->win, o->start))
+        p->o->tap->op(o, p->o->tap->arg);
+}
+
+/* A table operation the report reads, to the tap as it was read. */
+static void gt_tap_table_op(struct gt_pass *p, size_t i)
+{
+    const struct gt_op *op = &p->ops.v[i];
+    struct gt_op_rec o = {
+        .kind = op->kind, .device = p->ops.slot_device[op->slot], .stream = p->ops.slot_stream[op->slot],
+        .start = op->start, .end = gt_op_end(&p->ops, op), .name = p->table_kname[i],
+        .bytes = p->table_bytes[i], .copy_kind = op->kind == GT_OP_MEMCPY ? (int)op->name : 0,
+        .src_mem = p->table_src[i], .dst_mem = p->table_dst[i],
+    };
+    p->o->tap->op(&o, p->o->tap->arg);
+}
+
 static int gt_analyze_passes(struct gt_pass *p)
 {
     struct gt_report *r = p->r;
     if (p->gpu_times && gt_scan_ops(p->scan, gt_on_table_op, p) < 0)
+        return -1;
+    if (!p->gpu_times && p->o->tap && gt_scan_ops(p->scan, gt_on_tap_op, p) < 0)
         return -1;
     if (!p->failed && gt_scan_calls(p->scan, gt_on_call, p) < 0)
         return -1;
@@ -520,6 +551,8 @@ static int gt_analyze_passes(struct gt_pass *p)
             dropped++;
             continue;
         }
+        if (p->o->tap)
+            gt_tap_table_op(p, i);
         if (!(op->flags & GT_OPF_LINKED)) {
             op->site = p->site_nocall;
             gt_seen(p, op, op->start, -1);
@@ -541,6 +574,8 @@ static int gt_analyze_passes(struct gt_pass *p)
     free(p->table_src);
     free(p->table_dst);
     free(p->table_next);
+    free(p->table_kname);
+    p->table_kname = NULL;
     p->table_bytes = NULL;
     p->table_src = p->table_dst = NULL;
     p->table_next = NULL;
@@ -568,6 +603,14 @@ static int gt_analyze_passes(struct gt_pass *p)
         return -1;
     if (p->steps)
         gt_sweep_on_gap(sw, gt_steps_gap, p->steps);
+    if (o->busy_slices) {
+        if (gt_busy_init(&r->busy, o->busy_slices, r->summary.first_ns, r->summary.span_ns, p->ops.slot_device,
+                         p->ops.nslots) < 0) {
+            gt_sweep_free(sw);
+            return -1;
+        }
+        gt_sweep_on_run(sw, gt_busy_run, &r->busy);
+    }
     if (w)
         gt_sweep_window(sw, w);
     struct gt_tl_result tl;
@@ -696,6 +739,7 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
     free(p.table_src);
     free(p.table_dst);
     free(p.table_next);
+    free(p.table_kname);
     gt_map_free(&p.link_first);
     gt_map_free(&p.kernel_of);
     free(p.kernels);
@@ -738,5 +782,6 @@ void gt_report_free(struct gt_report *r)
     free(r->phase_spans);
     free(r->steps.slowest);
     free(r->host_stacks);
+    gt_busy_free(&r->busy);
     memset(r, 0, sizeof(*r));
 }

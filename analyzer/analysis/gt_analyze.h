@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/gt_busy.h"
 #include "analysis/gt_window.h"
 #include "trace/gt_trace.h"
 
@@ -305,6 +306,7 @@ struct gt_report {
     uint64_t host_idle_ns;          /* the listed gaps' idle time, summed */
     struct gt_host_stack_row *host_stacks; /* by idle time */
     size_t nhost_stacks;
+    struct gt_busy busy;            /* opts busy_slices > 0 only: each GPU's busy share per slice */
     struct gt_more more;
 };
 
@@ -315,6 +317,21 @@ struct gt_kernel_seen {
     int64_t device, stream;         /* CUPTI's device and stream ids (without GPU times: the call's) */
     int64_t tid;                    /* the launching thread; -1: no recorded call */
     uint64_t launch, start, end;    /* the call's start (start when none), the kernel's GPU start and end */
+};
+
+struct gt_rec;
+struct gt_op_rec;
+/* A reader of the rows the report reads, as its pass reads them, so that
+ * what else a format draws from them (the HTML timeline's lanes) costs no
+ * pass of its own: each call the report reads (in a window, the calls
+ * that start in it), with its entry point's name; and each GPU operation
+ * not kept in its call's row: when the trace has GPU times, those the
+ * report reads (after the calls), else every one that starts in the
+ * window (before the calls; the report itself does not read them). */
+struct gt_analyze_tap {
+    void (*call)(const struct gt_rec *c, const char *api, void *arg);
+    void (*op)(const struct gt_op_rec *o, void *arg);
+    void *arg;
 };
 
 struct gt_analyze_opts {
@@ -332,6 +349,8 @@ struct gt_analyze_opts {
      * Times are said from win_origin. */
     const struct gt_window *win;
     int64_t win_origin;
+    size_t busy_slices;             /* > 0: fill the report's busy with this many slices */
+    const struct gt_analyze_tap *tap; /* NULL: none */
 };
 
 /* Fills r from t. Returns 0, or -1 after printing an error. */

@@ -60,6 +60,7 @@ struct gt_pass {
     uint64_t *table_bytes;
     uint8_t *table_src, *table_dst;
     uint32_t *table_next;
+    const char **table_kname;   /* with a tap: each table operation's own kernel name */
     struct gt_map link_first;
     /* kernels by name */
     struct gt_map kernel_of;           /* name pointer -> index + 1 */

@@ -106,7 +106,8 @@ static int gt_load_ranges(struct gt_trace *t, struct gt_top_range **out, size_t 
             }
     }
     sqlite3_finalize(q);
-    qsort(*out, *n, sizeof(**out), gt_top_cmp);
+    if (*n)
+        qsort(*out, *n, sizeof(**out), gt_top_cmp);
     return 0;
 }
 

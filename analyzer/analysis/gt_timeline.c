@@ -30,7 +30,8 @@ struct gt_tl {
     int64_t device;          /* -1: the GPU as a whole */
     int whole, listed;       /* counts for the whole GPU / lists its gaps */
     int has_run;
-    uint64_t run_end;        /* the end of the busy run the sweep is in (relative) */
+    uint64_t run_start;      /* the busy run the sweep is in (relative) */
+    uint64_t run_end;
     uint32_t end_site;       /* the operation that ends that run */
     uint16_t end_api;
     int open;                /* F at run_end is taken: the time has passed it */
@@ -61,6 +62,8 @@ struct gt_sweep {
     int lead_inner, trail_inner;  /* a window's edges: the gaps there get a cause like any other */
     const struct gt_window *win;  /* a window's report: busy and idle time inside it only */
     void *gap_arg;
+    gt_tl_run_fn run_fn;     /* each device's busy runs, for the HTML overview */
+    void *run_arg;
     size_t capgaps;
     int failed;
 };
@@ -100,6 +103,19 @@ void gt_sweep_window(struct gt_sweep *s, const struct gt_window *w)
     s->win = w;
     s->lead_inner = w->n && w->a[0] != 0;
     s->trail_inner = w->n && w->b[w->n - 1] != UINT64_MAX;
+}
+
+void gt_sweep_on_run(struct gt_sweep *s, gt_tl_run_fn fn, void *arg)
+{
+    s->run_fn = fn;
+    s->run_arg = arg;
+}
+
+/* A device's busy run has ended: to the run callback. */
+static void gt_run_done(struct gt_sweep *s, const struct gt_tl *tl)
+{
+    if (s->run_fn && tl->listed && tl->has_run)
+        s->run_fn(tl->device, s->t0 + tl->run_start, s->t0 + tl->run_end, s->run_arg);
 }
 
 /* The time of [a, b) (relative) that counts: inside the window, if any. */
@@ -327,8 +343,10 @@ static void gt_tl_op(struct gt_sweep *s, struct gt_tl *tl, const struct gt_op *x
 {
     uint64_t from;
     if (!tl->has_run || st > tl->run_end) {
+        gt_run_done(s, tl);
         gt_gap(s, tl, tl->has_run ? GT_GAP_INNER : GT_GAP_LEAD, tl->has_run ? tl->run_end : 0, st, x);
         tl->has_run = 1;
+        tl->run_start = st;
         from = st;
     } else {
         from = tl->run_end;
@@ -418,6 +436,7 @@ int gt_sweep_finish(struct gt_sweep *s, struct gt_tl_result *out)
         gt_advance(s, UINT64_MAX);
     for (size_t i = 0; i < s->ntl; i++) {
         struct gt_tl *tl = &s->tl[i];
+        gt_run_done(s, tl);
         if (!tl->has_run)
             gt_gap(s, tl, GT_GAP_LEAD, 0, span, NULL);
         else if (tl->run_end < span)

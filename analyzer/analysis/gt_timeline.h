@@ -66,6 +66,11 @@ void gt_sweep_window(struct gt_sweep *s, const struct gt_window *w);
  * whole GPU's timeline, in time order (trace times). */
 typedef void (*gt_tl_gap_fn)(uint64_t start, uint64_t len, int cause, uint32_t site, void *arg);
 void gt_sweep_on_gap(struct gt_sweep *s, gt_tl_gap_fn fn, void *arg);
+/* fn(device, start, end, arg) for each busy run of each device (its
+ * operations merged where they touch or overlap), in trace times, each
+ * once, when the run ends (the HTML overview's busy share per slice). */
+typedef void (*gt_tl_run_fn)(int64_t device, uint64_t start, uint64_t end, void *arg);
+void gt_sweep_on_run(struct gt_sweep *s, gt_tl_run_fn fn, void *arg);
 /* Each call, in start order (gt_scan_call_spans). */
 void gt_sweep_call(int cat, uint64_t start, uint64_t end, void *sweep);
 /* After the last call: the operations left, the tear-down gaps. 0, or -1

@@ -313,6 +313,23 @@ static void gt_job_run(struct gt_job *j, const struct gt_report_opts *o, int sho
         a.on_kernel = gt_rank_on_kernel;
         a.on_kernel_arg = col;
     }
+    /* HTML: the overview's busy slices and the timeline's lanes come from
+     * the report's own pass, not passes of their own */
+    struct gt_analyze_tap tap;
+    if (o->html) {
+        a.busy_slices = 1000;
+        if (gt_tl_begin(&x->tl, &t, a.win, &tap) < 0) {
+            gt_err("%s: out of memory", x->path);
+            j->failed = 1;
+            free(x->host);
+            x->host = NULL;
+            gt_rank_collector_free(col);
+            gt_window_free(&win);
+            gt_trace_close(&t);
+            return;
+        }
+        a.tap = &tap;
+    }
     if (show_progress)
         gt_progress_begin("report", gt_scan_row_estimate(&t));
     int arc = gt_analyze(&t, &a, &x->r);
@@ -321,14 +338,11 @@ static void gt_job_run(struct gt_job *j, const struct gt_report_opts *o, int sho
     gt_window_free(&win);
     if (arc < 0) {
         j->failed = 1;
+        gt_tl_free(&x->tl);
     } else {
         j->analysed = 1;
-        if (o->html && gt_busy_load(&t, &x->r, &x->busy, 1000) < 0) {
-            gt_err("%s: %s", x->path, sqlite3_errmsg(t.db));
+        if (o->html && gt_tl_finish(&t, &x->r, &x->tl) < 0)
             j->failed = 1;
-        } else if (o->html && gt_tl_load(&t, &x->r, &x->tl) < 0) {
-            j->failed = 1;
-        }
         if (!j->failed && o->ranks) {
             if (gt_rank_sum_from_report(&t, &o->patterns, &x->r, col, &j->rank) < 0)
                 j->failed = 1;
@@ -449,7 +463,7 @@ int gt_cmd_report(int argc, char **argv)
             if (have_ranks)
                 gt_ranks_html(out, &g);
             for (size_t i = 0; i < n; i++)
-                gt_html_trace(out, v[i].path, v[i].pid, &v[i].r, &v[i].busy, &v[i].tl, &o.a, (int)i);
+                gt_html_trace(out, v[i].path, v[i].pid, &v[i].r, &v[i].tl, &o.a, (int)i);
             gt_html_end(out);
         } else {
             if (have_ranks) {
@@ -472,7 +486,6 @@ int gt_cmd_report(int argc, char **argv)
     for (size_t i = 0; i < (size_t)(argc - optind); i++) {
         if (jobs[i].analysed) {
             gt_report_free(&jobs[i].item.r);
-            gt_busy_free(&jobs[i].item.busy);
             gt_tl_free(&jobs[i].item.tl);
         }
         free(jobs[i].item.host);

@@ -18,91 +18,6 @@
 #define GT_TL_ROW 44.0   /* one device's row */
 #define GT_TL_LEFT 70.0  /* room for the row label */
 
-/* ---- busy fraction per bucket ---- */
-
-static void gt_busy_add(struct gt_busy *b, int d, uint64_t s, uint64_t e)
-{
-    if (e <= s || !b->span || d < 0)
-        return;
-    double w = (double)b->span / (double)b->nb;
-    double x0 = (double)(s - b->t0) / w, x1 = (double)(e - b->t0) / w;
-    if (x0 < 0)
-        x0 = 0;
-    if (x1 > (double)b->nb)
-        x1 = (double)b->nb;
-    for (size_t i = (size_t)x0; i < b->nb && (double)i < x1; i++) {
-        double lo = x0 > (double)i ? x0 : (double)i, hi = x1 < (double)(i + 1) ? x1 : (double)(i + 1);
-        if (hi > lo)
-            b->frac[d][i] += (float)(hi - lo);
-    }
-}
-
-int gt_busy_load(struct gt_trace *t, const struct gt_report *r, struct gt_busy *b, size_t nbuckets)
-{
-    memset(b, 0, sizeof(*b));
-    b->nb = nbuckets;
-    b->t0 = r->summary.first_ns;
-    b->span = r->summary.span_ns;
-    const char *sql = r->summary.gpu_times
-                          ? "SELECT device, start_ns, end_ns FROM gpu_activity ORDER BY device, start_ns"
-                          : "SELECT device, start_ns, end_ns FROM (SELECT k.device, k.start_ns, k.end_ns FROM "
-                            "kernels k JOIN api_calls c ON c.id = k.api_call_id WHERE k.result = 0 AND c.captured = 0 "
-                            "UNION ALL SELECT m.device, m.start_ns, m.end_ns FROM memcpys m JOIN api_calls c ON "
-                            "c.id = m.api_call_id WHERE m.result = 0 AND c.captured = 0 UNION ALL SELECT m.device, "
-                            "m.start_ns, m.end_ns FROM memsets m JOIN api_calls c ON c.id = m.api_call_id WHERE "
-                            "m.result = 0 AND c.captured = 0) ORDER BY device, start_ns";
-    sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(t->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return -1;
-    int cur = -1;
-    uint64_t rs = 0, re = 0; /* the merged run being built */
-    int64_t curdev = -1;
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        int64_t dev = sqlite3_column_int64(q, 0);
-        uint64_t s = (uint64_t)sqlite3_column_int64(q, 1), e = (uint64_t)sqlite3_column_int64(q, 2);
-        if (dev != curdev) {
-            if (cur >= 0)
-                gt_busy_add(b, cur, rs, re);
-            if (b->ndev == GT_HTML_MAX_DEVICES) {
-                cur = -1;
-                curdev = dev;
-                continue;
-            }
-            cur = b->ndev++;
-            b->dev[cur] = (int)dev;
-            b->frac[cur] = calloc(nbuckets, sizeof(float));
-            if (!b->frac[cur]) {
-                sqlite3_finalize(q);
-                return -1;
-            }
-            curdev = dev;
-            rs = s;
-            re = e;
-            continue;
-        }
-        if (cur < 0)
-            continue;
-        if (s > re) {
-            gt_busy_add(b, cur, rs, re);
-            rs = s;
-            re = e;
-        } else if (e > re) {
-            re = e;
-        }
-    }
-    if (cur >= 0)
-        gt_busy_add(b, cur, rs, re);
-    sqlite3_finalize(q);
-    return 0;
-}
-
-void gt_busy_free(struct gt_busy *b)
-{
-    for (int i = 0; i < b->ndev; i++)
-        free(b->frac[i]);
-    memset(b, 0, sizeof(*b));
-}
-
 /* ---- HTML ---- */
 
 static void gt_site_html(FILE *out, const struct gt_site *s)
@@ -514,8 +429,8 @@ static void gt_html_small_tables(FILE *out, const struct gt_report *r, const str
     }
 }
 
-void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_report *r, const struct gt_busy *b,
-                   const struct gt_tl *tl, const struct gt_analyze_opts *o, int section)
+void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_report *r, const struct gt_tl *tl,
+                   const struct gt_analyze_opts *o, int section)
 {
     char d1[32], d2[32], buf[96];
     const struct gt_summary *s = &r->summary;
@@ -545,7 +460,7 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
     fputs("</div>\n", out);
 
     fputs("<h2>GPU timeline</h2>\n", out);
-    gt_timeline(out, r, b, section);
+    gt_timeline(out, r, &r->busy, section);
     gt_html_causes(out, s->idle_by_cause);
     fputs("<h2>Timeline by stream and thread</h2>\n", out);
     gt_tl_write(out, tl, r, section);

@@ -8,30 +8,15 @@
 #include "output/gt_report_html_timeline.h"
 #include "trace/gt_trace.h"
 
-/* Each GPU's busy share of each of `nb` equal slices of the traced span,
- * from the same intervals the gap analysis used. */
-#define GT_HTML_MAX_DEVICES 16
-
-struct gt_busy {
-    int ndev;
-    int dev[GT_HTML_MAX_DEVICES];
-    float *frac[GT_HTML_MAX_DEVICES];
-    size_t nb;
-    uint64_t t0, span;
-};
-
-int gt_busy_load(struct gt_trace *t, const struct gt_report *r, struct gt_busy *b, size_t nbuckets);
-void gt_busy_free(struct gt_busy *b);
-
 void gt_html_begin(FILE *out, const char *title);
 /* The same page head without the timeline's script and style (a page
  * with no script at all: gputrace diff). */
 void gt_html_begin_static(FILE *out, const char *title);
 /* One trace's section; `section` keeps anchors apart between traces. r
- * holds every row (the timeline marks every listed gap); the tables show
+ * holds every row and its busy slices (analysed with busy_slices) (the timeline marks every listed gap); the tables show
  * o->top rows each. */
-void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_report *r, const struct gt_busy *b,
-                   const struct gt_tl *tl, const struct gt_analyze_opts *o, int section);
+void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_report *r, const struct gt_tl *tl,
+                   const struct gt_analyze_opts *o, int section);
 void gt_html_end(FILE *out);
 /* The steps table, when r has steps (gt_report_html_steps.c). */
 void gt_html_steps(FILE *out, const struct gt_report *r);

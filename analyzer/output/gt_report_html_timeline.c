@@ -1,7 +1,9 @@
 /* gt_report_html_timeline.c: the HTML report's interactive timeline.
  *
- * The C side reads the lanes from the trace's public views and writes them
- * into the page as JSON inside <script type="application/json">; the script
+ * The C side fills the lanes from the rows the report's own pass reads (a
+ * tap in gt_analyze: no pass of its own; NVTX ranges from the ranges view
+ * after it) and writes them into the page as JSON inside
+ * <script type="application/json">; the script
  * (gt_report_html_timeline.js, embedded at build time, as is its style)
  * draws them on a canvas, zooms and pans, and links gaps and their rows.
  *
@@ -143,12 +145,26 @@ static void gt_tl_remerge(struct gt_tl_lane *l)
 }
 
 /* Doubles the quantum (starting from the span over the cap) until the lane
- * holds at most `fit` items. */
+ * holds at most `fit` items. While the report's pass reads the trace the
+ * span is its estimate (gt_tl_begin), or, without one, the lane's extent
+ * so far. */
 static void gt_tl_squeeze(struct gt_tl *tl, struct gt_tl_lane *l, size_t fit)
 {
     while (l->n > fit) {
-        uint64_t first = tl->span / GT_TL_LANE_CAP ? tl->span / GT_TL_LANE_CAP : 1;
-        l->q = l->q ? l->q * 2 : first;
+        if (!l->q) {
+            uint64_t span = tl->span;
+            if (!span) {
+                int64_t lo = l->v[0].s, hi = l->v[0].e;
+                for (size_t i = 1; i < l->n; i++) {
+                    lo = l->v[i].s < lo ? l->v[i].s : lo;
+                    hi = l->v[i].e > hi ? l->v[i].e : hi;
+                }
+                span = (uint64_t)(hi - lo);
+            }
+            l->q = span / GT_TL_LANE_CAP ? span / GT_TL_LANE_CAP : 1;
+        } else {
+            l->q *= 2;
+        }
         gt_tl_remerge(l);
     }
 }
@@ -300,12 +316,13 @@ static int gt_tl_lane_cmp(const void *pa, const void *pb)
     return x->b < y->b ? -1 : x->b > y->b;
 }
 
-/* ---- calls and GPU work, in one pass over the storage tables ---- */
+/* ---- calls and GPU work, as the report's own pass reads them ---- */
 
+/* While the report's pass runs (gt_tl_begin to gt_tl_finish), items keep
+ * trace times (tl->t0 is 0): the report's start is known only after. */
 struct gt_tl_scan {
     struct gt_tl *tl;
     struct gt_trace *t;
-    struct gt_scan *scan;
     int gpu_times;
     struct gt_map streams, threads; /* key -> lane index + 1; -1: left out */
     struct gt_map by_ptr;           /* interned text's address -> name index + 1 */
@@ -369,14 +386,13 @@ static void gt_tl_op(struct gt_tl_scan *w, const struct gt_op_rec *o, const char
               gt_tl_name_ptr(w, name), 0);
 }
 
-static void gt_tl_on_call(const struct gt_rec *r, void *arg)
+static void gt_tl_on_call(const struct gt_rec *r, const char *api, void *arg)
 {
     struct gt_tl_scan *w = arg;
     int64_t t0 = (int64_t)w->tl->t0;
     struct gt_tl_lane *l = gt_tl_lane_at(w, GT_TL_THREAD, r->tid, 0);
     if (l)
-        gt_tl_add(w->tl, l, (int64_t)r->start - t0, (int64_t)r->end - t0,
-                  gt_tl_name_ptr(w, gt_scan_api_name(w->scan, r->api)), 0);
+        gt_tl_add(w->tl, l, (int64_t)r->start - t0, (int64_t)r->end - t0, gt_tl_name_ptr(w, api), 0);
     if (r->has_op) {
         gt_tl_op(w, &r->op, r->kernel);
         return;
@@ -405,25 +421,59 @@ static void gt_tl_on_op(const struct gt_op_rec *o, void *arg)
     }
 }
 
-int gt_tl_load(struct gt_trace *t, const struct gt_report *r, struct gt_tl *tl)
+int gt_tl_begin(struct gt_tl *tl, struct gt_trace *t, const struct gt_window *win, struct gt_analyze_tap *tap)
 {
     memset(tl, 0, sizeof(*tl));
+    /* the span, estimated, for merging lanes that fill before it is known
+     * (the report's start and span are known once its pass has run) */
+    uint64_t a, b;
+    if (gt_scan_time_hint(t, &a, &b) == 0) {
+        if (win && win->n && win->a[0] > a)
+            a = win->a[0];
+        if (win && win->n && win->b[win->n - 1] < b)
+            b = win->b[win->n - 1];
+        tl->span = b > a ? b - a : 0;
+    }
+    struct gt_tl_scan *w = calloc(1, sizeof(*w));
+    if (!w)
+        return -1;
+    w->tl = tl;
+    w->t = t;
+    /* Each stream's GPU work from the records the gap analysis uses:
+     * CUPTI's when the trace has them, else the calls' host times
+     * (launches, copies, memsets that ran) */
+    char *timing = gt_trace_meta(t, "gpu_timing");
+    w->gpu_times = timing && strcmp(timing, "cupti") == 0;
+    free(timing);
+    tl->scan = w;
+    *tap = (struct gt_analyze_tap){.call = gt_tl_on_call, .op = gt_tl_on_op, .arg = w};
+    return 0;
+}
+
+static void gt_tl_scan_free(struct gt_tl *tl)
+{
+    struct gt_tl_scan *w = tl->scan;
+    if (!w)
+        return;
+    gt_map_free(&w->streams);
+    gt_map_free(&w->threads);
+    gt_map_free(&w->by_ptr);
+    gt_map_free(&w->has_ops);
+    free(w);
+    tl->scan = NULL;
+}
+
+int gt_tl_finish(struct gt_trace *t, const struct gt_report *r, struct gt_tl *tl)
+{
+    gt_tl_scan_free(tl);
     tl->loaded = 1;
     tl->t0 = r->summary.first_ns;
     tl->span = r->summary.span_ns;
-    /* Each thread's calls and each stream's GPU work, from the records the
-     * gap analysis used: CUPTI's when the trace has them, else the calls'
-     * host times (launches, copies, memsets that ran). */
-    struct gt_tl_scan w = {.tl = tl, .t = t, .gpu_times = r->summary.gpu_times};
-    w.scan = gt_scan_open(t);
-    int ok = w.scan && gt_scan_ops(w.scan, gt_tl_on_op, &w) == 0 && gt_scan_calls(w.scan, gt_tl_on_call, &w) == 0;
-    gt_scan_close(w.scan);
-    gt_map_free(&w.streams);
-    gt_map_free(&w.threads);
-    gt_map_free(&w.by_ptr);
-    gt_map_free(&w.has_ops);
-    if (!ok)
-        return -1;
+    for (size_t i = 0; i < tl->nlanes; i++)
+        for (size_t k = 0; k < tl->lanes[i].n; k++) {
+            tl->lanes[i].v[k].s -= (int64_t)tl->t0;
+            tl->lanes[i].v[k].e -= (int64_t)tl->t0;
+        }
     /* NVTX (schema 6): push/pop ranges at their depth, start/end ranges
      * (no depth) packed into levels of a lane of their own */
     if (t->schema_version >= 6 && gt_tl_has_view(t, "ranges") &&
@@ -432,7 +482,8 @@ int gt_tl_load(struct gt_trace *t, const struct gt_report *r, struct gt_tl *tl)
                    "COALESCE(name, '(unnamed range)'), depth FROM ranges ORDER BY tid, kind = 'start', depth, start_ns",
                    GT_TL_RANGES) < 0)
         return -1;
-    qsort(tl->lanes, tl->nlanes, sizeof(*tl->lanes), gt_tl_lane_cmp);
+    if (tl->nlanes)
+        qsort(tl->lanes, tl->nlanes, sizeof(*tl->lanes), gt_tl_lane_cmp);
     /* the page's bound: squeeze the fullest lane until all fit */
     for (;;) {
         size_t total = 0, big = 0;
@@ -452,6 +503,7 @@ int gt_tl_load(struct gt_trace *t, const struct gt_report *r, struct gt_tl *tl)
 
 void gt_tl_free(struct gt_tl *tl)
 {
+    gt_tl_scan_free(tl);
     for (size_t i = 0; i < tl->nlanes; i++) {
         free(tl->lanes[i].v);
         free(tl->lanes[i].label);

@@ -53,10 +53,16 @@ struct gt_tl {
     char **names;
     size_t nnames, capnames;
     struct gt_map name_idx;     /* text hash -> index + 1 */
+    struct gt_tl_scan *scan;    /* while the report's pass feeds it */
 };
 
-/* Reads the lanes from the trace (after gt_analyze filled r). 0 or -1. */
-int gt_tl_load(struct gt_trace *t, const struct gt_report *r, struct gt_tl *tl);
+/* The lanes are filled by the report's own pass (gt_analyze with *tap in
+ * its options; no pass of their own): gt_tl_begin before it (win: the
+ * report's window, NULL for none), then
+ * gt_tl_finish once it filled r (the report's start and span, NVTX
+ * ranges). Each returns 0, or -1 (out of memory; a message for SQL). */
+int gt_tl_begin(struct gt_tl *tl, struct gt_trace *t, const struct gt_window *win, struct gt_analyze_tap *tap);
+int gt_tl_finish(struct gt_trace *t, const struct gt_report *r, struct gt_tl *tl);
 void gt_tl_free(struct gt_tl *tl);
 
 /* The script and style, once per page, before the first section. */

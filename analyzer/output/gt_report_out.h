@@ -18,7 +18,6 @@ struct gt_report_item {
     int64_t start_ns;    /* meta.start_ns: with host and pid, which run this is */
     int schema_version;
     struct gt_report r;
-    struct gt_busy busy; /* HTML only */
     struct gt_tl tl;     /* HTML only: the interactive timeline's lanes */
 };
 

@@ -624,6 +624,19 @@ uint64_t gt_scan_row_estimate(struct gt_trace *t)
     return n > 0 ? (uint64_t)n : 0;
 }
 
+int gt_scan_time_hint(struct gt_trace *t, uint64_t *first, uint64_t *last)
+{
+    int64_t a = -1, b = -1;
+    if (t->schema_version < 4 ||
+        gt_trace_int(t, "SELECT COALESCE((SELECT start_ns FROM events ORDER BY id LIMIT 1), -1)", &a) < 0 ||
+        gt_trace_int(t, "SELECT COALESCE((SELECT start_ns FROM events ORDER BY id DESC LIMIT 1), -1)", &b) < 0 ||
+        a < 0 || b < a)
+        return -1;
+    *first = (uint64_t)a;
+    *last = (uint64_t)b;
+    return 0;
+}
+
 void gt_scan_set_window(struct gt_scan *s, int64_t from, int64_t to)
 {
     s->windowed = 1;

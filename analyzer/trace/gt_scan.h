@@ -82,6 +82,12 @@ void gt_scan_set_window(struct gt_scan *s, int64_t from, int64_t to);
 /* About how many rows gt_scan_calls and gt_scan_ops read together, for a
  * progress line; 0 when not known cheaply (traces before version 4). */
 uint64_t gt_scan_row_estimate(struct gt_trace *t);
+/* About when the calls start (trace times, ns): the starts of the first
+ * and the last call stored (calls are stored about in time order), read
+ * without reading the calls: a span to size things by before the pass
+ * that knows it exactly. 0, or -1 when not known cheaply (traces before
+ * version 4, no calls). */
+int gt_scan_time_hint(struct gt_trace *t, uint64_t *first, uint64_t *last);
 /* Every call's category and host times, by start time (through the
  * start-time index; analysis/gt_spans.c replays them from memory, and
  * this stands in when that cannot be had). */
