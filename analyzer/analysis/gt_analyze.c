@@ -723,5 +723,7 @@ void gt_report_free(struct gt_report *r)
     free(r->phase_spans);
     free(r->steps.slowest);
     free(r->host_stacks);
+    free(r->flame);
+    free(r->flame_text);
     memset(r, 0, sizeof(*r));
 }

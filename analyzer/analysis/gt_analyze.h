@@ -107,6 +107,21 @@ struct gt_gap {
 
 /* GPU idle by host stack: each listed gap's time shared among the
  * launching thread's samples inside it. */
+/* The same idle time as a tree, for the flame graph (docs/report.md, "GPU
+ * idle by host stack"): root the listed gaps, then each sample's Python
+ * frames outermost first, its native frames, and its state; a gap's time
+ * shared among its samples' paths by count (rounded down). Nodes in
+ * preorder, children by idle time, most first; x_ns is where the node
+ * starts inside its parent's span, from the root's start. */
+#define GT_FLAME_MIN 1000
+enum gt_flame_kind { GT_FK_ROOT, GT_FK_PYTHON, GT_FK_NATIVE, GT_FK_STATE, GT_FK_NONE };
+struct gt_flame_node {
+    uint32_t name;                  /* offset into gt_report.flame_text */
+    uint16_t depth;                 /* 0: the root */
+    uint8_t kind;                   /* enum gt_flame_kind */
+    uint64_t idle_ns, x_ns, samples;
+};
+
 struct gt_host_stack_row {
     char text[GT_HOST_TEXT];        /* as gt_host_share; "(no samples)" for gaps without */
     uint64_t idle_ns, samples, gaps;
@@ -305,6 +320,9 @@ struct gt_report {
     uint64_t host_idle_ns;          /* the listed gaps' idle time, summed */
     struct gt_host_stack_row *host_stacks; /* by idle time */
     size_t nhost_stacks;
+    struct gt_flame_node *flame;    /* preorder; nodes under 1/GT_FLAME_MIN of the root left out */
+    size_t nflame, flame_hidden;    /* nodes kept, nodes with time or samples left out */
+    char *flame_text;               /* the nodes' names */
     struct gt_more more;
 };
 
