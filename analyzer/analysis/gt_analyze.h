@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "analysis/gt_window.h"
+#include "base/gt_map.h"
 #include "trace/gt_trace.h"
 
 #define GT_SITE_FRAMES 5
@@ -353,10 +354,19 @@ int gt_graph_nodes(struct gt_trace *t, struct gt_sites *sites, uint32_t nocall, 
  * samples (none before schema 7): 0, or -1 after printing an error
  * (gt_samples.c). Before --top cuts the gaps. */
 int gt_host_samples(struct gt_trace *t, struct gt_report *r);
-/* A sample's name as the report gives it: state 0 running, 1 in a system
- * call, 2 waiting; its Python and native stack ids (0: none). */
-void gt_sample_text(sqlite3 *db, int state, const char *syscall, int64_t pystack, int64_t stack, char *out,
-                    size_t len);
+/* Host samples' names as the report gives them ("train.py:45 in __next__
+ * (blocked in read)"), looked up once per kind of sample (its state
+ * "running", "syscall" or "waiting", system call, Python and native stack
+ * ids, 0: none), for the exports. */
+struct gt_sample_names {
+    struct gt_map of;               /* kind -> index into v + 1 */
+    char **v;
+    size_t n;
+};
+/* The name, held by c until gt_sample_names_free; NULL out of memory. */
+const char *gt_sample_name(struct gt_sample_names *c, sqlite3 *db, const char *state, const char *syscall,
+                           int64_t pystack, int64_t stack);
+void gt_sample_names_free(struct gt_sample_names *c);
 /* 1 when a host stack's text matches `pattern`: a glob (fnmatch) when it
  * holds * ? or [, else a substring. */
 int gt_host_stack_match(const char *pattern, const char *text);

@@ -168,6 +168,18 @@ static int gt_describe(sqlite3 *db, int state, const char *syscall, int64_t pyst
     return 0;
 }
 
+/* The kind of a sample: its state, call and stacks. */
+static uint64_t gt_sample_kind(int state, const char *syscall, int64_t pystack, int64_t stack)
+{
+    return gt_map_hash_text(syscall ? syscall : "") ^ ((uint64_t)pystack * 0x9E3779B97F4A7C15ull) ^
+           ((uint64_t)stack * 0xC2B2AE3D27D4EB4Full) ^ ((uint64_t)state << 61) ^ 1;
+}
+
+static int gt_state_of(const char *state)
+{
+    return state && strcmp(state, "running") == 0 ? 0 : state && strcmp(state, "syscall") == 0 ? 1 : 2;
+}
+
 /* The flame graph's leaf for one distinct sample: its Python frames
  * outermost first, then its native frames, then its state. -1: out of
  * memory or unreadable. */
@@ -336,13 +348,10 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
     size_t n = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < (size_t)nsamples) {
-        const char *state = (const char *)sqlite3_column_text(st, 2);
-        int stv = state && strcmp(state, "running") == 0 ? 0 : state && strcmp(state, "syscall") == 0 ? 1 : 2;
+        int stv = gt_state_of((const char *)sqlite3_column_text(st, 2));
         const char *sc = (const char *)sqlite3_column_text(st, 3);
         int64_t py = sqlite3_column_int64(st, 4), nat = sqlite3_column_int64(st, 5);
-        /* the kind of sample: its state, call and stacks */
-        uint64_t k = gt_map_hash_text(sc ? sc : "") ^ ((uint64_t)py * 0x9E3779B97F4A7C15ull) ^
-                     ((uint64_t)nat * 0xC2B2AE3D27D4EB4Full) ^ ((uint64_t)stv << 61) ^ 1;
+        uint64_t k = gt_sample_kind(stv, sc, py, nat);
         int64_t *slot = gt_map_at(&keys, k);
         if (!slot)
             goto out;
@@ -531,9 +540,33 @@ double gt_host_stack_pct(const struct gt_report *r, const char *pattern, uint64_
     return r->host_idle_ns ? 100.0 * (double)sum / (double)r->host_idle_ns : 0;
 }
 
-void gt_sample_text(sqlite3 *db, int state, const char *syscall, int64_t pystack, int64_t stack, char *out,
-                    size_t len)
+const char *gt_sample_name(struct gt_sample_names *c, sqlite3 *db, const char *state, const char *syscall,
+                           int64_t pystack, int64_t stack)
 {
+    int stv = gt_state_of(state);
+    int64_t *slot = gt_map_at(&c->of, gt_sample_kind(stv, syscall, pystack, stack));
+    if (!slot)
+        return NULL;
+    if (*slot)
+        return c->v[*slot - 1];
+    char text[GT_HOST_TEXT];
     uint8_t cls;
-    gt_describe(db, state, syscall, pystack, stack, out, len, &cls);
+    gt_describe(db, stv, syscall, pystack, stack, text, sizeof(text), &cls);
+    char **v = realloc(c->v, (c->n + 1) * sizeof(*v));
+    if (!v)
+        return NULL;
+    c->v = v;
+    if (!(v[c->n] = strdup(text)))
+        return NULL;
+    *slot = (int64_t)++c->n;
+    return v[c->n - 1];
+}
+
+void gt_sample_names_free(struct gt_sample_names *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->v[i]);
+    free(c->v);
+    gt_map_free(&c->of);
+    memset(c, 0, sizeof(*c));
 }

@@ -1,10 +1,12 @@
 /* gt_report_html_flame.c: the HTML report's flame graph of GPU idle by host
  * stack (docs/report.md): an icicle, the listed gaps at the top and each
  * stack's frames below, outermost first, each as wide as its share of the
- * idle time (gt_samples.c and gt_flame.c computed it). Drawn as SVG here;
- * the only script shows a clicked frame's figures. Trace strings reach the
- * page through gt_put_html only, and the script reads them back as text
- * (textContent), never as markup. */
+ * idle time (gt_samples.c and gt_flame.c computed it). Drawn as SVG here,
+ * each frame's figures in its tooltip; the page's script
+ * (gt_report_html_timeline.js, its style beside it) writes a clicked
+ * frame's under the graph. Trace strings reach the page through
+ * gt_put_html only, and the script reads them back as text (textContent),
+ * never as markup. */
 #include <stdio.h>
 
 #include "base/gt_fmt.h"
@@ -36,10 +38,8 @@ void gt_html_host_flame(FILE *out, const struct gt_report *r, int section)
         if (r->flame[i].depth > depth)
             depth = r->flame[i].depth;
     double total = (double)r->flame[0].idle_ns;
-    fprintf(out, "<style>svg.fl{cursor:pointer}svg.fl rect{stroke:#fff;stroke-width:.5}"
-                 "svg.fl:hover rect{stroke:#1d2430}svg.fl.on rect{stroke:#1d2430;stroke-width:2}"
-                 ".fk0{fill:#c9ced6}.fk1{fill:#f2c14e}.fk2{fill:#e8845c}.fk3{fill:#7fa7d9}.fk4{fill:#d5dae2}</style>\n"
-                 "<div id=\"flame-%d\">\n<svg class=flame viewBox=\"0 0 %.0f %d\" width=\"100%%\" role=img>\n",
+    fprintf(out, "<div class=gt-flame id=\"flame-%d\">\n<svg class=flame viewBox=\"0 0 %.0f %d\" width=\"100%%\" "
+                 "role=img>\n",
             section, GT_FL_W, GT_FL_ROW * (depth + 1));
     for (size_t i = 0; i < r->nflame; i++) {
         const struct gt_flame_node *x = &r->flame[i];
@@ -66,10 +66,5 @@ void gt_html_host_flame(FILE *out, const struct gt_report *r, int section)
     if (r->flame_hidden)
         fprintf(out, " %zu frame%s narrower than 1/%d of the idle time not drawn.", r->flame_hidden,
                 r->flame_hidden == 1 ? "" : "s", GT_FLAME_MIN);
-    fprintf(out, "</p>\n</div>\n<script>(function(){var g=document.getElementById('flame-%d'),"
-                 "s=document.getElementById('flame-%d-says'),on=null;"
-                 "g.addEventListener('click',function(e){var f=e.target.closest('svg.fl');if(!f)return;"
-                 "if(on)on.classList.remove('on');on=f;f.classList.add('on');"
-                 "s.textContent=f.querySelector('title').textContent;});})();</script>\n",
-            section, section);
+    fputs("</p>\n</div>\n", out);
 }
