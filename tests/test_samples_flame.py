@@ -226,6 +226,32 @@ def test_flame_graph_c_matches_sql():
         assert abs(share - 1 / 3) <= 0.10, (k, share)
 
 
+def test_flame_graph_thin_frames_left_out_and_counted():
+    """Frames under 1/1000 of the idle time are not drawn, and the page
+    counts them: one gap of the C program given 3,000 more samples (the
+    launching thread running, no stack) and one waiting sample, a frame a
+    few millionths wide."""
+    run = run_traced([prog("host_wait"), "3", "100"])
+    assert_eq(run.proc.returncode, 0, run.proc.stderr)
+    db = os.path.join(gtlib.tmpdir(), "thin.db")
+    shutil.copy(run.trace, db)
+    s, e = max(sql_gaps(db, 10 * MS), key=lambda g: g[1] - g[0])
+    tid = query(db, "SELECT tid FROM api_calls WHERE category IN (%s) AND start_ns BETWEEN ? AND ? "
+                    "ORDER BY start_ns DESC LIMIT 1" % ",".join("'%s'" % w for w in WORK), s, e)[0][0]
+    con = sqlite3.connect(db)
+    con.executemany("INSERT INTO samples (tid, ns, state) VALUES (?, ?, 0)",
+                    [(tid, s + 1 + k * (e - s - 2) // 3000) for k in range(3000)])
+    con.execute("INSERT INTO samples (tid, ns, state) VALUES (?, ?, 2)", (tid, e - 1))
+    con.commit()
+    con.close()
+    _, page = report_html(db)
+    tree, total, frames = check_page(db, page)
+    assert_eq(tree[("(waiting)",)][1], 1)
+    assert tree[("(waiting)",)][0] * MIN < total, tree[("(waiting)",)]
+    assert ("(waiting)",) not in {f[0] for f in frames}
+    assert re.search(r"\d+ frames? narrower than 1/1000 of the idle time not drawn", page), "the count is said"
+
+
 def test_flame_graph_absent_without_samples():
     db = run_traced([prog("host_wait"), "1", "20"], env={"GPUTRACE_SAMPLE_HZ": "0"}).trace
     _, page = report_html(db)
