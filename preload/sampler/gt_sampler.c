@@ -218,8 +218,13 @@ static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now)
     }
     uintptr_t pc;
     f->have_last = 0;
-    if (gt_read_state(f->fd, &e, &pc) < 0)
-        return; /* ended */
+    if (gt_read_state(f->fd, &e, &pc) < 0) {
+        /* ended; and should its id be a new thread's already (ids are
+         * reused), the file is the old one's: closed at the round's end,
+         * opened afresh when the id is listed again */
+        f->seen = 0;
+        return;
+    }
     if (pc)
         e.stack_id = gt_stack_intern(&pc, 1);
     if (pystate) {
