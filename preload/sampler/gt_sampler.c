@@ -34,7 +34,7 @@
  * unchanged): a blocked thread that never ran is blocked where it was,
  * with the same stacks, and costs one clock read instead of the file and
  * the walk. The clock is the cheapest look at another thread the kernel
- * offers: a third of a schedstat read, which it replaced. */
+ * offers: less than half a schedstat read, which it replaced. */
 struct gt_sfd {
     uint32_t tid;
     int fd;
