@@ -6,11 +6,14 @@
 // STEPS: a list of {"op": ...}: "state"; "wheel" (section, frac: where
 // across the plot, dy); "key" (section, key); "drag" (section, dx);
 // "click_row" (section, gap: the gap's row index); "click_gap" (section,
-// gap: clicks the gap where the timeline draws it); "screenshot" (path,
-// width, height). Each step's result is the page's state: per timeline
-// its window (data-from-ns, data-to-ns and the text shown), the selected
-// gap, the highlighted rows, the info line, the lanes and every item the
-// last frame drew; and whether anything the trace holds ran as script.
+// gap: clicks the gap where the timeline draws it); "click_flame" (section,
+// frame: the flame graph's frame, by its index in the page, clicked in
+// its middle); "screenshot" (path, width, height). Each step's result is
+// the page's state: per timeline its window (data-from-ns, data-to-ns and
+// the text shown), the selected gap, the highlighted rows, the info line,
+// the lanes and every item the last frame drew; per flame graph the line
+// under it and the frame selected; and whether anything the trace holds
+// ran as script.
 "use strict";
 const path = require("path");
 const puppeteer = require(path.join(__dirname, "node_modules", "puppeteer-core"));
@@ -23,6 +26,12 @@ async function state(page) {
       const b = r.getBoundingClientRect();
       out.highlighted.push(r.id);
       out.highlighted_in_view = b.top >= 0 && b.bottom <= window.innerHeight;
+    });
+    out.flames = {};
+    document.querySelectorAll("div[id^='flame-']").forEach((d) => {
+      const s = d.id.slice(6), frames = Array.from(d.querySelectorAll("svg.fl"));
+      out.flames[s] = {says: document.getElementById("flame-" + s + "-says").textContent,
+                       on: frames.findIndex((f) => f.classList.contains("on")), frames: frames.length};
     });
     const tls = window.gputraceTimelines || {};
     for (const s of Object.keys(tls)) {
@@ -98,6 +107,14 @@ async function main() {
         const g = await page.evaluate((s, i) => window.gputraceTimelines[s].gaps[i], s, st.gap);
         await page.evaluate(() => window.scrollTo(0, 0));
         const p = await canvasPoint(page, s, 0, (g.s + g.e) / 2, g.dev);
+        await page.mouse.click(p.x, p.y);
+      } else if (st.op === "click_flame") {
+        const p = await page.evaluate((s, i) => {
+          const f = document.querySelectorAll("#flame-" + s + " svg.fl")[i];
+          f.scrollIntoView({block: "center"});
+          const b = f.getBoundingClientRect();
+          return {x: b.left + b.width / 2, y: b.top + b.height / 2};
+        }, s, st.frame);
         await page.mouse.click(p.x, p.y);
       } else if (st.op === "screenshot") {
         await page.setViewport({width: st.width || 1280, height: st.height || 900});

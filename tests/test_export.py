@@ -5,8 +5,10 @@ import json
 import os
 import re
 import subprocess
+from collections import Counter
 
 import gtlib
+import oracle
 from gtlib import assert_eq, prog, query, run_traced, tmpdir
 
 GPUTRACE = os.path.join(gtlib.BUILD, "gputrace")
@@ -70,6 +72,44 @@ def test_export_chrome_json_tracks_flows_and_gaps():
         assert (pid, tid, "thread_name") in names
     for p, t in set((e["pid"], e["tid"]) for e in gpu + idle):
         assert (p, t, "thread_name") in names and (p, 0, "process_name") in names
+
+
+def test_export_chrome_json_host_samples():
+    """Host samples (schema 7): an instant event each on its thread's
+    track, named as the report names them (named apart by tests/oracle.py),
+    with its row's fields; a thread only sampled (GPUTRACE_SAMPLE_THREADS=
+    all: the feeder, which never calls CUDA) named too; --from/--to keep
+    the samples inside."""
+    import test_python as tp
+    run = tp.run_py(max(tp.supported()), "host_stalls.py", 2, 60, env={"GPUTRACE_SAMPLE_THREADS": "all"})
+    db = run.trace
+    pid = int(query(db, "SELECT value FROM meta WHERE key = 'pid'")[0][0])
+    origin = int(query(db, "SELECT value FROM meta WHERE key = 'start_ns'")[0][0])
+    rows = {r[0]: r[1:] for r in query(db, "SELECT id, tid, ns, state, syscall, pystack_id, stack_id "
+                                           "FROM host_samples")}
+    named = oracle._read_samples_db(db)
+    only_sampled = {r[0] for r in rows.values()} - {r[0] for r in query(db, "SELECT DISTINCT tid FROM calls")}
+    assert only_sampled, "the feeder thread is sampled and makes no call"
+    for window, lo, hi in (((), 0, 1 << 62), (("--from", "100ms", "--to", "300ms"), 100 * 10**6, 300 * 10**6)):
+        out = os.path.join(run.outdir, "s.json")
+        r = export("--format", "chrome-json", *window, db, "-o", out)
+        assert_eq((r.returncode, r.stderr), (0, ""))
+        with open(out) as f:
+            ev = json.load(f)["traceEvents"]
+        inst = [e for e in ev if e.get("cat") == "host_sample"]
+        assert all(e["ph"] == "i" and e["s"] == "t" and e["pid"] == pid for e in inst), inst[:3]
+        want = Counter((tid, ns - origin, text) for tid, ns, text, _ in named if lo <= ns - origin < hi)
+        assert len(want) >= 10, want
+        assert_eq(Counter((e["tid"], round(e["ts"] * 1000), e["name"]) for e in inst), want)
+        for e in inst:
+            tid, ns, state, sc, py, nat = rows[e["args"]["sample_id"]]
+            assert_eq((e["tid"], round(e["ts"] * 1000)), (tid, ns - origin))
+            args = {"sample_id": e["args"]["sample_id"], "state": state}
+            args.update({k: v for k, v in (("syscall", sc), ("pystack_id", py), ("stack_id", nat)) if v is not None})
+            assert_eq(e["args"], args)
+        names = {(e["pid"], e["tid"]) for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+        assert {(pid, e["tid"]) for e in inst} <= names, names
+        assert only_sampled & {e["tid"] for e in inst} or window, "the sampled-only thread's samples exported"
 
 
 def test_export_usage_errors():

@@ -783,5 +783,7 @@ void gt_report_free(struct gt_report *r)
     free(r->steps.slowest);
     free(r->host_stacks);
     gt_busy_free(&r->busy);
+    free(r->flame);
+    free(r->flame_text);
     memset(r, 0, sizeof(*r));
 }

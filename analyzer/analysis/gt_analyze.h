@@ -10,6 +10,7 @@
 
 #include "analysis/gt_busy.h"
 #include "analysis/gt_window.h"
+#include "base/gt_map.h"
 #include "trace/gt_trace.h"
 
 #define GT_SITE_FRAMES 5
@@ -108,6 +109,21 @@ struct gt_gap {
 
 /* GPU idle by host stack: each listed gap's time shared among the
  * launching thread's samples inside it. */
+/* The same idle time as a tree, for the flame graph (docs/report.md, "GPU
+ * idle by host stack"): root the listed gaps, then each sample's Python
+ * frames outermost first, its native frames, and its state; a gap's time
+ * shared among its samples' paths by count (rounded down). Nodes in
+ * preorder, children by idle time, most first; x_ns is where the node
+ * starts inside its parent's span, from the root's start. */
+#define GT_FLAME_MIN 1000
+enum gt_flame_kind { GT_FK_ROOT, GT_FK_PYTHON, GT_FK_NATIVE, GT_FK_STATE, GT_FK_NONE };
+struct gt_flame_node {
+    uint32_t name;                  /* offset into gt_report.flame_text */
+    uint16_t depth;                 /* 0: the root */
+    uint8_t kind;                   /* enum gt_flame_kind */
+    uint64_t idle_ns, x_ns, samples;
+};
+
 struct gt_host_stack_row {
     char text[GT_HOST_TEXT];        /* as gt_host_share; "(no samples)" for gaps without */
     uint64_t idle_ns, samples, gaps;
@@ -307,6 +323,9 @@ struct gt_report {
     struct gt_host_stack_row *host_stacks; /* by idle time */
     size_t nhost_stacks;
     struct gt_busy busy;            /* opts busy_slices > 0 only: each GPU's busy share per slice */
+    struct gt_flame_node *flame;    /* preorder; nodes under 1/GT_FLAME_MIN of the root left out */
+    size_t nflame, flame_hidden;    /* nodes kept, nodes with time or samples left out */
+    char *flame_text;               /* the nodes' names */
     struct gt_more more;
 };
 
@@ -368,10 +387,19 @@ int gt_graph_nodes(struct gt_trace *t, struct gt_sites *sites, uint32_t nocall, 
  * samples (none before schema 7): 0, or -1 after printing an error
  * (gt_samples.c). Before --top cuts the gaps. */
 int gt_host_samples(struct gt_trace *t, struct gt_report *r);
-/* A sample's name as the report gives it: state 0 running, 1 in a system
- * call, 2 waiting; its Python and native stack ids (0: none). */
-void gt_sample_text(sqlite3 *db, int state, const char *syscall, int64_t pystack, int64_t stack, char *out,
-                    size_t len);
+/* Host samples' names as the report gives them ("train.py:45 in __next__
+ * (blocked in read)"), looked up once per kind of sample (its state
+ * "running", "syscall" or "waiting", system call, Python and native stack
+ * ids, 0: none), for the exports. */
+struct gt_sample_names {
+    struct gt_map of;               /* kind -> index into v + 1 */
+    char **v;
+    size_t n;
+};
+/* The name, held by c until gt_sample_names_free; NULL out of memory. */
+const char *gt_sample_name(struct gt_sample_names *c, sqlite3 *db, const char *state, const char *syscall,
+                           int64_t pystack, int64_t stack);
+void gt_sample_names_free(struct gt_sample_names *c);
 /* 1 when a host stack's text matches `pattern`: a glob (fnmatch) when it
  * holds * ? or [, else a substring. */
 int gt_host_stack_match(const char *pattern, const char *text);

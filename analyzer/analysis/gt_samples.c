@@ -16,13 +16,21 @@
 #include <string.h>
 
 #include "analysis/gt_analyze.h"
+#include "analysis/gt_flame.h"
 #include "base/gt_map.h"
 
 struct gt_smp {
     int64_t tid;
     uint64_t ns;
     uint32_t key;       /* index into the texts */
+    uint32_t leaf;      /* the flame graph's node of its path */
     uint8_t cls;        /* enum gt_hcls */
+};
+
+/* A distinct (state, syscall, Python stack, native stack): its text and
+ * the flame graph's leaf for it. */
+struct gt_kind {
+    uint32_t text, leaf;
 };
 
 enum gt_hcls { GT_HC_PYTHON, GT_HC_NATIVE, GT_HC_IO, GT_HC_SLEEP, GT_HC_LOCK, GT_HC_SYSCALL, GT_HC_WAITING, GT_HCLS };
@@ -83,6 +91,31 @@ static int gt_is_io(const char *sc)
     return 0;
 }
 
+/* A Python frame's name: "FILE:LINE in FUNCTION", FILE's last component. */
+static void gt_py_name(char *out, size_t len, sqlite3_stmt *st)
+{
+    const char *file = (const char *)sqlite3_column_text(st, 0);
+    const char *fn = (const char *)sqlite3_column_text(st, 1);
+    if (sqlite3_column_type(st, 2) == SQLITE_NULL)
+        snprintf(out, len, "%.100s in %.100s", gt_base(file ? file : "?"), fn ? fn : "?");
+    else
+        snprintf(out, len, "%.100s:%d in %.100s", gt_base(file ? file : "?"), sqlite3_column_int(st, 2),
+                 fn ? fn : "?");
+}
+
+/* A native frame's name (columns function, module, file, line):
+ * "FILE:LINE in FUNCTION" where the line is known, else "FUNCTION (MODULE)". */
+static void gt_native_name(char *out, size_t len, sqlite3_stmt *st)
+{
+    const char *fn = (const char *)sqlite3_column_text(st, 0);
+    const char *mod = (const char *)sqlite3_column_text(st, 1);
+    const char *file = (const char *)sqlite3_column_text(st, 2);
+    if (file && *file && sqlite3_column_type(st, 3) != SQLITE_NULL)
+        snprintf(out, len, "%.100s:%d in %.100s", gt_base(file), sqlite3_column_int(st, 3), fn ? fn : "?");
+    else
+        snprintf(out, len, "%.120s (%.80s)", fn ? fn : "?", gt_base(mod ? mod : "?"));
+}
+
 /* The text and class of one distinct (state, syscall, Python stack,
  * native stack). */
 static int gt_describe(sqlite3 *db, int state, const char *syscall, int64_t pystack, int64_t stack, char *out,
@@ -93,15 +126,8 @@ static int gt_describe(sqlite3 *db, int state, const char *syscall, int64_t pyst
     if (pystack && sqlite3_prepare_v2(db, "SELECT file, function, line FROM py_stack_frames "
                                           "WHERE pystack_id = ? ORDER BY depth LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, pystack);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            const char *file = (const char *)sqlite3_column_text(st, 0);
-            const char *fn = (const char *)sqlite3_column_text(st, 1);
-            if (sqlite3_column_type(st, 2) == SQLITE_NULL)
-                snprintf(where, sizeof(where), "%.100s in %.100s", gt_base(file ? file : "?"), fn ? fn : "?");
-            else
-                snprintf(where, sizeof(where), "%.100s:%d in %.100s", gt_base(file ? file : "?"),
-                         sqlite3_column_int(st, 2), fn ? fn : "?");
-        }
+        if (sqlite3_step(st) == SQLITE_ROW)
+            gt_py_name(where, sizeof(where), st);
         sqlite3_finalize(st);
     }
     /* native: the innermost frame outside the system's libraries (the
@@ -112,17 +138,11 @@ static int gt_describe(sqlite3 *db, int state, const char *syscall, int64_t pyst
         sqlite3_bind_int64(st, 1, stack);
         int first = 1;
         while (sqlite3_step(st) == SQLITE_ROW) {
-            const char *fn = (const char *)sqlite3_column_text(st, 0);
             const char *mod = (const char *)sqlite3_column_text(st, 1);
-            const char *file = (const char *)sqlite3_column_text(st, 2);
             int sys = !mod || gt_system_module(mod);
             if (!first && sys)
                 continue;
-            if (file && *file && sqlite3_column_type(st, 3) != SQLITE_NULL)
-                snprintf(where, sizeof(where), "%.100s:%d in %.100s", gt_base(file), sqlite3_column_int(st, 3),
-                         fn ? fn : "?");
-            else
-                snprintf(where, sizeof(where), "%.120s (%.80s)", fn ? fn : "?", gt_base(mod ? mod : "?"));
+            gt_native_name(where, sizeof(where), st);
             if (!sys)
                 break;
             first = 0;
@@ -146,6 +166,58 @@ static int gt_describe(sqlite3 *db, int state, const char *syscall, int64_t pyst
         *cls = GT_HC_WAITING;
     }
     return 0;
+}
+
+/* The kind of a sample: its state, call and stacks. */
+static uint64_t gt_sample_kind(int state, const char *syscall, int64_t pystack, int64_t stack)
+{
+    return gt_map_hash_text(syscall ? syscall : "") ^ ((uint64_t)pystack * 0x9E3779B97F4A7C15ull) ^
+           ((uint64_t)stack * 0xC2B2AE3D27D4EB4Full) ^ ((uint64_t)state << 61) ^ 1;
+}
+
+static int gt_state_of(const char *state)
+{
+    return state && strcmp(state, "running") == 0 ? 0 : state && strcmp(state, "syscall") == 0 ? 1 : 2;
+}
+
+/* The flame graph's leaf for one distinct sample: its Python frames
+ * outermost first, then its native frames, then its state. -1: out of
+ * memory or unreadable. */
+static long gt_flame_path(struct gt_flame_b *f, sqlite3 *db, int state, const char *syscall, int64_t pystack,
+                          int64_t stack)
+{
+    static const char *const sql[2] = {
+        "SELECT file, function, line FROM py_stack_frames WHERE pystack_id = ? ORDER BY depth DESC",
+        "SELECT function, module, file, line FROM stack_frames WHERE stack_id = ? ORDER BY depth DESC"};
+    const int64_t id[2] = {pystack, stack};
+    long node = 0;
+    for (int k = 0; k < 2; k++) {
+        sqlite3_stmt *st;
+        if (!id[k])
+            continue;
+        if (sqlite3_prepare_v2(db, sql[k], -1, &st, NULL) != SQLITE_OK)
+            return -1;
+        sqlite3_bind_int64(st, 1, id[k]);
+        while (node >= 0 && sqlite3_step(st) == SQLITE_ROW) {
+            char name[GT_HOST_TEXT];
+            if (k == 0)
+                gt_py_name(name, sizeof(name), st);
+            else
+                gt_native_name(name, sizeof(name), st);
+            node = gt_flame_child(f, (uint32_t)node, name, k == 0 ? GT_FK_PYTHON : GT_FK_NATIVE);
+        }
+        sqlite3_finalize(st);
+    }
+    if (node < 0)
+        return -1;
+    char leaf[64];
+    if (state == 0)
+        snprintf(leaf, sizeof(leaf), "(running)");
+    else if (state == 1)
+        snprintf(leaf, sizeof(leaf), "(blocked in %.40s)", syscall ? syscall : "?");
+    else
+        snprintf(leaf, sizeof(leaf), "(waiting)");
+    return gt_flame_child(f, (uint32_t)node, leaf, GT_FK_STATE);
 }
 
 static int gt_smp_cmp(const void *a, const void *b)
@@ -256,14 +328,17 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
     struct gt_smp *smp = malloc((size_t)nsamples * sizeof(*smp));
     uint64_t *best = calloc(r->ngaps + 1, sizeof(*best));
     struct gt_texts texts = {0};
-    struct gt_map keys = {0};   /* distinct sample kind -> text index + 1 */
+    struct gt_map keys = {0};   /* distinct sample kind -> kind index + 1 */
+    struct gt_kind *kinds = NULL;
+    size_t nkinds = 0, kinds_cap = 0;
     uint8_t *cls_of = NULL;     /* by text index */
     size_t cls_cap = 0;
-    struct gt_count *counts = NULL;
+    struct gt_flame_b flame = {0};
+    struct gt_count *counts = NULL, *leaves = NULL;
     uint64_t *row_idle = NULL, *row_samples = NULL, *row_gaps = NULL;
     int ok = 0;
     sqlite3_stmt *st = NULL;
-    if (!smp || !best)
+    if (!smp || !best || gt_flame_init(&flame, "all listed gaps") < 0)
         goto out;
     if (sqlite3_prepare_v2(t->db, "SELECT tid, ns, state, syscall, COALESCE(pystack_id, 0), COALESCE(stack_id, 0) "
                                   "FROM host_samples", -1, &st, NULL) != SQLITE_OK) {
@@ -273,13 +348,10 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
     size_t n = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < (size_t)nsamples) {
-        const char *state = (const char *)sqlite3_column_text(st, 2);
-        int stv = state && strcmp(state, "running") == 0 ? 0 : state && strcmp(state, "syscall") == 0 ? 1 : 2;
+        int stv = gt_state_of((const char *)sqlite3_column_text(st, 2));
         const char *sc = (const char *)sqlite3_column_text(st, 3);
         int64_t py = sqlite3_column_int64(st, 4), nat = sqlite3_column_int64(st, 5);
-        /* the kind of sample: its state, call and stacks */
-        uint64_t k = gt_map_hash_text(sc ? sc : "") ^ ((uint64_t)py * 0x9E3779B97F4A7C15ull) ^
-                     ((uint64_t)nat * 0xC2B2AE3D27D4EB4Full) ^ ((uint64_t)stv << 61) ^ 1;
+        uint64_t k = gt_sample_kind(stv, sc, py, nat);
         int64_t *slot = gt_map_at(&keys, k);
         if (!slot)
             goto out;
@@ -301,13 +373,27 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
                 cls_cap = cap;
             }
             cls_of[ti] = cls;
-            slot = gt_map_at(&keys, k); /* the text table's map is another; this slot stands */
-            *slot = ti + 1;
+            long leaf = gt_flame_path(&flame, t->db, stv, sc, py, nat);
+            if (leaf < 0)
+                goto out;
+            if (nkinds == kinds_cap) {
+                size_t cap = kinds_cap ? kinds_cap * 2 : 64;
+                void *v = realloc(kinds, cap * sizeof(*kinds));
+                if (!v)
+                    goto out;
+                kinds = v;
+                kinds_cap = cap;
+            }
+            kinds[nkinds++] = (struct gt_kind){(uint32_t)ti, (uint32_t)leaf};
+            slot = gt_map_at(&keys, k); /* the other maps are others; this slot stands */
+            *slot = (int64_t)nkinds;
         }
+        const struct gt_kind *kd = &kinds[*slot - 1];
         smp[n].tid = sqlite3_column_int64(st, 0);
         smp[n].ns = (uint64_t)sqlite3_column_int64(st, 1);
-        smp[n].key = (uint32_t)(*slot - 1);
-        smp[n].cls = cls_of[*slot - 1];
+        smp[n].key = kd->text;
+        smp[n].leaf = kd->leaf;
+        smp[n].cls = cls_of[kd->text];
         n++;
     }
     sqlite3_finalize(st);
@@ -323,17 +409,19 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
     /* rows: one per text, and "(no samples)" last */
     size_t nrows = texts.n + 1;
     counts = malloc((n + 1) * sizeof(*counts));
+    leaves = malloc((n + 1) * sizeof(*leaves));
+    long nosamples = gt_flame_child(&flame, 0, "(no samples)", GT_FK_NONE);
     row_idle = calloc(nrows, sizeof(*row_idle));
     row_samples = calloc(nrows, sizeof(*row_samples));
     row_gaps = calloc(nrows, sizeof(*row_gaps));
-    if (!counts || !row_idle || !row_samples || !row_gaps)
+    if (!counts || !leaves || nosamples < 0 || !row_idle || !row_samples || !row_gaps)
         goto out;
     for (size_t i = 0; i < r->ngaps; i++) {
         struct gt_gap *g = &r->gaps[i];
         r->host_idle_ns += g->dur_ns;
         size_t first = n, last = n;
         if (g->host_tid >= 0) {
-            struct gt_smp key = {g->host_tid, g->start_ns, 0, 0};
+            struct gt_smp key = {g->host_tid, g->start_ns, 0, 0, 0};
             size_t lo = 0, hi = n;
             while (lo < hi) {
                 size_t mid = (lo + hi) / 2;
@@ -351,9 +439,10 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
         if (!m) {
             row_idle[texts.n] += g->dur_ns;
             row_gaps[texts.n]++;
+            gt_flame_add(&flame, (uint32_t)nosamples, g->dur_ns, 0);
             continue;
         }
-        size_t nc = 0;
+        size_t nc = 0, nl = 0;
         uint64_t bycls[GT_HCLS] = {0};
         for (size_t j = first; j < last; j++) {
             bycls[smp[j].cls]++;
@@ -363,7 +452,17 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
             if (c == nc)
                 counts[nc++] = (struct gt_count){smp[j].key, 0};
             counts[c].n++;
+            for (c = 0; c < nl && leaves[c].key != smp[j].leaf; c++)
+                ;
+            if (c == nl)
+                leaves[nl++] = (struct gt_count){smp[j].leaf, 0};
+            leaves[c].n++;
         }
+        /* the flame graph shares the gap by path, as the table by name:
+         * kinds that read the same path share one rounding */
+        for (size_t c = 0; c < nl; c++)
+            gt_flame_add(&flame, leaves[c].key, (uint64_t)((unsigned __int128)g->dur_ns * leaves[c].n / m),
+                         leaves[c].n);
         qsort(counts, nc, sizeof(*counts), gt_count_cmp);
         for (size_t c = 0; c < nc; c++) {
             /* the gap's time, shared by the samples' counts (to the ns
@@ -399,6 +498,9 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
     }
     if (r->nhost_stacks > 1)
         qsort(r->host_stacks, r->nhost_stacks, sizeof(*r->host_stacks), gt_row_cmp);
+    gt_flame_set_root(&flame, r->host_idle_ns);
+    if (gt_flame_finish(&flame, r) < 0)
+        goto out;
     ok = 1;
 out:
     if (st)
@@ -411,7 +513,10 @@ out:
     gt_map_free(&texts.of);
     gt_map_free(&keys);
     free(cls_of);
+    free(kinds);
+    gt_flame_free(&flame);
     free(counts);
+    free(leaves);
     free(row_idle);
     free(row_samples);
     free(row_gaps);
@@ -435,9 +540,33 @@ double gt_host_stack_pct(const struct gt_report *r, const char *pattern, uint64_
     return r->host_idle_ns ? 100.0 * (double)sum / (double)r->host_idle_ns : 0;
 }
 
-void gt_sample_text(sqlite3 *db, int state, const char *syscall, int64_t pystack, int64_t stack, char *out,
-                    size_t len)
+const char *gt_sample_name(struct gt_sample_names *c, sqlite3 *db, const char *state, const char *syscall,
+                           int64_t pystack, int64_t stack)
 {
+    int stv = gt_state_of(state);
+    int64_t *slot = gt_map_at(&c->of, gt_sample_kind(stv, syscall, pystack, stack));
+    if (!slot)
+        return NULL;
+    if (*slot)
+        return c->v[*slot - 1];
+    char text[GT_HOST_TEXT];
     uint8_t cls;
-    gt_describe(db, state, syscall, pystack, stack, out, len, &cls);
+    gt_describe(db, stv, syscall, pystack, stack, text, sizeof(text), &cls);
+    char **v = realloc(c->v, (c->n + 1) * sizeof(*v));
+    if (!v)
+        return NULL;
+    c->v = v;
+    if (!(v[c->n] = strdup(text)))
+        return NULL;
+    *slot = (int64_t)++c->n;
+    return v[c->n - 1];
+}
+
+void gt_sample_names_free(struct gt_sample_names *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->v[i]);
+    free(c->v);
+    gt_map_free(&c->of);
+    memset(c, 0, sizeof(*c));
 }

@@ -5,7 +5,8 @@
  * call site, and its NVTX push ranges and marks), one per GPU stream
  * (kernels, copies, memsets, under a "GPU N" process), and one of idle
  * gaps per GPU; NVTX start/end ranges, which may end on another thread,
- * are async slices of the process. A flow arrow runs from
+ * are async slices of the process; host samples (schema 7) are instant
+ * events on their thread's track. A flow arrow runs from
  * each call to the GPU work it caused. Rows are streamed from SQL to the
  * file: memory does not grow with the trace. */
 #include <errno.h>
@@ -241,6 +242,59 @@ static int gt_export_nvtx(struct gt_trace *t, struct gt_export *x, int64_t pid)
     return 0;
 }
 
+/* ---- host samples (schema 7) ---- */
+
+/* An instant event each on its thread's track, named as the report names
+ * them ("train.py:45 in __next__ (blocked in read)"), as in the Perfetto
+ * export; the row's fields in args, its stacks a query away. */
+static int gt_export_samples(struct gt_trace *t, struct gt_export *x, int64_t pid)
+{
+    if (t->schema_version < 7)
+        return 0;
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(t->db, "SELECT tid, ns, state, syscall, COALESCE(pystack_id, 0), COALESCE(stack_id, 0), "
+                                  "id FROM host_samples ORDER BY ns, id",
+                           -1, &q, NULL) != SQLITE_OK) {
+        gt_err("%s: host samples: %s", t->path, sqlite3_errmsg(t->db));
+        return -1;
+    }
+    struct gt_sample_names names = {0};
+    int rc = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        int64_t ns = sqlite3_column_int64(q, 1);
+        if (!gt_export_in_window(x, ns))
+            continue;
+        const char *state = (const char *)sqlite3_column_text(q, 2);
+        const char *sc = (const char *)sqlite3_column_text(q, 3);
+        int64_t py = sqlite3_column_int64(q, 4), nat = sqlite3_column_int64(q, 5);
+        const char *name = gt_sample_name(&names, t->db, state, sc, py, nat);
+        if (!name) {
+            gt_err("%s: host samples: out of memory", t->path);
+            rc = -1;
+            break;
+        }
+        gt_ev_begin(x);
+        fprintf(x->out, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRId64 ",\"tid\":%lld,\"cat\":\"host_sample\","
+                        "\"name\":", pid, (long long)sqlite3_column_int64(q, 0));
+        gt_put_json_string(x->out, name);
+        gt_ts(x, "ts", ns);
+        fprintf(x->out, ",\"args\":{\"sample_id\":%lld,\"state\":", (long long)sqlite3_column_int64(q, 6));
+        gt_put_json_string(x->out, state);
+        if (sc) {
+            fputs(",\"syscall\":", x->out);
+            gt_put_json_string(x->out, sc);
+        }
+        if (py)
+            fprintf(x->out, ",\"pystack_id\":%lld", (long long)py);
+        if (nat)
+            fprintf(x->out, ",\"stack_id\":%lld", (long long)nat);
+        fputs("}}", x->out);
+    }
+    sqlite3_finalize(q);
+    gt_sample_names_free(&names);
+    return rc;
+}
+
 /* ---- GPU work and the arrows to it ---- */
 
 static int gt_export_gpu(struct gt_trace *t, struct gt_export *x, int64_t pid)
@@ -370,9 +424,14 @@ int gt_export_chrome_trace(struct gt_trace *t, struct gt_export *x)
     free(cmd);
     gt_meta_name(x, "process_name", pid, 0, name);
     sqlite3_stmt *q;
-    /* Threads that made calls, and (schema 6) NVTX ranges or marks; the
-     * name NVTX gave a thread before the one the system knows. */
-    const char *threads = t->schema_version >= 6
+    /* Threads that made calls, (schema 6) NVTX ranges or marks, and
+     * (schema 7) host samples; the name NVTX gave a thread before the one
+     * the system knows. */
+    const char *threads = t->schema_version >= 7
+        ? "SELECT x.tid, COALESCE((SELECT n.name FROM thread_names n WHERE n.tid = x.tid), th.name) FROM "
+          "(SELECT tid FROM calls UNION SELECT tid FROM nvtx_ranges UNION SELECT tid FROM nvtx_marks "
+          "UNION SELECT tid FROM samples) x LEFT JOIN threads th ON th.tid = x.tid"
+        : t->schema_version >= 6
         ? "SELECT x.tid, COALESCE((SELECT n.name FROM thread_names n WHERE n.tid = x.tid), th.name) FROM "
           "(SELECT tid FROM calls UNION SELECT tid FROM nvtx_ranges UNION SELECT tid FROM nvtx_marks) x "
           "LEFT JOIN threads th ON th.tid = x.tid"
@@ -406,6 +465,8 @@ int gt_export_chrome_trace(struct gt_trace *t, struct gt_export *x)
     gt_sites_free(&sites);
     if (rc == 0)
         rc = gt_export_nvtx(t, x, pid);
+    if (rc == 0)
+        rc = gt_export_samples(t, x, pid);
     if (rc == 0)
         rc = gt_export_gpu(t, x, pid);
     if (rc == 0)

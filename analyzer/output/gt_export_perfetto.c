@@ -720,9 +720,7 @@ static int gt_pf_samples(struct gt_pf *w, int64_t from, int64_t to)
     }
     sqlite3_bind_int64(q, 1, from);
     sqlite3_bind_int64(q, 2, to);
-    struct gt_map texts = {0}; /* kind of sample -> index into names + 1 */
-    char **names = NULL;
-    size_t nnames = 0;
+    struct gt_sample_names names = {0};
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW && !w->failed) {
         int64_t ns = sqlite3_column_int64(q, 1);
@@ -731,26 +729,10 @@ static int gt_pf_samples(struct gt_pf *w, int64_t from, int64_t to)
         if (gt_pf_limit(w, ns))
             break;
         const char *state = (const char *)sqlite3_column_text(q, 2);
-        int stv = state && strcmp(state, "running") == 0 ? 0 : state && strcmp(state, "syscall") == 0 ? 1 : 2;
-        const char *sc = (const char *)sqlite3_column_text(q, 3);
-        int64_t py = sqlite3_column_int64(q, 4), nat = sqlite3_column_int64(q, 5);
-        uint64_t k = gt_map_hash_text(sc ? sc : "") ^ ((uint64_t)py * 0x9E3779B97F4A7C15ull) ^
-                     ((uint64_t)nat * 0xC2B2AE3D27D4EB4Full) ^ ((uint64_t)stv << 61) ^ 1;
-        int64_t *slot = gt_map_at(&texts, k);
-        if (!slot)
+        const char *name = gt_sample_name(&names, w->t->db, state, (const char *)sqlite3_column_text(q, 3),
+                                          sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5));
+        if (!name)
             break;
-        if (!*slot) {
-            char text[GT_HOST_TEXT];
-            gt_sample_text(w->t->db, stv, sc, py, nat, text, sizeof(text));
-            char **nn = realloc(names, (nnames + 1) * sizeof(*nn));
-            if (!nn || !(nn[nnames] = strdup(text))) {
-                names = nn ? nn : names;
-                break;
-            }
-            names = nn;
-            *slot = (int64_t)++nnames;
-        }
-        const char *name = names[*slot - 1];
         uint64_t track = gt_pf_thread(w, sqlite3_column_int64(q, 0));
         memset(&w->in, 0, sizeof(w->in));
         perfetto__protos__interned_data__init(&w->in);
@@ -776,10 +758,7 @@ static int gt_pf_samples(struct gt_pf *w, int64_t from, int64_t to)
         w->x->events++;
     }
     sqlite3_finalize(q);
-    for (size_t i = 0; i < nnames; i++)
-        free(names[i]);
-    free(names);
-    gt_map_free(&texts);
+    gt_sample_names_free(&names);
     return w->failed ? -1 : 0;
 }
 

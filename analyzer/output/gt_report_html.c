@@ -466,7 +466,7 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
     gt_tl_write(out, tl, r, section);
     gt_html_findings(out, r, o);
     gt_html_gaps(out, r, o, section);
-    gt_html_host_stacks(out, r);
+    gt_html_host_stacks(out, r, section);
     gt_html_kernels(out, r, o);
 
     fputs("<h2>Launch overhead</h2>\n<h3>Host time launching, by launch site</h3>\n", out);

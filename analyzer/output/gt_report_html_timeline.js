@@ -11,6 +11,8 @@
  * Trace strings are shown with textContent and canvas text only: nothing
  * from the trace is ever parsed as HTML. The page loads nothing.
  *
+ * The same script marks the frame clicked in a flame graph (at the end).
+ *
  * window.gputraceTimelines[S] is the section's timeline: its view (from,
  * to, in ns after the trace's start) and what the last frame drew (drawn),
  * for the tests and for anyone scripting the page. */
@@ -492,4 +494,19 @@
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
   else init();
+
+  /* The flame graphs of GPU idle by host stack (gt_report_html_flame.c),
+   * drawn as SVG without script: a click on a frame marks it and writes
+   * its tooltip (its name, idle time, share and samples) under its graph,
+   * as text. */
+  document.addEventListener("click", function (e) {
+    var f = e.target && e.target.closest ? e.target.closest("svg.fl") : null;
+    var root = f ? f.closest("div.gt-flame") : null;
+    if (!root) return;
+    var was = root.querySelector("svg.fl.on"), says = document.getElementById(root.id + "-says");
+    var t = f.querySelector("title");
+    if (was) was.classList.remove("on");
+    f.classList.add("on");
+    if (says && t) says.textContent = t.textContent;
+  });
 })();

@@ -83,7 +83,7 @@ void gt_json_host_stacks(FILE *out, const struct gt_report_item *v, size_t n)
     fputc(']', out);
 }
 
-void gt_html_host_stacks(FILE *out, const struct gt_report *r)
+void gt_html_host_stacks(FILE *out, const struct gt_report *r, int section)
 {
     if (!r->has_samples)
         return;
@@ -95,6 +95,7 @@ void gt_html_host_stacks(FILE *out, const struct gt_report *r)
         fputs("<p class=dim>no gaps</p>\n", out);
         return;
     }
+    gt_html_host_flame(out, r, section);
     fputs("<table><tr><th class=n>idle</th><th class=n>share</th><th class=n>samples</th><th class=n>gaps</th>"
           "<th>host stack</th></tr>\n",
           out);

@@ -17,7 +17,10 @@ void gt_text_host_stacks(FILE *out, const struct gt_report *r);
  * ",\"idle_by_host_stack\":[...]". */
 void gt_json_gap_host(FILE *out, const struct gt_report *r, const struct gt_gap *g);
 void gt_json_host_stacks(FILE *out, const struct gt_report_item *v, size_t n);
-/* HTML: the by-stack table (nothing for a trace without samples). */
-void gt_html_host_stacks(FILE *out, const struct gt_report *r);
+/* HTML: the by-stack section, its flame graph (gt_report_html_flame.c)
+ * then its table (nothing for a trace without samples); section numbers
+ * the report's traces, for the graph's element ids. */
+void gt_html_host_stacks(FILE *out, const struct gt_report *r, int section);
+void gt_html_host_flame(FILE *out, const struct gt_report *r, int section);
 
 #endif

@@ -253,8 +253,11 @@ uint32_t gt_sampler_pystack(uintptr_t ts, int *torn)
  * The same walk for every thread of a round, level by level: the thread
  * states' frame pointers in one read, the frame pages in one, the code
  * objects in one, the check in one; a system call costs more than the
- * bytes it copies. A thread whose read fails, or whose frames moved, is
- * walked again alone (gt_sampler_pystack), which decides torn or not. */
+ * bytes it copies, and each piece it copies (an iovec: the kernel pins
+ * its page) more than its bytes, so each code object is read once a
+ * round however many frames run it (threads of one pool, recursion). A
+ * thread whose read fails, or whose frames moved, is walked again alone
+ * (gt_sampler_pystack), which decides torn or not. */
 #define GT_SPB_PAGES 2u
 #define GT_SPB_CODES 2048u
 
@@ -285,6 +288,7 @@ void gt_sampler_pystacks(const uintptr_t *ts, size_t n, uint32_t *ids, uint8_t *
     static const unsigned char *pdata[GT_SPB_MAX];
     static uint8_t live[GT_SPB_MAX], ok[GT_SPB_CODES], pwant[GT_SPB_MAX];
     static size_t idx[GT_SPB_CODES], cfirst[GT_SPB_MAX], ccount[GT_SPB_MAX];
+    static uint32_t uniq[GT_SPB_CODES], uslot[GT_SPB_CODES * 2]; /* frame -> its code's read; address -> read + 1 */
     static struct iovec lv[GT_SPB_CODES], rv[GT_SPB_CODES];
     static unsigned char pages[GT_SPB_MAX][GT_SPB_PAGES * GT_SPY_PAGE];
     static unsigned char cimg[GT_SPB_CODES][256];
@@ -429,29 +433,41 @@ void gt_sampler_pystacks(const uintptr_t *ts, size_t n, uint32_t *ids, uint8_t *
         }
         ccount[i] = nc - cfirst[i];
     }
-    /* every code object in one read */
+    /* every distinct code object in one read: the same address read once
+     * in a round is the same object for every frame that runs it */
+    size_t nu = 0;
+    memset(uslot, 0, sizeof(uslot));
     for (size_t j = 0; j < nc; j++) {
-        lv[j] = (struct iovec){cimg[j], csize};
-        rv[j] = (struct iovec){(void *)codes[j], csize};
+        uint32_t mask = GT_SPB_CODES * 2 - 1, h = (uint32_t)((codes[j] >> 3) * 0x9E3779B97F4A7C15ull >> 40) & mask;
+        while (uslot[h] && codes[idx[uslot[h] - 1]] != codes[j])
+            h = (h + 1) & mask;
+        if (!uslot[h]) {
+            idx[nu] = j;
+            lv[nu] = (struct iovec){cimg[nu], csize};
+            rv[nu] = (struct iovec){(void *)codes[j], csize};
+            uslot[h] = (uint32_t)++nu;
+        }
+        uniq[j] = uslot[h] - 1;
     }
-    gt_rd_many(lv, rv, nc, ok);
+    gt_rd_many(lv, rv, nu, ok);
     uint32_t depth = (uint32_t)gt_python_depth();
     for (size_t i = 0; i < n; i++) {
         if (!live[i])
             continue;
         uint32_t k = 0;
         for (size_t j = cfirst[i]; j < cfirst[i] + ccount[i] && k < depth; j++) {
-            if (!ok[j]) {
+            const unsigned char *img = cimg[uniq[j]];
+            if (!ok[uniq[j]]) {
                 live[i] = 0, torn[i] = 1;
                 break;
             }
-            if (gt_at64(cimg[j], L->ob_type) != code_t)
+            if (gt_at64(img, L->ob_type) != code_t)
                 continue;
             int64_t lasti = L->co_code == GT_PY_NONE ? (int32_t)(uint32_t)instr[j]
                                                      : ((int64_t)instr[j] - (int64_t)(codes[j] + L->co_code)) / 2;
             if (lasti < 0 || lasti > INT32_MAX)
                 continue;
-            uint32_t cid = gt_python_code_id_copied(codes[j], cimg[j], gt_spy_fetch, (void *)L);
+            uint32_t cid = gt_python_code_id_copied(codes[j], img, gt_spy_fetch, (void *)L);
             if (!cid) {
                 live[i] = 0, torn[i] = 1;
                 break;
