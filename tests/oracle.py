@@ -247,7 +247,7 @@ def _read_samples(con):
             text, cls = where + " (running)", "running Python" if psid in py else "running native code"
         elif state == "syscall":
             text = "%s (blocked in %s)" % (where, sc)
-            cls = ("blocked in I/O" if sc in io else "sleeping" if sc in ("nanosleep", "clock_nanosleep", "pause")
+            cls = ("blocked in I/O" if sc in io else "sleeping" if sc in ("nanosleep", "clock_nanosleep", "pause") or sc.endswith(" (no fds)")
                    else "waiting on a lock" if sc == "futex" else "in a system call")
         else:
             text, cls = where + " (waiting)", "waiting"

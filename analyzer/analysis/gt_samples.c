@@ -91,6 +91,14 @@ static int gt_is_io(const char *sc)
     return 0;
 }
 
+/* select, pselect6, poll or ppoll on no descriptors: a sleep, named so
+ * by the tracer (syscall_names, schema 7). */
+static int gt_is_no_fds(const char *sc)
+{
+    size_t n = strlen(sc), k = strlen(" (no fds)");
+    return n > k && strcmp(sc + n - k, " (no fds)") == 0;
+}
+
 /* A Python frame's name: "FILE:LINE in FUNCTION", FILE's last component. */
 static void gt_py_name(char *out, size_t len, sqlite3_stmt *st)
 {
@@ -158,7 +166,8 @@ static int gt_describe(sqlite3 *db, int state, const char *syscall, int64_t pyst
         snprintf(out, len, "%.180s (blocked in %.40s)", where, syscall ? syscall : "?");
         const char *sc = syscall ? syscall : "";
         *cls = gt_is_io(sc) ? GT_HC_IO
-             : strcmp(sc, "nanosleep") == 0 || strcmp(sc, "clock_nanosleep") == 0 || strcmp(sc, "pause") == 0
+             : strcmp(sc, "nanosleep") == 0 || strcmp(sc, "clock_nanosleep") == 0 || strcmp(sc, "pause") == 0 ||
+                       gt_is_no_fds(sc)
                  ? GT_HC_SLEEP
              : strcmp(sc, "futex") == 0 ? GT_HC_LOCK : GT_HC_SYSCALL;
     } else {

@@ -53,6 +53,9 @@ enum gt_gnode_kind {
 
 /* A sample's state (samples.state). */
 enum gt_sample_state { GT_SAMPLE_RUNNING, GT_SAMPLE_SYSCALL, GT_SAMPLE_WAITING };
+/* A sample's syscall GT_SYSCALL_NO_FDS + NR: select, pselect6, poll or
+ * ppoll (NR) waiting on no descriptors, a sleep (syscall_names says so). */
+#define GT_SYSCALL_NO_FDS 100000
 
 /* Stream handle values with a meaning of their own (cuda.h). */
 #define GT_STREAM_LEGACY     1ULL

@@ -155,6 +155,23 @@ static int gt_read_state(int fd, struct gt_event *e, uintptr_t *pc)
     if (nr >= 0) {
         e->u.sample.state = GT_SAMPLE_SYSCALL;
         e->u.sample.syscall = (int32_t)nr;
+        /* select/pselect6 with no descriptors (a1 = nfds) and poll/ppoll
+         * with none (a2 = nfds) are sleeps: Python before 3.11 sleeps so.
+         * Told apart by a number of their own (GT_SYSCALL_NO_FDS), named
+         * so in syscall_names, not as I/O. */
+        if (nr == SYS_select || nr == SYS_pselect6 || nr == SYS_poll || nr == SYS_ppoll) {
+            unsigned long long a[2] = {1, 1};
+            const char *q = end;
+            for (int i = 0; i < 2 && *q; i++) {
+                char *qe;
+                a[i] = strtoull(q, &qe, 16);
+                if (qe == q)
+                    break;
+                q = qe;
+            }
+            if (a[nr == SYS_select || nr == SYS_pselect6 ? 0 : 1] == 0)
+                e->u.sample.syscall = (int32_t)(GT_SYSCALL_NO_FDS + nr);
+        }
     } else {
         e->u.sample.state = GT_SAMPLE_WAITING;
     }

@@ -21,6 +21,9 @@ static const struct {
     {11, "munmap"}, {4, "stat"}, {5, "fstat"}, {262, "newfstatat"}, {16, "ioctl"}, {247, "waitid"},
     {299, "recvmmsg"}, {307, "sendmmsg"}, {435, "clone3"}, {56, "clone"}, {59, "execve"}, {60, "exit"},
     {231, "exit_group"}, {441, "epoll_pwait2"}, {426, "io_uring_enter"},
+    /* waits on no descriptors: sleeps (the sampler's GT_SYSCALL_NO_FDS) */
+    {GT_SYSCALL_NO_FDS + 23, "select (no fds)"}, {GT_SYSCALL_NO_FDS + 270, "pselect6 (no fds)"},
+    {GT_SYSCALL_NO_FDS + 7, "poll (no fds)"}, {GT_SYSCALL_NO_FDS + 271, "ppoll (no fds)"},
 };
 
 int gt_write_syscall_names(struct gt_writer *w)
