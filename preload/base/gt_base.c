@@ -1,4 +1,6 @@
-/* gt_base.c: the state word, the busy flag and the warning line. */
+/* gt_base.c: the state word, the busy flag, the warning line and the
+ * start of the tracer's own threads. */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -22,4 +24,20 @@ void gt_warn(const char *fmt, ...)
     line[len++] = '\n';
     ssize_t w = write(STDERR_FILENO, line, len);
     (void)w;
+}
+
+int gt_thread_spawn(pthread_t *t, int detached, void *(*fn)(void *), void *arg)
+{
+    pthread_t mine;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    if (detached)
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(t ? t : &mine, &attr, fn, arg);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }

@@ -4,6 +4,7 @@
 #ifndef GT_BASE_H
 #define GT_BASE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -31,5 +32,10 @@ static inline uint64_t gt_now_ns(void)
 /* One line on stderr, prefixed "gputrace: ", written with write(2) so the
  * program's stdio buffers stay the program's. */
 void gt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Starts a thread of the tracer's own with every signal blocked, so the
+ * program's signals stay the program's threads'; detached if asked (t may
+ * then be NULL). Returns pthread_create's result. */
+int gt_thread_spawn(pthread_t *t, int detached, void *(*fn)(void *), void *arg);
 
 #endif

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -374,11 +373,7 @@ int gt_sampler_start(int hz, int all, char *why, size_t why_len)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&gt_s.cond, &ca);
     pthread_condattr_destroy(&ca);
-    sigset_t allsig, old;
-    sigfillset(&allsig);
-    pthread_sigmask(SIG_SETMASK, &allsig, &old);
-    int rc = pthread_create(&gt_s.thread, NULL, gt_sampler_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = gt_thread_spawn(&gt_s.thread, 0, gt_sampler_main, NULL);
     if (rc != 0) {
         snprintf(why, why_len, "cannot start the sampler thread: %s", strerror(rc));
         return -1;

@@ -27,7 +27,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -374,17 +373,8 @@ int gt_control_start(char *err, size_t err_len)
     gt_ctl_fd = fd;
     memcpy(gt_ctl_path, addr.sun_path, sizeof(gt_ctl_path));
     gt_ctl_owner = getpid();
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_t t;
     int efd = ch->efd;
-    int rc = pthread_create(&t, &attr, gt_ctl_main, ch);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = gt_thread_spawn(NULL, 1, gt_ctl_main, ch);
     if (rc != 0) {
         snprintf(err, err_len, "cannot start the control thread: %s", strerror(rc));
         gt_control_stop();

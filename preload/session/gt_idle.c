@@ -18,7 +18,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -166,16 +165,7 @@ int gt_idle_start(int pct, uint64_t cooldown_ns, void (*fire)(const char *why), 
     gt_idle.pct = pct;
     gt_idle.cooldown_ns = cooldown_ns;
     gt_idle.fire = fire;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_t t;
-    int rc = pthread_create(&t, &attr, gt_idle_main, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = gt_thread_spawn(NULL, 1, gt_idle_main, NULL);
     if (rc != 0) {
         snprintf(err, err_len, "cannot start the idle watcher: %s", strerror(rc));
         return -1;

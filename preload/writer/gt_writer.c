@@ -748,12 +748,7 @@ int gt_writer_start(void)
     struct gt_writer *w = gt_w;
     if (!w)
         return -1;
-    /* The program's signals are the program's: keep them off our thread. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&w->thread, NULL, gt_writer_main, w);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = gt_thread_spawn(&w->thread, 0, gt_writer_main, w);
     if (rc != 0)
         return -1;
     w->thread_started = 1;
