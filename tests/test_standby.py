@@ -242,6 +242,13 @@ def _check_auto_window(db, rows, slow_step, factor):
     # the watcher times the step from its push to its pop, inside the
     # program's own timestamps around them
     assert took <= truth and took >= 250e6, (took, truth)
+    _check_step_launches(db, rows, ws, we)
+    return m
+
+
+def _check_step_launches(db, rows, ws, we):
+    """The window [ws, we] holds every step's launch made wholly inside it,
+    and none made wholly outside (standby_steps's log: i t0 t1 l0 l1)."""
     starts = [r[0] for r in query(db, "SELECT start_ns FROM api_calls WHERE name = 'cudaLaunchKernel'")]
     inside = {i for i, _, _, l0, l1 in rows if l0 >= ws and l1 <= we}
     got = set()
@@ -251,7 +258,6 @@ def _check_auto_window(db, rows, slow_step, factor):
         got.add(hit[0])
     assert inside <= got and got <= {i for i, _, _, l0, l1 in rows if l1 >= ws and l0 <= we}, (inside, got)
     assert len(inside) >= 5, inside
-    return m
 
 
 def test_automatic_window_on_a_slow_step():
@@ -338,15 +344,7 @@ def test_automatic_window_on_an_idle_gpu():
     near = [_idle_pct_truth(rows, kernel_ns, t) for t in range(ws - 500000000, ws + 1, 1000000)]
     assert any(abs(x - got) <= 1 for x in near), (got, min(near), max(near))
     # and the window holds exactly the launches made inside it
-    starts = [x[0] for x in query(dbs[0], "SELECT start_ns FROM api_calls WHERE name = 'cudaLaunchKernel'")]
-    inside = {i for i, _, _, l0, l1 in rows if l0 >= ws and l1 <= we}
-    got_steps = set()
-    for t in starts:
-        hit = [i for i, _, _, l0, l1 in rows if l0 <= t <= l1]
-        assert_eq(len(hit), 1, "the traced launch at %d is one of the program's" % t)
-        got_steps.add(hit[0])
-    assert inside <= got_steps <= {i for i, _, _, l0, l1 in rows if l1 >= ws and l0 <= we}, (inside, got_steps)
-    assert len(inside) >= 5, inside
+    _check_step_launches(dbs[0], rows, ws, we)
 
 
 def test_both_rules_share_one_cooldown():
