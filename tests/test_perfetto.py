@@ -184,16 +184,36 @@ def check_export(db, data, lo=0, hi=1 << 62, min_gap="1ms"):
     by_track = {}
     for s in tl.slices:
         by_track.setdefault(s["track"], []).append(s)
-    # on each thread's track: its calls and its NVTX push ranges (with
-    # their domain), marks as instants; each start/end range on a child
-    # track "NVTX start/end" of the thread that started it
+    # on each thread's track: its calls and its NVTX push ranges of the
+    # default domain, marks as instants; the push ranges of another domain
+    # on a child track "NVTX domain D" of their thread, one a domain (each
+    # domain's stack is its own, so its ranges may cross the default's);
+    # each start/end range on a child track "NVTX start/end" of the thread
+    # that started it
     got_calls = Counter((tid, s["name"], s["ts"], s["end"]) for tid, u in threads.items()
                         for s in by_track.get(u, []) if not s["cats"])
     got_ranges = Counter((tid, s["name"], s["ts"], s["end"], s["args"].get("domain")) for tid, u in threads.items()
                          for s in by_track.get(u, []) if s["cats"] == ["nvtx"])
+    thread_of_track = {u: tid for tid, u in threads.items()}
+    dom_tracks = {u: (thread_of_track[one(d, "parent_uuid")], one(d, "name")[len("NVTX domain "):])
+                  for u, d in tl.tracks.items() if one(d, "name", "").startswith("NVTX domain ")}
+    assert_eq(len(set(dom_tracks.values())), len(dom_tracks), "one track a thread and domain")
+    for u, (tid, dom) in dom_tracks.items():
+        assert all(s["args"].get("domain") == dom for s in by_track.get(u, [])), (dom, by_track.get(u))
+        got_ranges.update((tid, s["name"], s["ts"], s["end"], dom) for s in by_track.get(u, []))
+    assert all(s["args"].get("domain") is None for u in threads.values() for s in by_track.get(u, [])
+               if s["cats"] == ["nvtx"]), "only the default domain's push ranges on the thread's own track"
+    # and on every track the slices nest (Perfetto draws a track's slices as
+    # one stack: two that cross would break it)
+    for u, sl in by_track.items():
+        open_ends = []
+        for x in sorted(sl, key=lambda x: (x["ts"], -x["end"])):
+            while open_ends and open_ends[-1] <= x["ts"]:
+                open_ends.pop()
+            assert not open_ends or x["end"] <= open_ends[-1], ("crossing slices", tl.name(u), x)
+            open_ends.append(x["end"])
     assert_eq(got_calls, calls)
     assert_eq(got_ranges, ranges)
-    thread_of_track = {u: tid for tid, u in threads.items()}
     se_tracks = {u: thread_of_track[one(d, "parent_uuid")] for u, d in tl.tracks.items()
                  if one(d, "name") == "NVTX start/end"}
     assert all(len(by_track.get(u, [])) == 1 and by_track[u][0]["cats"] == ["nvtx"] for u in se_tracks), \

@@ -492,8 +492,42 @@ static void gt_pf_busy_write(struct gt_pf *w)
 
 /* ---- NVTX (schema 6) ---- */
 
+/* A thread's push/pop ranges of one NVTX domain other than the default:
+ * each domain keeps its own stack, so its ranges nest among themselves
+ * but may cross the default domain's, which a track's slices must not. */
+struct gt_pf_domain_track {
+    int64_t tid;
+    char *domain;
+    uint64_t track;
+};
+
+static uint64_t gt_pf_domain_track(struct gt_pf *w, struct gt_pf_domain_track **v, size_t *n, int64_t tid,
+                                   const char *domain)
+{
+    for (size_t i = 0; i < *n; i++)
+        if ((*v)[i].tid == tid && strcmp((*v)[i].domain, domain) == 0)
+            return (*v)[i].track;
+    struct gt_pf_domain_track *nv = realloc(*v, (*n + 1) * sizeof(**v));
+    char *d = strdup(domain);
+    if (!nv || !d) {
+        free(d);
+        if (nv)
+            *v = nv;
+        return 0;
+    }
+    *v = nv;
+    uint64_t track = ++w->next_uuid;
+    char name[160];
+    snprintf(name, sizeof(name), "NVTX domain %.128s", domain);
+    gt_pf_track(w, track, gt_pf_thread(w, tid), name, NULL, NULL);
+    (*v)[*n] = (struct gt_pf_domain_track){tid, d, track};
+    ++*n;
+    return track;
+}
+
 /* Push/pop ranges on their thread's track (they nest there, around its
- * calls), each start/end range on a child track of the thread that
+ * calls), those of another domain than the default on a child track per
+ * domain, each start/end range on a child track of the thread that
  * started it (it may end elsewhere and need not nest), marks as instants
  * on their thread's track. A range still open when the trace was finished
  * ends at the trace's end. */
@@ -501,6 +535,8 @@ static int gt_pf_nvtx(struct gt_pf *w)
 {
     if (w->t->schema_version < 6)
         return 0;
+    struct gt_pf_domain_track *domains = NULL;
+    size_t ndomains = 0;
     int64_t end_ns = gt_trace_meta_int(w->t, "end_ns", 0);
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(w->t->db,
@@ -517,10 +553,18 @@ static int gt_pf_nvtx(struct gt_pf *w)
         int64_t end = sqlite3_column_type(q, 4) == SQLITE_NULL ? (end_ns > start ? end_ns : start)
                                                                : sqlite3_column_int64(q, 4);
         uint64_t track = gt_pf_thread(w, sqlite3_column_int64(q, 1));
+        const char *domain = (const char *)sqlite3_column_text(q, 5);
         if (!sqlite3_column_int(q, 0)) {
             uint64_t parent = track;
             track = ++w->next_uuid;
             gt_pf_track(w, track, parent, "NVTX start/end", NULL, NULL);
+        } else if (domain) {
+            uint64_t own = gt_pf_domain_track(w, &domains, &ndomains, sqlite3_column_int64(q, 1), domain);
+            if (!own) {
+                w->failed = 1;
+                break;
+            }
+            track = own;
         }
         struct gt_pf_slice s = {.track = track, .start = start, .end = end,
                                 .name = (const char *)sqlite3_column_text(q, 2),
@@ -529,6 +573,11 @@ static int gt_pf_nvtx(struct gt_pf *w)
         gt_pf_slice(w, &s);
     }
     sqlite3_finalize(q);
+    for (size_t i = 0; i < ndomains; i++)
+        free(domains[i].domain);
+    free(domains);
+    if (w->failed)
+        return -1;
     if (sqlite3_prepare_v2(w->t->db, "SELECT tid, COALESCE(name, '(unnamed)'), ns, domain, " GT_SITE_KEY("k")
                                      " FROM marks k ORDER BY ns, id",
                            -1, &q, NULL) != SQLITE_OK) {

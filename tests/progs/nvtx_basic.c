@@ -14,8 +14,9 @@
  *     domain "my-domain": category 3 named "io"; pushEx registered "registered-name",
  *       category 3, uint32 payload 7 (depth 0 in my-domain)
  *         push "default-in-domain" (depth 0 in the default domain, no parent)
+ *       domain pop (each domain keeps its own stack: the two ranges cross)
  *         pop
- *       domain pop; domain markEx "dmark" double payload 2.5
+ *       domain markEx "dmark" double payload 2.5
  *     category 1 named "cat-one"; stream s named "copy-stream"
  *     start "cross-thread" (ended by the worker thread)
  *     worker thread, named "worker": ends "cross-thread"; push "worker-range" with a
@@ -141,8 +142,8 @@ int main(int argc, char **argv)
     b.message.registered = h;
     nvtxDomainRangePushEx(d, &b);
     nvtxRangePushA("default-in-domain");
+    nvtxDomainRangePop(d); /* before the default domain's pop: the two ranges cross */
     nvtxRangePop();
-    nvtxDomainRangePop(d);
     nvtxEventAttributes_t c = {0};
     c.version = NVTX_VERSION;
     c.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
