@@ -315,9 +315,11 @@ def test_nvtx_report_without_ranges_has_no_phases():
 
 
 def test_nvtx_export_ranges_on_their_threads():
-    """export --format perfetto: push ranges are slices on their thread's
-    track, start/end ranges async slices, marks instants; the threads
-    carry the names NVTX gave them."""
+    """export --format chrome-json: push ranges of the default domain are
+    slices on their thread's track; start/end ranges, and push ranges of
+    another domain (their own stack: they may cross the thread's other
+    slices, which slices on one thread must not), async slices; marks
+    instants; the threads carry the names NVTX gave them."""
     import json
     run = run_nvtx([prog("nvtx_basic")])
     r = subprocess.run([GPUTRACE, "export", "--format", "chrome-json", run.trace], capture_output=True, text=True)
@@ -330,7 +332,7 @@ def test_nvtx_export_ranges_on_their_threads():
     # every push range is one X slice on its thread, its times the view's (us, 3 decimals)
     origin = None
     want = run.q("SELECT tid, COALESCE(name, '(unnamed)'), start_ns, end_ns FROM ranges WHERE kind = 'push' "
-                 "AND end_ns IS NOT NULL ORDER BY start_ns")
+                 "AND end_ns IS NOT NULL AND domain IS NULL ORDER BY start_ns")
     got = [e for e in nv if e["ph"] == "X" and e["name"] != "left-open"]
     assert_eq(len(got), len(want))
     for e, (tid, name, s, t) in zip(sorted(got, key=lambda e: e["ts"]), want):
@@ -340,7 +342,12 @@ def test_nvtx_export_ranges_on_their_threads():
         assert abs(e["ts"] * 1000 - (s - origin)) < 1.5 and abs(e["dur"] * 1000 - (t - s)) < 1.5, (e, s, t)
     assert_eq([e["name"] for e in nv if e["ph"] == "X" and e["name"] == "left-open"], ["left-open"])
     assert_eq([(e["ph"], e["tid"], e["name"]) for e in nv if e["ph"] in "be"],
-              [("b", main_tid, "cross-thread"), ("e", main_tid, "cross-thread")])
+              [("b", main_tid, "registered-name"), ("e", main_tid, "registered-name"),
+               ("b", main_tid, "cross-thread"), ("e", main_tid, "cross-thread")])
+    dom = run.q("SELECT start_ns, end_ns FROM ranges WHERE domain = 'my-domain'")
+    b, e = [x for x in nv if x["ph"] in "be" and x["name"] == "registered-name"]
+    assert_eq((b["id"], b["args"]["domain"]), (e["id"], "my-domain"))
+    assert abs((e["ts"] - b["ts"]) * 1000 - (dom[0][1] - dom[0][0])) < 1.5, (b, e, dom)
     assert_eq(sorted((e["name"], e["tid"]) for e in nv if e["ph"] == "i"),
               [("A\ufffd\ufffdB", main_tid), ("dmark", main_tid), ("mark-1", main_tid)])
     payload = [e for e in nv if e["name"] == "payload-range"][0]

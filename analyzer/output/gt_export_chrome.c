@@ -5,7 +5,8 @@
  * call site, and its NVTX push ranges and marks), one per GPU stream
  * (kernels, copies, memsets, under a "GPU N" process), and one of idle
  * gaps per GPU; NVTX start/end ranges, which may end on another thread,
- * are async slices of the process; host samples (schema 7) are instant
+ * and push ranges of a domain other than the default, which may cross the
+ * thread's other slices, are async slices; host samples (schema 7) are instant
  * events on their thread's track. A flow arrow runs from
  * each call to the GPU work it caused. Rows are streamed from SQL to the
  * file: memory does not grow with the trace. */
@@ -196,7 +197,10 @@ static int gt_export_nvtx(struct gt_trace *t, struct gt_export *x, int64_t pid)
         long long id = (long long)sqlite3_column_int64(q, 9);
         if (!gt_export_in_window(x, start)) /* --from/--to: ranges that start in the window */
             continue;
-        if (push) {
+        /* Push ranges of another domain than the default keep a stack of
+         * their own and may cross the thread's other slices, which "X"
+         * slices on one thread must not: they go as async slices too. */
+        if (push && sqlite3_column_type(q, 5) == SQLITE_NULL) {
             gt_ev_begin(x);
             fprintf(x->out, "{\"ph\":\"X\",\"pid\":%" PRId64 ",\"tid\":%lld,\"cat\":\"nvtx\",\"name\":", pid,
                     (long long)sqlite3_column_int64(q, 1));
@@ -207,7 +211,7 @@ static int gt_export_nvtx(struct gt_trace *t, struct gt_export *x, int64_t pid)
             fputs("}", x->out);
             continue;
         }
-        /* start/end: an async slice, begun and ended by its id */
+        /* start/end (or another domain's push): an async slice, begun and ended by its id */
         for (int e = 0; e < 2; e++) {
             gt_ev_begin(x);
             fprintf(x->out, "{\"ph\":\"%s\",\"pid\":%" PRId64 ",\"tid\":%lld,\"cat\":\"nvtx\",\"id\":%lld,"
