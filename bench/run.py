@@ -85,7 +85,8 @@ once more all active with GPUTRACE_SAMPLE_NATIVE=perf, where the system
 permits perf events); then the
 per-call cost of python-call-cost's workload with sampling off and on,
 interleaved over --rounds runs: the ratio of their medians (1.00: the
-sampler adds nothing to a call).
+sampler adds nothing to a call), and the same with perf sampling (the
+kernel takes each perf sample on the sampled thread).
 
 The last lines put each figure beside the target docs/performance.md
 states for it. --only SECTION runs one section."""
@@ -788,7 +789,7 @@ def summary():
         row("  2 active, 14 waiting", "%.3f%% of a core" % RESULTS["sampler_core_pct_two"], "1%",
             RESULTS["sampler_core_pct_two"] < 1)
         if "sampler_core_pct_perf" in RESULTS:
-            row("  16 active, GPUTRACE_SAMPLE_NATIVE=perf", "%.3f%% of a core" % RESULTS["sampler_core_pct_perf"],
+            row("  16 active, native stacks by perf", "%.3f%% of a core" % RESULTS["sampler_core_pct_perf"],
                 "1%", RESULTS["sampler_core_pct_perf"] < 1)
         row("  per call, sampling on / off", "%.3f (p50 ratio)" % RESULTS["sampler_call_ratio"], "1.00 (noise)",
             RESULTS["sampler_call_ratio"] <= 1.05)
