@@ -248,16 +248,18 @@ def test_program_unchanged_by_sampling():
 def test_threads_start_and_end_while_sampled():
     """Threads that call CUDA and end, many times over, while the sampler
     runs at 1000 Hz: nothing torn is followed, every sample names a thread
-    of the process, and the program is unchanged."""
-    run = run_traced([prog("host_wait"), "4", "15", "8"], env={"GPUTRACE_SAMPLE_HZ": "1000"})
-    assert_eq(run.proc.returncode, 0, run.proc.stderr)
-    meta = dict(run.q("SELECT key, value FROM meta WHERE key LIKE 'sample%'"))
-    assert int(meta["samples_taken"]) > 50, meta
-    call_tids = {r[0] for r in run.q("SELECT DISTINCT tid FROM calls")}
-    assert len(call_tids) >= 9, call_tids
-    sample_tids = {r[0] for r in run.q("SELECT DISTINCT tid FROM samples")}
-    assert sample_tids <= call_tids, (sample_tids, call_tids)
-    assert_eq(run.q1("SELECT count(*) FROM samples WHERE tid NOT IN (SELECT tid FROM threads)"), 0)
+    of the process, and the program is unchanged; with perf events too
+    (each opened on a thread's first round, closed when it ends)."""
+    for env in ({"GPUTRACE_SAMPLE_HZ": "1000"}, {"GPUTRACE_SAMPLE_HZ": "1000", "GPUTRACE_SAMPLE_NATIVE": "perf"}):
+        run = run_traced([prog("host_wait"), "4", "15", "8"], env=env)
+        assert_eq(run.proc.returncode, 0, run.proc.stderr)
+        meta = dict(run.q("SELECT key, value FROM meta WHERE key LIKE 'sample%'"))
+        assert int(meta["samples_taken"]) > 50, meta
+        call_tids = {r[0] for r in run.q("SELECT DISTINCT tid FROM calls")}
+        assert len(call_tids) >= 9, call_tids
+        sample_tids = {r[0] for r in run.q("SELECT DISTINCT tid FROM samples")}
+        assert sample_tids <= call_tids, (sample_tids, call_tids)
+        assert_eq(run.q1("SELECT count(*) FROM samples WHERE tid NOT IN (SELECT tid FROM threads)"), 0)
 
 
 def test_fork_child_samples_its_own_threads():
