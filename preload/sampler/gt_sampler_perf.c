@@ -139,8 +139,12 @@ uint32_t gt_sperf_take(struct gt_sperf *p, uint64_t now_ns, int want)
         if (h.type == PERF_RECORD_SAMPLE && h.size <= sizeof(rec)) {
             gt_sperf_copy(data, size, tail, rec, h.size);
             /* header, ip, pid|tid, time, nr, ips[nr] */
-            uint64_t ip = rec[1], time = rec[3], nr = h.size >= 5 * 8 ? rec[4] : 0;
-            if (5 + nr > h.size / 8)
+            if (h.size < 5 * 8) {
+                tail += h.size;
+                continue;
+            }
+            uint64_t ip = rec[1], time = rec[3], nr = rec[4];
+            if (nr > (uint64_t)(h.size / 8 - 5)) /* never from the kernel; not followed */
                 nr = 0;
             if (time > since && time >= best) {
                 best = time;
