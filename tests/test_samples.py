@@ -137,15 +137,19 @@ def test_c_program_busy_loop_and_sleep():
         assert abs(rep - sq) <= 0.01, (st, rep, sq)
 
 
-def _spin_range():
-    """spin()'s addresses in host_wait, from its symbol table (nm), not
-    from the tracer: [start, end) as offsets in the file (PIE)."""
+def _fn_range(name):
+    """A function's addresses in host_wait, from its symbol table (nm),
+    not from the tracer: [start, end) as offsets in the file (PIE)."""
     out = subprocess.run(["nm", "-S", prog("host_wait")], capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
         f = line.split()
-        if len(f) == 4 and f[3] == "spin":
+        if len(f) == 4 and f[3] == name:
             return int(f[0], 16), int(f[0], 16) + int(f[1], 16)
-    raise AssertionError("no spin in host_wait's symbols")
+    raise AssertionError("no %s in host_wait's symbols" % name)
+
+
+def _spin_range():
+    return _fn_range("spin")
 
 
 def test_c_busy_loop_named_with_perf():
@@ -195,6 +199,19 @@ def test_c_busy_loop_named_with_perf():
         assert " in spin (running)" in t["stack"] and t["pct"] >= 50, t
     text = subprocess.run([GPUTRACE, "report", "--min-gap", "10ms", db], capture_output=True, text=True).stdout
     assert "in spin (running)" in text.split("GPU idle by host stack")[1], text
+    # host_wait keeps frame pointers (tests/tests.mk): the callchain goes
+    # on from spin() to main()
+    mlo, mhi = _fn_range("main")
+    chains = {}
+    for sid, depth, mod, off in query(db, "SELECT f.stack_id, f.depth, f.module, f.offset FROM stack_frames f "
+                                          "WHERE f.stack_id IN (SELECT stack_id FROM host_samples "
+                                          "WHERE state = 'running') ORDER BY f.stack_id, f.depth"):
+        ours = mod and os.path.basename(mod) == "host_wait"
+        chains.setdefault(sid, []).append("spin" if ours and lo <= off < hi else "main" if ours and mlo <= off < mhi
+                                          else "other")
+    spun = [c for c in chains.values() if c[0] == "spin"]
+    assert spun, chains
+    assert all("main" in c[1:] for c in spun), spun
 
 
 def test_perf_refused_falls_back():

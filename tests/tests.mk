@@ -25,6 +25,10 @@ $(TPROG)/%: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIBS)
 
+# host_wait keeps frame pointers: with GPUTRACE_SAMPLE_NATIVE=perf the
+# kernel walks them for a running thread's callers (test_samples.py).
+$(TPROG)/host_wait: TEST_CFLAGS += -fno-omit-frame-pointer
+
 # The same programs built for the per-thread default stream: they call the
 # _ptsz/_ptds entry points.
 $(TPROG)/%_ptsz: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
