@@ -367,13 +367,15 @@ int gt_sampler_start(int hz, int all, int native, char *why, size_t why_len)
     /* Asked for, perf events are tried once, on this thread: refused
      * (perf_event_paranoid, seccomp, a container), the sampler goes on
      * without, one meta value says so, and a line only when perf was
-     * asked for by name. */
+     * asked for by name (once a process: standby starts the sampler for
+     * each window). */
+    static int said;
     gt_s.perf = 0;
     if (native == GT_NATIVE_PERF || native == GT_NATIVE_AUTO) {
         char pwhy[160];
         if (gt_sperf_probe((uint32_t)syscall(SYS_gettid), hz, pwhy, sizeof(pwhy)) == 0)
             gt_s.perf = 1;
-        else if (native == GT_NATIVE_PERF)
+        else if (native == GT_NATIVE_PERF && !said++)
             gt_warn("GPUTRACE_SAMPLE_NATIVE=perf: %s; running threads' native stacks not recorded", pwhy);
     }
     atomic_store(&gt_s_native, gt_s.perf ? 2 : 1);
@@ -432,6 +434,7 @@ void gt_sampler_after_fork_child(void)
         gt_sperf_forget(&gt_s.fds[i].perf);
     }
     gt_s.nfds = 0;
+    atomic_store(&gt_s_native, 0); /* the child's start probes again */
     atomic_store(&gt_s_rounds, 0);
     atomic_store(&gt_s_taken, 0);
     atomic_store(&gt_s_torn, 0);
