@@ -101,7 +101,7 @@ int gt_sperf_probe(uint32_t tid, int hz, char *why, size_t why_len)
         return 0;
     }
     int err = errno;
-    snprintf(why, why_len, "perf_event_open refused (%s%s)", strerror(err),
+    snprintf(why, why_len, "perf events refused (%s%s)", strerror(err),
              err == EACCES || err == EPERM ? ": perf_event_paranoid, seccomp or a container" : "");
     return -1;
 }
