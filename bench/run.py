@@ -80,10 +80,13 @@ sampler: the host sampler's cost (GPUTRACE_SAMPLE_HZ=100, the default):
 --sampler-threads Python threads (default 16, bench/py_threads.py), each
 12 frames deep, launching, computing and sleeping for --sampler-seconds
 (default 5): the sampler thread's CPU time (meta.tracer_sampler_cpu_ns)
-as a share of one core over the run, and samples taken and torn; then the
+as a share of one core over the run, and samples taken and torn (and
+once more all active with GPUTRACE_SAMPLE_NATIVE=perf, where the system
+permits perf events); then the
 per-call cost of python-call-cost's workload with sampling off and on,
 interleaved over --rounds runs: the ratio of their medians (1.00: the
-sampler adds nothing to a call).
+sampler adds nothing to a call), and the same with perf sampling (the
+kernel takes each perf sample on the sampled thread).
 
 The last lines put each figure beside the target docs/performance.md
 states for it. --only SECTION runs one section."""
@@ -654,10 +657,12 @@ def sampler(args):
     with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
         print("sampler: Python 3.%d, %d threads x %.0f s, 12 frames deep, GPUTRACE_SAMPLE_HZ=100"
               % (minor, args.sampler_threads, args.sampler_seconds))
-        for active, key in ((args.sampler_threads, "all"), (2, "two")):
+        for active, key, native in ((args.sampler_threads, "all", "blocked"), (2, "two", "blocked"),
+                                    (args.sampler_threads, "perf", "perf")):
             env = gtlib.base_env({"PYTHONPATH": extdir, "PYTHONDONTWRITEBYTECODE": "1",
                                   "GPUTRACE_GPU_TIMING": "off", "FAKECUDA_KERNEL_NS": "0", "LD_PRELOAD": gtlib.SHIM,
-                                  "GPUTRACE_OUTPUT": os.path.join(d, "sampler-%p.db")})
+                                  "GPUTRACE_OUTPUT": os.path.join(d, "sampler-%p.db"),
+                                  "GPUTRACE_SAMPLE_NATIVE": native})
             r = subprocess.run([exe, os.path.join(HERE, "py_threads.py"), str(args.sampler_threads),
                                 str(args.sampler_seconds), "12", str(active)], env=env, capture_output=True, text=True)
             if r.returncode != 0:
@@ -668,22 +673,36 @@ def sampler(args):
             cpu = int(meta["tracer_sampler_cpu_ns"])
             taken, torn, rounds = int(meta["samples_taken"]), int(meta["samples_torn"]), int(meta["samples_rounds"])
             withpy = gtlib.query(db, "SELECT count(*) FROM samples WHERE pystack_id IS NOT NULL")[0][0]
+            running, withnative = gtlib.query(db, "SELECT count(*), count(stack_id) FROM host_samples "
+                                                  "WHERE state = 'running'")[0]
             os.unlink(db)
+            if native == "perf" and meta["sample_native_stacks"] != "perf_callchain":
+                print("  GPUTRACE_SAMPLE_NATIVE=perf: perf events refused here (%s); not measured"
+                      % meta["sample_native_stacks"])
+                continue
             per = cpu / max(taken + torn, 1)
             print("  %2d of them active: sampler CPU %.1f ms over %.2f s: %.3f%% of one core; %d rounds, %d samples "
                   "(%d with a Python stack), %d torn; %.1f us per sample" % (
                       active, cpu / 1e6, span / 1e9, 100.0 * cpu / span, rounds, taken, withpy, torn, per / 1e3))
+            if native == "perf":
+                print("    (GPUTRACE_SAMPLE_NATIVE=perf: %d of %d running samples with a native stack)"
+                      % (withnative, running))
             RESULTS["sampler_core_pct_" + key] = 100.0 * cpu / span
-        off, on = [], []
+        off, on, perf = [], [], []
         for _ in range(args.rounds):
-            for extra, acc in (({"GPUTRACE_SAMPLE_HZ": "0"}, off), ({"GPUTRACE_SAMPLE_HZ": "100"}, on)):
+            for extra, acc in (({"GPUTRACE_SAMPLE_HZ": "0"}, off), ({"GPUTRACE_SAMPLE_HZ": "100"}, on),
+                               ({"GPUTRACE_SAMPLE_HZ": "100", "GPUTRACE_SAMPLE_NATIVE": "perf"}, perf)):
                 times, _ = run_once(exe, extdir, args.calls, args.depth, extra, d)
                 acc += times
-        m_off, m_on = statistics.median(off), statistics.median(on)
+        m_off, m_on, m_perf = statistics.median(off), statistics.median(on), statistics.median(perf)
         print("  per call (python-call-cost's workload, %d x %d): p50 %.0f ns sampling off, %.0f ns at 100 Hz: "
               "ratio %.3f; p99 %.0f / %.0f ns" % (args.calls, args.rounds, m_off, m_on, m_on / m_off,
                                                   percentile(off, 0.99), percentile(on, 0.99)))
+        # the kernel writes each perf sample on the sampled thread itself
+        print("  per call with GPUTRACE_SAMPLE_NATIVE=perf: p50 %.0f ns, ratio to off %.3f; p99 %.0f ns"
+              % (m_perf, m_perf / m_off, percentile(perf, 0.99)))
         RESULTS["sampler_call_ratio"] = m_on / m_off
+        RESULTS["sampler_call_ratio_perf"] = m_perf / m_off
 
 
 def summary():
@@ -769,8 +788,13 @@ def summary():
             RESULTS["sampler_core_pct_all"] < 1)
         row("  2 active, 14 waiting", "%.3f%% of a core" % RESULTS["sampler_core_pct_two"], "1%",
             RESULTS["sampler_core_pct_two"] < 1)
+        if "sampler_core_pct_perf" in RESULTS:
+            row("  16 active, native stacks by perf", "%.3f%% of a core" % RESULTS["sampler_core_pct_perf"],
+                "1%", RESULTS["sampler_core_pct_perf"] < 1)
         row("  per call, sampling on / off", "%.3f (p50 ratio)" % RESULTS["sampler_call_ratio"], "1.00 (noise)",
             RESULTS["sampler_call_ratio"] <= 1.05)
+        row("  per call, perf sampling / off", "%.3f (p50 ratio)" % RESULTS["sampler_call_ratio_perf"],
+            "1.00 (noise)", RESULTS["sampler_call_ratio_perf"] <= 1.05)
     if not rows:
         return
     print("summary against the targets:")

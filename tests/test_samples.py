@@ -138,6 +138,109 @@ def test_c_program_busy_loop_and_sleep():
         assert abs(rep - sq) <= 0.01, (st, rep, sq)
 
 
+def _fn_range(name):
+    """A function's addresses in host_wait, from its symbol table (nm),
+    not from the tracer: [start, end) as offsets in the file (PIE)."""
+    out = subprocess.run(["nm", "-S", prog("host_wait")], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[3] == name:
+            return int(f[0], 16), int(f[0], 16) + int(f[1], 16)
+    raise AssertionError("no %s in host_wait's symbols" % name)
+
+
+def _spin_range():
+    return _fn_range("spin")
+
+
+def test_c_busy_loop_named_with_perf():
+    """GPUTRACE_SAMPLE_NATIVE=perf: a running thread's native stack comes
+    from a perf event on it, so the busy loop is named, in its gaps and in
+    the idle-by-host-stack table: the samples whose innermost frame lies
+    in spin() (its address range from nm) hold about a third of the idle
+    time, and the report says the same; the program is unchanged."""
+    argv = [prog("host_wait"), "3", "100"]
+    plain = run_plain(argv)
+    run = run_traced(argv, env={"GPUTRACE_SAMPLE_NATIVE": "perf"})
+    assert_eq((run.proc.returncode, run.proc.stdout), (plain.returncode, plain.stdout), run.proc.stderr)
+    assert "GPUTRACE_SAMPLE_NATIVE" not in run.proc.stderr, run.proc.stderr
+    db = run.trace
+    assert_eq(run.q1("SELECT value FROM meta WHERE key = 'sample_native_stacks'"), "perf_callchain")
+    lo, hi = _spin_range()
+    # idle time by sample, as sql_shares splits it, keyed by whether the
+    # sample's innermost native frame is in spin()
+    total, in_spin = 0, 0
+    for s, e in sql_gaps(db, 10 * MS):
+        total += e - s
+        row = query(db, "SELECT tid FROM api_calls WHERE category IN (%s) AND start_ns BETWEEN ? AND ? "
+                        "ORDER BY start_ns DESC LIMIT 1" % ",".join("'%s'" % w for w in WORK), s, e)
+        if not row:
+            continue
+        smp = query(db, "SELECT h.state, f.module, f.offset FROM host_samples h "
+                        "LEFT JOIN stack_frames f ON f.stack_id = h.stack_id AND f.depth = 0 "
+                        "WHERE h.tid = ? AND h.ns BETWEEN ? AND ?", row[0][0], s, e)
+        for state, mod, off in smp:
+            if state == "running" and mod and os.path.basename(mod) == "host_wait" and lo <= off < hi:
+                in_spin += (e - s) / len(smp)
+    share = in_spin / total
+    # a third of the idle time spins; a round that finds no perf sample
+    # of the thread since the last one (the two clocks' phases) reads
+    # "(no stack)", so somewhat less is named
+    assert 1 / 3 - 0.10 <= share <= 1 / 3 + 0.02, share
+    doc = report_json(db)
+    rows = {r["stack"]: r for r in doc["idle_by_host_stack"]}
+    spin = [t for t in rows if " in spin (running)" in t]
+    assert spin, sorted(rows)
+    assert abs(sum(rows[t]["pct"] for t in spin) / 100 - share) <= 0.01, (spin, share, sorted(rows))
+    # each spin gap: spin() is its top stack
+    tops = [g["host"]["stacks"][0] for g in doc["idle_gaps"] if g["cause"] == "host" and g["host"]
+            and g["host"]["state"] == "running native code"]
+    assert_eq(len(tops), 3, doc["idle_gaps"])
+    for t in tops:
+        assert " in spin (running)" in t["stack"] and t["pct"] >= 50, t
+    text = subprocess.run([GPUTRACE, "report", "--min-gap", "10ms", db], capture_output=True, text=True).stdout
+    assert "in spin (running)" in text.split("GPU idle by host stack")[1], text
+    # host_wait keeps frame pointers (tests/tests.mk): the callchain goes
+    # on from spin() to main()
+    mlo, mhi = _fn_range("main")
+    chains = {}
+    for sid, depth, mod, off in query(db, "SELECT f.stack_id, f.depth, f.module, f.offset FROM stack_frames f "
+                                          "WHERE f.stack_id IN (SELECT stack_id FROM host_samples "
+                                          "WHERE state = 'running') ORDER BY f.stack_id, f.depth"):
+        ours = mod and os.path.basename(mod) == "host_wait"
+        chains.setdefault(sid, []).append("spin" if ours and lo <= off < hi else "main" if ours and mlo <= off < mhi
+                                          else "other")
+    spun = [c for c in chains.values() if c[0] == "spin"]
+    assert spun, chains
+    assert all("main" in c[1:] for c in spun), spun
+
+
+def test_perf_refused_falls_back():
+    """Where perf_event_open is refused (a seccomp filter returning EPERM,
+    as a container's profile does: tests/progs/no_perf), the sampler goes
+    on as by default: meta says blocked_pc_only, running samples have no
+    native stack, blocked ones keep their program counter; silent with
+    auto, one line when perf was asked for by name; the program is
+    unchanged."""
+    argv = [prog("host_wait"), "2", "60"]
+    plain = run_plain(argv)
+    for mode, lines in (("auto", 0), ("perf", 1)):
+        run = run_traced([prog("no_perf")] + argv, env={"GPUTRACE_SAMPLE_NATIVE": mode})
+        assert_eq((run.proc.returncode, run.proc.stdout), (plain.returncode, plain.stdout), run.proc.stderr)
+        said = [l for l in run.proc.stderr.splitlines() if "GPUTRACE_SAMPLE_NATIVE" in l]
+        assert_eq(len(said), lines, run.proc.stderr)
+        if lines:
+            assert said[0].startswith("gputrace: GPUTRACE_SAMPLE_NATIVE=perf: perf events refused"), said
+        assert_eq(run.q1("SELECT value FROM meta WHERE key = 'sample_native_stacks'"), "blocked_pc_only")
+        assert run.q1("SELECT count(*) FROM host_samples WHERE state = 'running'") > 0
+        assert_eq(run.q1("SELECT count(stack_id) FROM host_samples WHERE state = 'running'"), 0)
+        assert run.q1("SELECT count(stack_id) FROM host_samples WHERE state = 'syscall'") > 0
+    # the same command allowed perf: the filter, not the machine, refused it
+    run = run_traced(argv, env={"GPUTRACE_SAMPLE_NATIVE": "auto"})
+    assert_eq(run.q1("SELECT value FROM meta WHERE key = 'sample_native_stacks'"), "perf_callchain")
+    assert run.q1("SELECT count(stack_id) FROM host_samples WHERE state = 'running'") > 0
+
+
 def test_program_unchanged_by_sampling():
     """Output, exit status and the program's own nanosleep/read (no EINTR,
     no early return: checked by host_wait itself) are the same with the
@@ -146,7 +249,10 @@ def test_program_unchanged_by_sampling():
     plain = run_plain(argv)
     off = run_traced(argv, env={"GPUTRACE_SAMPLE_HZ": "0"})
     fast = run_traced(argv, env={"GPUTRACE_SAMPLE_HZ": "1000", "GPUTRACE_SAMPLE_THREADS": "all"})
-    for r in (off.proc, fast.proc):
+    perf = run_traced(argv, env={"GPUTRACE_SAMPLE_HZ": "1000", "GPUTRACE_SAMPLE_THREADS": "all",
+                                 "GPUTRACE_SAMPLE_NATIVE": "perf"})
+    assert_eq(perf.q1("SELECT value FROM meta WHERE key = 'sample_native_stacks'"), "perf_callchain")
+    for r in (off.proc, fast.proc, perf.proc):
         assert_eq((r.returncode, r.stdout), (plain.returncode, plain.stdout), r.stderr)
     assert_eq(plain.returncode, 0, plain.stderr)
     assert_eq(off.q1("SELECT count(*) FROM samples"), 0)
@@ -160,33 +266,42 @@ def test_program_unchanged_by_sampling():
 def test_threads_start_and_end_while_sampled():
     """Threads that call CUDA and end, many times over, while the sampler
     runs at 1000 Hz: nothing torn is followed, every sample names a thread
-    of the process, and the program is unchanged."""
-    run = run_traced([prog("host_wait"), "4", "15", "8"], env={"GPUTRACE_SAMPLE_HZ": "1000"})
-    assert_eq(run.proc.returncode, 0, run.proc.stderr)
-    meta = dict(run.q("SELECT key, value FROM meta WHERE key LIKE 'sample%'"))
-    assert int(meta["samples_taken"]) > 50, meta
-    call_tids = {r[0] for r in run.q("SELECT DISTINCT tid FROM calls")}
-    assert len(call_tids) >= 9, call_tids
-    sample_tids = {r[0] for r in run.q("SELECT DISTINCT tid FROM samples")}
-    assert sample_tids <= call_tids, (sample_tids, call_tids)
-    assert_eq(run.q1("SELECT count(*) FROM samples WHERE tid NOT IN (SELECT tid FROM threads)"), 0)
+    of the process, and the program is unchanged; with perf events too
+    (each opened on a thread's first round, closed when it ends)."""
+    for env in ({"GPUTRACE_SAMPLE_HZ": "1000"}, {"GPUTRACE_SAMPLE_HZ": "1000", "GPUTRACE_SAMPLE_NATIVE": "perf"}):
+        run = run_traced([prog("host_wait"), "4", "15", "8"], env=env)
+        assert_eq(run.proc.returncode, 0, run.proc.stderr)
+        meta = dict(run.q("SELECT key, value FROM meta WHERE key LIKE 'sample%'"))
+        assert int(meta["samples_taken"]) > 50, meta
+        call_tids = {r[0] for r in run.q("SELECT DISTINCT tid FROM calls")}
+        assert len(call_tids) >= 9, call_tids
+        sample_tids = {r[0] for r in run.q("SELECT DISTINCT tid FROM samples")}
+        assert sample_tids <= call_tids, (sample_tids, call_tids)
+        assert_eq(run.q1("SELECT count(*) FROM samples WHERE tid NOT IN (SELECT tid FROM threads)"), 0)
 
 
 def test_fork_child_samples_its_own_threads():
     """A fork child that calls CUDA gets its own trace, whose samples are of
     its own thread (the sampler thread did not come across the fork; the
-    child starts its own)."""
-    run = run_traced([prog("host_wait"), "1", "40", "0", "1"])
-    assert_eq(run.proc.returncode, 0, run.proc.stderr)
-    traces = run.traces
-    assert_eq(len(traces), 2, traces)
-    for db in traces:
-        pid = int(query(db, "SELECT value FROM meta WHERE key = 'pid'")[0][0])
-        tids = {r[0] for r in query(db, "SELECT DISTINCT tid FROM samples")}
-        assert_eq(tids, {pid}, db)
-        # the child slept and read a pipe too: its samples show it
-        states = {r[0] for r in query(db, "SELECT DISTINCT syscall FROM host_samples WHERE syscall IS NOT NULL")}
-        assert "read" in states, (db, states)
+    child starts its own). With perf events, the child opens its own: its
+    busy loop is found in spin() (address range from nm) too."""
+    lo, hi = _spin_range()
+    for env in ({}, {"GPUTRACE_SAMPLE_NATIVE": "perf"}):
+        run = run_traced([prog("host_wait"), "1", "40", "0", "1"], env=env)
+        assert_eq(run.proc.returncode, 0, run.proc.stderr)
+        traces = run.traces
+        assert_eq(len(traces), 2, traces)
+        for db in traces:
+            pid = int(query(db, "SELECT value FROM meta WHERE key = 'pid'")[0][0])
+            tids = {r[0] for r in query(db, "SELECT DISTINCT tid FROM samples")}
+            assert_eq(tids, {pid}, db)
+            # the child slept and read a pipe too: its samples show it
+            states = {r[0] for r in query(db, "SELECT DISTINCT syscall FROM host_samples WHERE syscall IS NOT NULL")}
+            assert "read" in states, (db, states)
+            if env:
+                offs = query(db, "SELECT f.module, f.offset FROM host_samples h JOIN stack_frames f "
+                                 "ON f.stack_id = h.stack_id AND f.depth = 0 WHERE h.state = 'running'")
+                assert any(os.path.basename(m) == "host_wait" and lo <= o < hi for m, o in offs), (db, offs)
 
 
 def _sampler_threads(pid):
@@ -225,7 +340,9 @@ def test_standby_samples_only_inside_windows():
 def test_bad_settings_warn_and_fall_back():
     for name, value, msg in (("GPUTRACE_SAMPLE_HZ", "5000", "is not a whole number from 0 to 1000; using 100"),
                              ("GPUTRACE_SAMPLE_HZ", "fast", "is not a whole number from 0 to 1000; using 100"),
-                             ("GPUTRACE_SAMPLE_THREADS", "some", "is not 'cuda' or 'all'; using cuda")):
+                             ("GPUTRACE_SAMPLE_THREADS", "some", "is not 'cuda' or 'all'; using cuda"),
+                             ("GPUTRACE_SAMPLE_NATIVE", "signal",
+                              "is not 'blocked', 'perf' or 'auto'; using blocked")):
         run = run_traced([prog("host_wait"), "1", "20"], env={name: value})
         assert_eq(run.proc.returncode, 0, run.proc.stderr)
         assert ("gputrace: %s='%s' %s" % (name, value, msg)) in run.proc.stderr, run.proc.stderr

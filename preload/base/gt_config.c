@@ -227,6 +227,7 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
     c->step_range[0] = 0;
     c->sample_hz = GT_DEFAULT_SAMPLE_HZ;
     c->sample_all = 0;
+    c->sample_native = GT_NATIVE_BLOCKED;
     memset(&c->capture, 0, sizeof(c->capture));
 
     const char *v = get("GPUTRACE_OUTPUT");
@@ -364,6 +365,18 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
         else
             gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 'cuda' or 'all'; using %s",
                            "GPUTRACE_SAMPLE_THREADS", v, "cuda");
+    }
+    v = get("GPUTRACE_SAMPLE_NATIVE");
+    if (v) {
+        if (strcmp(v, "blocked") == 0)
+            c->sample_native = GT_NATIVE_BLOCKED;
+        else if (strcmp(v, "perf") == 0)
+            c->sample_native = GT_NATIVE_PERF;
+        else if (strcmp(v, "auto") == 0)
+            c->sample_native = GT_NATIVE_AUTO;
+        else
+            gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 'blocked', 'perf' or 'auto'; using %s",
+                           "GPUTRACE_SAMPLE_NATIVE", v, "blocked");
     }
     return nwarn;
 }

@@ -30,6 +30,7 @@ struct gt_config {
     char step_range[128];          /* GPUTRACE_STEP_RANGE: a glob; "": the built-in rule */
     int sample_hz;             /* GPUTRACE_SAMPLE_HZ: host samples a second, 0 off, at most 1000 */
     int sample_all;            /* GPUTRACE_SAMPLE_THREADS: 0 cuda (threads that called CUDA), 1 all */
+    int sample_native;         /* GPUTRACE_SAMPLE_NATIVE: GT_NATIVE_BLOCKED, _PERF or _AUTO */
     /* GPUTRACE_CAPTURE_RANGE (and _END): windows opened by the program
      * itself (nsys's --capture-range); set, it implies standby. */
     struct gt_capture_range {
@@ -48,6 +49,10 @@ enum { GT_CAPTURE_END_STOP, GT_CAPTURE_END_REPEAT, GT_CAPTURE_END_NONE };
  * err (for `gputrace record`'s usage error and the shim's warning). */
 int gt_parse_capture_range(const char *v, struct gt_capture_range *out, char *err, size_t err_len);
 int gt_parse_capture_end(const char *v, struct gt_capture_range *out, char *err, size_t err_len);
+/* GPUTRACE_SAMPLE_NATIVE: a blocked thread's program counter only (the
+ * default); or also a running thread's callchain from perf_event_open,
+ * said on stderr when the system refuses it (perf) or not (auto). */
+enum { GT_NATIVE_BLOCKED, GT_NATIVE_PERF, GT_NATIVE_AUTO };
 #define GT_DEFAULT_SAMPLE_HZ 100
 #define GT_MAX_SAMPLE_HZ 1000
 

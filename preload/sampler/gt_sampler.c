@@ -24,6 +24,7 @@
 #include "hot/gt_stacks.h"
 #include "hot/gt_threads.h"
 #include "sampler/gt_sampler.h"
+#include "sampler/gt_sampler_perf.h"
 
 #define GT_SAMPLER_MAX_THREADS GT_THREADS_MAX
 
@@ -43,12 +44,16 @@ struct gt_sfd {
     uint64_t runtime;
     uintptr_t last_pystate;
     struct gt_event last;
+    /* GPUTRACE_SAMPLE_NATIVE=perf/auto: the thread's perf event, which
+     * gives a running thread its native stack (fd -1: none, or refused) */
+    struct gt_sperf perf;
 };
 
 static struct {
     pthread_t thread;
     int started;
     int hz, all;
+    int perf;   /* running threads' stacks from perf events (the probe passed) */
     uint32_t self_tid;
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -58,6 +63,8 @@ static struct {
     int nfds;
 } gt_s = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* meta.sample_native_stacks: 0 not started, 1 blocked_pc_only, 2 perf_callchain */
+static _Atomic int gt_s_native;
 static _Atomic(uint64_t) gt_s_rounds, gt_s_taken, gt_s_torn, gt_s_dropped, gt_s_cpu_ns;
 
 uint64_t gt_sampler_rounds(void) { return atomic_load(&gt_s_rounds); }
@@ -65,6 +72,11 @@ uint64_t gt_sampler_taken(void) { return atomic_load(&gt_s_taken); }
 uint64_t gt_sampler_torn(void) { return atomic_load(&gt_s_torn); }
 uint64_t gt_sampler_dropped(void) { return atomic_load(&gt_s_dropped); }
 uint64_t gt_sampler_cpu_ns(void) { return atomic_load(&gt_s_cpu_ns); }
+const char *gt_sampler_native(void)
+{
+    int n = atomic_load(&gt_s_native);
+    return n == 2 ? "perf_callchain" : n == 1 ? "blocked_pc_only" : NULL;
+}
 
 /* The open files of a thread; NULL when they cannot be opened (gone). */
 static struct gt_sfd *gt_sfd_of(uint32_t tid)
@@ -89,6 +101,11 @@ static struct gt_sfd *gt_sfd_of(uint32_t tid)
      * pthread_getcpuclockid makes it (MAKE_THREAD_CPUCLOCK(tid, SCHED)) */
     f->clock = (clockid_t)((~(uint32_t)tid << 3) | 4 | 2);
     f->seen = 1;
+    f->perf.fd = -1;
+    /* a thread the system refuses (the locked-memory limit for perf
+     * rings, no fd left) runs without a native stack; not retried */
+    if (gt_s.perf)
+        gt_sperf_open(&f->perf, tid, gt_s.hz);
     return f;
 }
 
@@ -116,6 +133,7 @@ static void gt_sfd_sweep(void)
             gt_s.fds[j++] = gt_s.fds[i];
         } else {
             close(gt_s.fds[i].fd);
+            gt_sperf_close(&gt_s.fds[i].perf);
         }
     }
     gt_s.nfds = j;
@@ -123,8 +141,10 @@ static void gt_sfd_sweep(void)
 
 static void gt_sfd_close_all(void)
 {
-    for (int i = 0; i < gt_s.nfds; i++)
+    for (int i = 0; i < gt_s.nfds; i++) {
         close(gt_s.fds[i].fd);
+        gt_sperf_close(&gt_s.fds[i].perf);
+    }
     gt_s.nfds = 0;
 }
 
@@ -243,6 +263,10 @@ static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now)
     }
     if (pc)
         e.stack_id = gt_stack_intern(&pc, 1);
+    /* running: the latest perf sample since the last round, if any;
+     * blocked: the samples of its last run are not needed */
+    if (f->perf.ring)
+        e.stack_id = gt_sperf_take(&f->perf, now, e.u.sample.state == GT_SAMPLE_RUNNING) ?: e.stack_id;
     if (pystate) {
         if (gt_batch.n == GT_SPB_MAX)
             gt_batch_flush();
@@ -352,10 +376,25 @@ static void *gt_sampler_main(void *arg)
     return NULL;
 }
 
-int gt_sampler_start(int hz, int all, char *why, size_t why_len)
+int gt_sampler_start(int hz, int all, int native, char *why, size_t why_len)
 {
     if (gt_s.started || hz <= 0)
         return 0;
+    /* Asked for, perf events are tried once, on this thread: refused
+     * (perf_event_paranoid, seccomp, a container), the sampler goes on
+     * without, one meta value says so, and a line only when perf was
+     * asked for by name (once a process: standby starts the sampler for
+     * each window). */
+    static int said;
+    gt_s.perf = 0;
+    if (native == GT_NATIVE_PERF || native == GT_NATIVE_AUTO) {
+        char pwhy[160];
+        if (gt_sperf_probe((uint32_t)syscall(SYS_gettid), hz, pwhy, sizeof(pwhy)) == 0)
+            gt_s.perf = 1;
+        else if (native == GT_NATIVE_PERF && !said++)
+            gt_warn("GPUTRACE_SAMPLE_NATIVE=perf: %s; running threads' native stacks not recorded", pwhy);
+    }
+    atomic_store(&gt_s_native, gt_s.perf ? 2 : 1);
     if (gt_sampler_py_init() < 0) {
         snprintf(why, why_len, "out of memory");
         return -1;
@@ -401,7 +440,13 @@ void gt_sampler_after_fork_child(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     gt_s.lock = fresh;
     gt_s.started = 0;
-    gt_sfd_close_all(); /* the parent's threads' */
+    /* the parent's threads' files and perf events */
+    for (int i = 0; i < gt_s.nfds; i++) {
+        close(gt_s.fds[i].fd);
+        gt_sperf_forget(&gt_s.fds[i].perf);
+    }
+    gt_s.nfds = 0;
+    atomic_store(&gt_s_native, 0); /* the child's start probes again */
     atomic_store(&gt_s_rounds, 0);
     atomic_store(&gt_s_taken, 0);
     atomic_store(&gt_s_torn, 0);

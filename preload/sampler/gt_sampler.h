@@ -4,7 +4,9 @@
  * blocked in which system call (/proc/self/task/TID/syscall), the Python
  * stack it is in (read without the GIL through process_vm_readv, every
  * object checked), and, for a blocked thread, the program counter the
- * kernel reports. No signal is ever sent to the program's threads.
+ * kernel reports (for a running one, with GPUTRACE_SAMPLE_NATIVE=perf,
+ * the stack of a perf event's sample: gt_sampler_perf.h). No signal is
+ * ever sent to the program's threads.
  * Samples go through the sampler's own ring to the writer, like calls. */
 #ifndef GT_SAMPLER_H
 #define GT_SAMPLER_H
@@ -12,8 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Starts the thread (hz > 0). 0, or -1 with a reason in why. */
-int gt_sampler_start(int hz, int all, char *why, size_t why_len);
+/* Starts the thread (hz > 0); native is GPUTRACE_SAMPLE_NATIVE
+ * (GT_NATIVE_*). 0, or -1 with a reason in why. */
+int gt_sampler_start(int hz, int all, int native, char *why, size_t why_len);
 /* Stops and joins it (at most one period's wait); safe when not started. */
 void gt_sampler_stop(void);
 /* In a fork child: the thread did not come across. */
@@ -28,6 +31,9 @@ uint64_t gt_sampler_torn(void);
 uint64_t gt_sampler_dropped(void);
 /* The sampler thread's CPU time so far, in ns (bench/). */
 uint64_t gt_sampler_cpu_ns(void);
+/* meta.sample_native_stacks as the last start found it: "perf_callchain"
+ * or "blocked_pc_only"; NULL before any start. */
+const char *gt_sampler_native(void);
 
 /* The stack of another thread, from its frames in this process's memory
  * (gt_sampler_py.c). 0 with *torn set when a read failed or the frames

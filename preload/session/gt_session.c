@@ -139,7 +139,7 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
         gt_writer_window_bounds(gt_now_ns(), 0);
     gt_signals_install();
     char swhy[256];
-    if (gt_sampler_start(cfg->sample_hz, cfg->sample_all, swhy, sizeof(swhy)) < 0)
+    if (gt_sampler_start(cfg->sample_hz, cfg->sample_all, cfg->sample_native, swhy, sizeof(swhy)) < 0)
         gt_warn("host samples not recorded: %s", swhy);
     return 0;
 }

@@ -135,7 +135,9 @@ void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg)
     gt_meta(w, "sample_threads", cfg->sample_all ? "all" : "cuda");
     /* Python stacks of every sampled thread; native stacks only as the
      * program counter of a blocked thread: unwinding a running thread
-     * needs a signal, which the sampler never sends. */
+     * needs a signal, which the sampler never sends. With perf events
+     * (GPUTRACE_SAMPLE_NATIVE=perf/auto) the sampler's counters say
+     * perf_callchain once it has them open. */
     gt_meta(w, "sample_native_stacks", cfg->sample_hz ? "blocked_pc_only" : "off");
     gt_meta(w, "complete", "0");
 }
