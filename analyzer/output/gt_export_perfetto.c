@@ -457,6 +457,7 @@ static void gt_pf_busy_write(struct gt_pf *w)
 {
     for (size_t i = 0; i < w->nbusy && !w->failed; i++) {
         struct gt_pf_busy *b = &w->busy[i];
+        gt_buckets_flush(&b->b);
         if (!b->b.ns)
             continue;
         uint64_t uuid = ++w->next_uuid;
