@@ -2,7 +2,7 @@
  * (GPUTRACE_SAMPLE_NATIVE=perf or auto; gt_sampler_perf.h).
  *
  * One software task-clock event per sampled thread, counting only while
- * that thread runs, in user mode: every 1/hz of its CPU time the kernel
+ * that thread runs, in user mode: every 1/(2 hz) of its CPU time the kernel
  * writes a sample (its program counter, and the callchain it walks by
  * frame pointers) into a small ring mapped here. Nothing is delivered to
  * the thread: no wakeup is ever asked for (no F_SETOWN, no O_ASYNC, no
@@ -35,7 +35,10 @@ static int gt_sperf_open_fd(uint32_t tid, int hz)
     a.size = sizeof(a);
     a.type = PERF_TYPE_SOFTWARE;
     a.config = PERF_COUNT_SW_TASK_CLOCK;
-    a.sample_period = 1000000000ull / (uint64_t)(hz > 0 ? hz : 100); /* ns of the thread's CPU time */
+    /* ns of the thread's CPU time: twice a round, so that a thread that
+     * got half a CPU or more since the last round has a sample of it
+     * (once a round, a busy machine left many rounds without one) */
+    a.sample_period = 1000000000ull / (2 * (uint64_t)(hz > 0 ? hz : 100));
     a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
     a.exclude_kernel = 1;
     a.exclude_hv = 1;
