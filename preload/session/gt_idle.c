@@ -60,7 +60,8 @@ static void gt_idle_sleep(void)
         ;
 }
 
-/* The program's driver, once it has loaded it. */
+/* The program's driver, once it has loaded it: 1, 0 while it has not,
+ * -1 when it lacks a function the watcher needs. */
 static int gt_idle_find_driver(struct gt_idle_api *a)
 {
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
@@ -70,7 +71,7 @@ static int gt_idle_find_driver(struct gt_idle_api *a)
     a->bus_id = (CUresult(*)(char *, int, CUdevice))dlsym(h, "cuDeviceGetPCIBusId");
     a->ctx_state = (CUresult(*)(CUdevice, unsigned int *, int *))dlsym(h, "cuDevicePrimaryCtxGetState");
     dlclose(h); /* the program keeps it loaded */
-    return a->dev_count && a->bus_id && a->ctx_state;
+    return a->dev_count && a->bus_id && a->ctx_state ? 1 : -1;
 }
 
 static int gt_idle_open_nvml(struct gt_idle_api *a, char *why, size_t why_len)
@@ -110,8 +111,16 @@ static void *gt_idle_main(void *arg)
         gt_idle_sleep();
         if (!ndev) {
             int n = 0;
-            if (!a.dev_count && !gt_idle_find_driver(&a))
-                continue;
+            if (!a.dev_count) {
+                int found = gt_idle_find_driver(&a);
+                if (found < 0) {
+                    gt_warn("GPUTRACE_TRIGGER=idle>%d%%: this CUDA driver lacks the device queries it needs; "
+                            "the idle rule is off", gt_idle.pct);
+                    return NULL;
+                }
+                if (!found)
+                    continue;
+            }
             if (a.dev_count(&n) != CUDA_SUCCESS || n <= 0)
                 continue; /* not initialised yet */
             char why[512];
