@@ -51,6 +51,7 @@ static struct {
     uint64_t cooldown_ns;
     void (*fire)(const char *why);
     int started;
+    _Atomic int stop;
 } gt_idle;
 
 static void gt_idle_sleep(void)
@@ -109,6 +110,8 @@ static void *gt_idle_main(void *arg)
     uint64_t last_fire = 0;
     for (;;) {
         gt_idle_sleep();
+        if (atomic_load(&gt_idle.stop))
+            return NULL;
         if (!ndev) {
             int n = 0;
             if (!a.dev_count) {
@@ -183,7 +186,13 @@ int gt_idle_start(int pct, uint64_t cooldown_ns, void (*fire)(const char *why), 
     return 0;
 }
 
+void gt_idle_stop(void)
+{
+    atomic_store(&gt_idle.stop, 1);
+}
+
 void gt_idle_after_fork_child(void)
 {
     gt_idle.started = 0;
+    atomic_store(&gt_idle.stop, 0);
 }

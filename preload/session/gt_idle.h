@@ -11,6 +11,9 @@
 
 /* Starts the watcher; pct from 1 to 99. Returns -1 with the reason in err. */
 int gt_idle_start(int pct, uint64_t cooldown_ns, void (*fire)(const char *why), char *err, size_t err_len);
+/* At exit: the watcher calls the driver and NVML no more (their own
+ * destructors run next). */
+void gt_idle_stop(void);
 /* In a fork child: the parent's watcher did not come across; the child's
  * session starts its own. */
 void gt_idle_after_fork_child(void);

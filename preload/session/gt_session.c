@@ -317,6 +317,7 @@ static void gt_atexit(void)
     }
     pthread_mutex_unlock(&gt_session_lock);
     gt_control_stop();
+    gt_idle_stop();
     gt_tls_busy = was_busy;
 }
 
