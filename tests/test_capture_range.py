@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 
+import oracle
 from gtlib import GPUTRACE, SHIM, assert_eq, base_env, prog, query, run_plain, run_traced, tmpdir
 from test_nvtx import _shim, run_nvtx
 
@@ -209,13 +210,8 @@ def test_export_range_is_the_union_of_the_matching_ranges():
     data = run.q("SELECT start_ns, end_ns FROM ranges WHERE name = 'data' AND end_ns IS NOT NULL "
                  "ORDER BY start_ns")
     assert len(data) >= 3, data
-    # the union of the data ranges, merged by hand
-    union = []
-    for a, b in data:
-        if union and a <= union[-1][1]:
-            union[-1][1] = max(union[-1][1], b)
-        else:
-            union.append([a, b])
+    # the union of the data ranges
+    union = oracle.union(data)
     inside = [n for n, s in run.q("SELECT name, start_ns FROM api_calls") if any(a <= s < b for a, b in union)]
     hull = run.q1("SELECT count(*) FROM api_calls WHERE start_ns >= ? AND start_ns < ?", union[0][0], union[-1][1])
     assert len(inside) < hull, (len(inside), hull)  # calls between the ranges: the two readings differ

@@ -17,6 +17,7 @@ from gtlib import GPUTRACE, assert_eq, tmpdir
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_trace import START_NS, add_gpu_op, launch, make_trace, memcpy, sync  # noqa: E402
+import oracle  # noqa: E402
 
 SLICES = 1000          # the overview's slices (docs/report.md, HTML)
 ROW_H = 34.0           # a device's bar, full height, in SVG units
@@ -146,13 +147,7 @@ def _sql_slices(db, t0, span, window=None):
     out = {}
     w = span / SLICES
     for dev, iv in by_dev.items():
-        iv.sort()
-        merged = []
-        for s, e in iv:
-            if merged and s <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], e)
-            else:
-                merged.append([s, e])
+        merged = oracle.union(iv)
         frac = [0.0] * SLICES
         for s, e in merged:
             a, b = (max(s, t0) - t0) / w, (min(e, t0 + span) - t0) / w

@@ -13,6 +13,7 @@ import sys
 
 import gtlib
 from gtlib import GPUTRACE, assert_eq, prog, query, run_plain, run_traced
+import oracle
 import test_python as tp
 
 MS = 1_000_000
@@ -36,13 +37,7 @@ def sql_gaps(db, min_gap):
     iv = query(db, "SELECT start_ns, end_ns FROM gpu_activity WHERE end_ns > start_ns ORDER BY start_ns")
     s0, s1 = query(db, "SELECT min(start_ns), max(end_ns) FROM (SELECT start_ns, end_ns FROM api_calls "
                        "UNION ALL SELECT start_ns, end_ns FROM gpu_activity)")[0]
-    merged = []
-    for s, e in iv:
-        if merged and s <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], e)
-        else:
-            merged.append([s, e])
-    edges = [s0] + [x for m in merged for x in m] + [s1]
+    edges = [s0] + [x for m in oracle.union(iv) for x in m] + [s1]
     return [(a, b) for a, b in zip(edges[::2], edges[1::2]) if b - a >= min_gap]
 
 
