@@ -326,9 +326,15 @@ def check_busy_counters(tl, streams, by_track, _origin):
         work = [(s["ts"], s["end"]) for s in by_track[stream]]
         assert vals[0][0] <= min(w[0] for w in work) and vals[-1][0] >= max(w[1] for w in work), (vals[:2], vals[-2:])
         assert_eq(vals[-1][1], 0.0)
-        for (t, v), (t2, _) in zip(vals, vals[1:]):
-            want = _union_in(work, t, t2)
-            assert abs(v / 100 * (t2 - t) - want) <= 1e-6 * (t2 - t) + 0.01, (t, t2, v, want)
+        _check_counter_values(vals, work)
+
+
+def _check_counter_values(vals, work):
+    """Each value of a busy % counter, held until the next, is the share
+    of that time the union of `work` covers."""
+    for (t, v), (t2, _) in zip(vals, vals[1:]):
+        want = _union_in(work, t, t2)
+        assert abs(v / 100 * (t2 - t) - want) <= 1e-6 * (t2 - t) + 0.01, (t, t2, v, want)
 
 
 def _copy(trace, d, name):
@@ -597,8 +603,8 @@ def test_perfetto_nvtx_ranges_marks_and_counters():
 def test_perfetto_busy_counter_counts_overlap_once():
     """A stream whose work overlaps (a CUDA Graph's branches run at once on
     the stream they were launched on), its records out of start order: the
-    busy % counter is the union's share, never over 100 (check_export
-    checks every value against the union of the slices)."""
+    busy % counter is the union's share, never over 100, each value
+    checked against the union of the planted work."""
     d = tmpdir()
     db = os.path.join(d, "overlap.db")
     make_trace(db, calls=[launch("branch") for _ in range(100)] + [sync("device")])
@@ -623,9 +629,7 @@ def test_perfetto_busy_counter_counts_overlap_once():
     t0, _ = expected_calls(db)
     work = [(s - t0, e - t0) for s, e in query(db, "SELECT start_ns, end_ns FROM gpu_activity")]
     assert max(v for _, v in vals) <= 100.0, max(v for _, v in vals)
-    for (t, v), (t2, _) in zip(vals, vals[1:]):
-        want = _union_in(work, t, t2)
-        assert abs(v / 100 * (t2 - t) - want) <= 1e-6 * (t2 - t) + 0.01, (t, t2, v, want)
+    _check_counter_values(vals, work)
     total = sum(v / 100 * (t2 - t) for (t, v), (t2, _) in zip(vals, vals[1:]))
     assert abs(total - 50 * 14000) < 1, total
 
