@@ -41,6 +41,14 @@ def sql_gaps(db, min_gap):
     return [(a, b) for a, b in zip(edges[::2], edges[1::2]) if b - a >= min_gap]
 
 
+def gap_thread(db, s, e):
+    """The thread that made the last GPU-work call started inside the gap
+    [s, e] (the one whose samples tell what the host did), or None."""
+    row = query(db, "SELECT tid FROM api_calls WHERE category IN (%s) AND start_ns BETWEEN ? AND ? "
+                    "ORDER BY start_ns DESC LIMIT 1" % ",".join("'%s'" % w for w in WORK), s, e)
+    return row[0][0] if row else None
+
+
 def sql_shares(db, min_gap=10 * MS):
     """{(function, line, state): idle ns} and the gaps' total: each gap's
     time split among the samples of the thread that made the last
@@ -48,13 +56,12 @@ def sql_shares(db, min_gap=10 * MS):
     out, total = {}, 0
     for s, e in sql_gaps(db, min_gap):
         total += e - s
-        row = query(db, "SELECT tid FROM api_calls WHERE category IN (%s) AND start_ns BETWEEN ? AND ? "
-                        "ORDER BY start_ns DESC LIMIT 1" % ",".join("'%s'" % w for w in WORK), s, e)
-        if not row:
+        tid = gap_thread(db, s, e)
+        if tid is None:
             continue
         smp = query(db, "SELECT h.state, h.syscall, f.function, f.line FROM host_samples h "
                         "LEFT JOIN py_stack_frames f ON f.pystack_id = h.pystack_id AND f.depth = 0 "
-                        "WHERE h.tid = ? AND h.ns BETWEEN ? AND ?", row[0][0], s, e)
+                        "WHERE h.tid = ? AND h.ns BETWEEN ? AND ?", tid, s, e)
         for state, sc, fn, line in smp:
             key = (fn, line, sc if state == "syscall" else state)
             out[key] = out.get(key, 0) + (e - s) / len(smp)
@@ -167,9 +174,8 @@ def test_c_busy_loop_named_with_perf():
     total, in_spin = 0, 0
     for s, e in sql_gaps(db, 10 * MS):
         total += e - s
-        row = query(db, "SELECT tid FROM api_calls WHERE category IN (%s) AND start_ns BETWEEN ? AND ? "
-                        "ORDER BY start_ns DESC LIMIT 1" % ",".join("'%s'" % w for w in WORK), s, e)
-        if not row:
+        tid = gap_thread(db, s, e)
+        if tid is None:
             continue
         # the frame a sample is named by: its innermost outside the
         # system's libraries (docs/report.md), so a sample taken in libc's
@@ -179,7 +185,7 @@ def test_c_busy_loop_named_with_perf():
                         "(SELECT min(g.depth) FROM stack_frames g WHERE g.stack_id = h.stack_id "
                         "AND g.module NOT LIKE '/lib/%' AND g.module NOT LIKE '/lib64/%' "
                         "AND g.module NOT LIKE '/usr/lib/%' AND g.module NOT LIKE '/usr/lib64/%') "
-                        "WHERE h.tid = ? AND h.ns BETWEEN ? AND ?", row[0][0], s, e)
+                        "WHERE h.tid = ? AND h.ns BETWEEN ? AND ?", tid, s, e)
         for state, mod, off in smp:
             if state == "running" and mod and os.path.basename(mod) == "host_wait" and lo <= off < hi:
                 in_spin += (e - s) / len(smp)
