@@ -22,12 +22,8 @@ void gt_ranks_html(FILE *out, const struct gt_ranks *g)
     fprintf(out, "<section id=ranks><h1>Ranks</h1>\n<p class=dim>%zu ranks, %s, %zu collectives matched "
                  "(docs/ranks.md)</p>\n<p>",
             g->nrows, g->one_host ? "one host" : "several hosts (wall clocks)", g->ncolls);
-    char *text = NULL;
-    size_t tlen = 0;
-    FILE *m = open_memstream(&text, &tlen);
-    if (m) {
-        gt_ranks_headline(m, g);
-        fclose(m);
+    char *text = gt_ranks_headline_text(g);
+    if (text) {
         gt_put_html(out, text);
         free(text);
     }

@@ -34,6 +34,23 @@ static const char *gt_rank_label(const struct gt_rank_row *r, char *buf, size_t 
     return buf;
 }
 
+char *gt_ranks_headline_text(const struct gt_ranks *g)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m)
+        return NULL;
+    gt_ranks_headline(m, g);
+    if (fclose(m) != 0) {
+        free(text);
+        return NULL;
+    }
+    if (len && text[len - 1] == '\n')
+        text[len - 1] = 0;
+    return text;
+}
+
 void gt_ranks_headline(FILE *out, const struct gt_ranks *g)
 {
     char a[32], b[32], c[32], lab[96];
@@ -152,12 +169,8 @@ void gt_ranks_text(FILE *out, const struct gt_ranks *g, size_t top)
     fprintf(out, "== ranks: %zu, %s, %zu collectives matched%s\n", g->nrows,
             g->one_host ? "one host (its CLOCK_MONOTONIC)" : "several hosts (wall clocks: their skew adds to waits)",
             g->ncolls, !g->ncolls ? "" : g->by_step ? " by NVTX step" : " by order");
-    char *text = NULL;
-    size_t tlen = 0;
-    FILE *m = open_memstream(&text, &tlen);
-    if (m) {
-        gt_ranks_headline(m, g);
-        fclose(m);
+    char *text = gt_ranks_headline_text(g);
+    if (text) {
         gt_wrap(out, text);
         free(text);
     }
@@ -260,15 +273,7 @@ void gt_ranks_json(FILE *out, const struct gt_ranks *g, size_t top)
     else
         fputs("null", out);
     fputs(",\"headline\":", out);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&text, &len);
-    if (m) {
-        gt_ranks_headline(m, g);
-        fclose(m);
-        if (len && text[len - 1] == '\n')
-            text[len - 1] = 0;
-    }
+    char *text = gt_ranks_headline_text(g);
     gt_put_json_string(out, text ? text : "");
     free(text);
     fputs(",\"rows\":[", out);

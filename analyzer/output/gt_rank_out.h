@@ -19,5 +19,8 @@ void gt_ranks_json(FILE *out, const struct gt_ranks *g, size_t top);
 void gt_ranks_html(FILE *out, const struct gt_ranks *g);
 /* The one-paragraph answer: who made the others wait, and why. */
 void gt_ranks_headline(FILE *out, const struct gt_ranks *g);
+/* The same as a string without its last newline, for the formats that
+ * escape or wrap it (free it); NULL when out of memory. */
+char *gt_ranks_headline_text(const struct gt_ranks *g);
 
 #endif
