@@ -48,8 +48,7 @@ struct gt_idle_api {
 
 static struct {
     int pct;
-    uint64_t cooldown_ns;
-    void (*fire)(const char *why);
+    void (*fire)(const char *why); /* keeps the one cooldown of every rule */
     int started;
     _Atomic int stop;
 } gt_idle;
@@ -107,7 +106,6 @@ static void *gt_idle_main(void *arg)
     memset(&a, 0, sizeof(a));
     gt_nvml_device_t dev[GT_IDLE_MAX_DEVICES];
     int ndev = 0, armed[GT_IDLE_MAX_DEVICES] = {0};
-    uint64_t last_fire = 0;
     for (;;) {
         gt_idle_sleep();
         if (atomic_load(&gt_idle.stop))
@@ -156,13 +154,11 @@ static void *gt_idle_main(void *arg)
                 armed[d] = 1;
                 continue;
             }
-            uint64_t now = gt_now_ns();
-            if (!armed[d] || (last_fire && now - last_fire < gt_idle.cooldown_ns))
+            if (!armed[d])
                 continue;
             char why[128];
             snprintf(why, sizeof(why), "idle>%d%%: GPU %d idle %d%% of the last second", gt_idle.pct, d, idle);
             gt_idle.fire(why);
-            last_fire = now;
             memset(armed, 0, sizeof(armed));
             break;
         }
@@ -170,12 +166,11 @@ static void *gt_idle_main(void *arg)
     return NULL;
 }
 
-int gt_idle_start(int pct, uint64_t cooldown_ns, void (*fire)(const char *why), char *err, size_t err_len)
+int gt_idle_start(int pct, void (*fire)(const char *why), char *err, size_t err_len)
 {
     if (gt_idle.started)
         return 0;
     gt_idle.pct = pct;
-    gt_idle.cooldown_ns = cooldown_ns;
     gt_idle.fire = fire;
     int rc = gt_thread_spawn(NULL, 1, gt_idle_main, NULL);
     if (rc != 0) {

@@ -9,8 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Starts the watcher; pct from 1 to 99. Returns -1 with the reason in err. */
-int gt_idle_start(int pct, uint64_t cooldown_ns, void (*fire)(const char *why), char *err, size_t err_len);
+/* Starts the watcher; pct from 1 to 99. `fire` (gt_control_fire) keeps
+ * GPUTRACE_TRIGGER_COOLDOWN for every rule. Returns -1 with the reason in
+ * err. */
+int gt_idle_start(int pct, void (*fire)(const char *why), char *err, size_t err_len);
 /* At exit: the watcher calls the driver and NVML no more (their own
  * destructors run next). */
 void gt_idle_stop(void);

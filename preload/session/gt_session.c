@@ -199,7 +199,7 @@ static void gt_session_start_locked(void)
          * GPUTRACE_TRIGGER rule. */
         gt_steps_configure(cfg->trigger_step_factor, cfg->trigger_cooldown_ns, cfg->step_range, gt_control_fire);
         if (cfg->trigger_idle_pct &&
-            gt_idle_start(cfg->trigger_idle_pct, cfg->trigger_cooldown_ns, gt_control_fire, err, sizeof(err)) < 0)
+            gt_idle_start(cfg->trigger_idle_pct, gt_control_fire, err, sizeof(err)) < 0)
             gt_warn("GPUTRACE_TRIGGER=idle>%d%%: %s; the idle rule is off", cfg->trigger_idle_pct, err);
         atomic_store(&gt_state, GT_STATE_STANDBY);
         return;
