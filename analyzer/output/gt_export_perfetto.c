@@ -21,7 +21,11 @@
  * order on a stream, which runs in issue order), except that records kept
  * apart from their calls (a graph's kernels) come after the rest: a tie
  * between one of those and a record kept in its call's row, on the same
- * stream, could nest the two. */
+ * stream, could nest the two.
+ *
+ * This file writes the packets, the tracks, the calls and the GPU work;
+ * the busy counters, NVTX ranges, idle gaps and host samples are
+ * gt_export_perfetto_more.c's. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -29,66 +33,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/gt_analyze.h"
-#include "analysis/gt_site.h"
 #include "base/gt_err.h"
 #include "base/gt_fmt.h"
-#include "base/gt_map.h"
-#include "output/gt_export_buckets.h"
-#include "output/gt_export_perfetto.h"
-#include "perfetto_trace.pb-c.h"
-#include "trace/gt_scan.h"
-
-typedef Perfetto__Protos__TracePacket gt_packet;
-typedef Perfetto__Protos__TrackEvent gt_tevent;
-
-#define GT_SEQ_CLEARED 1 /* TracePacket.SEQ_INCREMENTAL_STATE_CLEARED */
-/* Arrows drawn from one call to GPU records kept apart from it (a graph's
- * kernels, a batch's copies): the first this many. */
-#define GT_PF_FLOWS 256
-
-struct gt_pf {
-    struct gt_export *x;
-    struct gt_trace *t;
-    struct gt_scan *scan;
-    struct gt_sites sites;
-    uint32_t seq;
-    int failed;
-    uint8_t *buf;
-    size_t bufcap;
-    int64_t pid;
-    uint64_t next_uuid, process_uuid;
-    struct gt_map thread_uuid;  /* tid -> uuid */
-    struct gt_map gpu_uuid;     /* device -> uuid */
-    struct gt_map stream_uuid;  /* device << 48 ^ stream -> uuid */
-    /* Interned event names: text -> iid by hash (probing on collisions),
-     * and the scan's interned pointers -> iid for the common case. */
-    struct gt_map name_iid, name_ptr;
-    char **names;               /* by iid - 1 */
-    uint64_t nnames, capnames;
-    uint8_t *site_sent;         /* by site index: its SourceLocation was written */
-    size_t site_cap;
-    /* Flows to GPU records kept apart from their calls (gpu_ops): how many
-     * each call has in the window, which calls were written, and how many
-     * of each call's records have been written. */
-    struct gt_map op_count, call_flow, op_taken;
-    /* Each stream's busy time in buckets, for its "busy %" counter:
-     * device << 48 ^ stream -> index + 1 into busy. */
-    struct gt_map busy_idx;
-    struct gt_pf_busy {
-        int64_t device, stream;
-        struct gt_buckets b;
-    } *busy;
-    size_t nbusy, capbusy;
-    /* The packet being built: interned data it introduces. */
-    Perfetto__Protos__InternedData in;
-    Perfetto__Protos__EventName new_name, *new_name_p;
-    Perfetto__Protos__SourceLocation new_loc, *new_loc_p;
-};
+#include "output/gt_export_perfetto_int.h"
 
 /* ---- packets ---- */
 
-static void gt_pf_write(struct gt_pf *w, gt_packet *p)
+void gt_pf_write(struct gt_pf *w, gt_packet *p)
 {
     if (w->failed)
         return;
@@ -117,15 +68,15 @@ static void gt_pf_write(struct gt_pf *w, gt_packet *p)
     }
 }
 
-static uint64_t gt_pf_rel(const struct gt_pf *w, int64_t ns)
+uint64_t gt_pf_rel(const struct gt_pf *w, int64_t ns)
 {
     return ns > w->x->origin_ns ? (uint64_t)ns - (uint64_t)w->x->origin_ns : 0;
 }
 
 /* ---- tracks ---- */
 
-static void gt_pf_track(struct gt_pf *w, uint64_t uuid, uint64_t parent, const char *name,
-                        Perfetto__Protos__ProcessDescriptor *proc, Perfetto__Protos__ThreadDescriptor *thr)
+void gt_pf_track(struct gt_pf *w, uint64_t uuid, uint64_t parent, const char *name,
+                 Perfetto__Protos__ProcessDescriptor *proc, Perfetto__Protos__ThreadDescriptor *thr)
 {
     Perfetto__Protos__TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
     d.has_uuid = 1;
@@ -142,7 +93,7 @@ static void gt_pf_track(struct gt_pf *w, uint64_t uuid, uint64_t parent, const c
     gt_pf_write(w, &p);
 }
 
-static uint64_t gt_pf_thread(struct gt_pf *w, int64_t tid)
+uint64_t gt_pf_thread(struct gt_pf *w, int64_t tid)
 {
     int64_t *slot = gt_map_at(&w->thread_uuid, (uint64_t)tid);
     if (!slot)
@@ -175,7 +126,7 @@ static uint64_t gt_pf_thread(struct gt_pf *w, int64_t tid)
     return (uint64_t)*slot;
 }
 
-static uint64_t gt_pf_gpu(struct gt_pf *w, int64_t device)
+uint64_t gt_pf_gpu(struct gt_pf *w, int64_t device)
 {
     int64_t *slot = gt_map_at(&w->gpu_uuid, (uint64_t)device);
     if (!slot)
@@ -189,7 +140,7 @@ static uint64_t gt_pf_gpu(struct gt_pf *w, int64_t device)
     return (uint64_t)*slot;
 }
 
-static uint64_t gt_pf_stream(struct gt_pf *w, int64_t device, int64_t stream)
+uint64_t gt_pf_stream(struct gt_pf *w, int64_t device, int64_t stream)
 {
     uint64_t key = ((uint64_t)device << 48) ^ (uint64_t)stream;
     int64_t *slot = gt_map_at(&w->stream_uuid, key);
@@ -211,7 +162,7 @@ static uint64_t gt_pf_stream(struct gt_pf *w, int64_t device, int64_t stream)
 /* ---- interning ---- */
 
 /* The iid of an event name, interned into the packet being built when new. */
-static uint64_t gt_pf_name(struct gt_pf *w, const char *name, int by_pointer)
+uint64_t gt_pf_name(struct gt_pf *w, const char *name, int by_pointer)
 {
     int64_t *pslot = NULL;
     if (by_pointer) {
@@ -289,24 +240,8 @@ static uint64_t gt_pf_site(struct gt_pf *w, int64_t key)
 
 /* ---- slices ---- */
 
-struct gt_pf_slice {
-    uint64_t track;
-    int64_t start, end;
-    const char *name;
-    int name_by_pointer;      /* `name` is the scan's interned copy */
-    int64_t site_key;
-    uint64_t *flows;          /* flows leaving (calls) */
-    size_t nflows;
-    uint64_t end_flow;        /* the flow it ends (GPU work); 0: none */
-    const char *result;       /* a failed call's result name */
-    const char *cause;        /* an idle gap's */
-    const char *domain;       /* an NVTX range's, when not the default */
-    int instant;              /* an NVTX mark: no end */
-    int nvtx;                 /* an NVTX range or mark: category "nvtx" */
-};
-
 /* 1 when the event limit stops this slice (and the export's events). */
-static int gt_pf_limit(struct gt_pf *w, int64_t start)
+int gt_pf_limit(struct gt_pf *w, int64_t start)
 {
     struct gt_export *x = w->x;
     if (!x->max_events || x->events < x->max_events)
@@ -318,7 +253,7 @@ static int gt_pf_limit(struct gt_pf *w, int64_t start)
     return 1;
 }
 
-static void gt_pf_slice(struct gt_pf *w, const struct gt_pf_slice *s)
+void gt_pf_slice(struct gt_pf *w, const struct gt_pf_slice *s)
 {
     memset(&w->in, 0, sizeof(w->in));
     perfetto__protos__interned_data__init(&w->in);
@@ -421,182 +356,6 @@ static uint64_t gt_pf_row_flow(uint64_t start, uint64_t end)
         }
     }
     return gt_pf_next_flow++;
-}
-
-/* ---- counters: each stream's busy share ---- */
-
-static void gt_pf_busy_add(struct gt_pf *w, int64_t device, int64_t stream, int64_t s, int64_t e)
-{
-    int64_t *slot = gt_map_at(&w->busy_idx, (uint64_t)device << 48 ^ (uint64_t)stream);
-    if (!slot)
-        return;
-    if (!*slot) {
-        if (w->nbusy == w->capbusy) {
-            size_t cap = w->capbusy ? w->capbusy * 2 : 16;
-            struct gt_pf_busy *nb = realloc(w->busy, cap * sizeof(*nb));
-            if (!nb)
-                return;
-            w->busy = nb;
-            w->capbusy = cap;
-        }
-        struct gt_pf_busy *b = &w->busy[w->nbusy++];
-        memset(b, 0, sizeof(*b));
-        b->device = device;
-        b->stream = stream;
-        b->b.t0 = w->x->origin_ns + (int64_t)w->x->from_ns;
-        *slot = (int64_t)w->nbusy;
-    }
-    gt_buckets_add(&w->busy[*slot - 1].b, s, e);
-}
-
-/* A "busy %" counter track under each stream that ran work in the window:
- * its busy share of each bucket, written where it changes, 0 after the
- * last. Buckets are 1 us wide, doubled until the stream's work fits 4,096
- * of them. */
-static void gt_pf_busy_write(struct gt_pf *w)
-{
-    for (size_t i = 0; i < w->nbusy && !w->failed; i++) {
-        struct gt_pf_busy *b = &w->busy[i];
-        gt_buckets_flush(&b->b);
-        if (!b->b.ns)
-            continue;
-        uint64_t uuid = ++w->next_uuid;
-        Perfetto__Protos__TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-        Perfetto__Protos__CounterDescriptor c = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
-        d.has_uuid = d.has_parent_uuid = 1;
-        d.uuid = uuid;
-        d.parent_uuid = gt_pf_stream(w, b->device, b->stream);
-        d.name = "busy %";
-        d.counter = &c;
-        gt_packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-        p.track_descriptor = &d;
-        gt_pf_write(w, &p);
-        double last = -1;
-        for (size_t k = 0; k <= b->b.n && !w->failed; k++) {
-            double v = k < b->b.n ? 100.0 * b->b.ns[k] / (double)b->b.width : 0;
-            if (v == last)
-                continue;
-            last = v;
-            gt_tevent e = PERFETTO__PROTOS__TRACK_EVENT__INIT;
-            e.has_type = e.has_track_uuid = e.has_double_counter_value = 1;
-            e.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
-            e.track_uuid = uuid;
-            e.double_counter_value = v;
-            gt_packet q = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-            q.has_timestamp = 1;
-            q.timestamp = gt_pf_rel(w, b->b.t0 + (int64_t)(k * b->b.width));
-            q.track_event = &e;
-            gt_pf_write(w, &q);
-        }
-    }
-}
-
-/* ---- NVTX (schema 6) ---- */
-
-/* A thread's push/pop ranges of one NVTX domain other than the default:
- * each domain keeps its own stack, so its ranges nest among themselves
- * but may cross the default domain's, which a track's slices must not. */
-struct gt_pf_domain_track {
-    int64_t tid;
-    char *domain;
-    uint64_t track;
-};
-
-static uint64_t gt_pf_domain_track(struct gt_pf *w, struct gt_pf_domain_track **v, size_t *n, int64_t tid,
-                                   const char *domain)
-{
-    for (size_t i = 0; i < *n; i++)
-        if ((*v)[i].tid == tid && strcmp((*v)[i].domain, domain) == 0)
-            return (*v)[i].track;
-    struct gt_pf_domain_track *nv = realloc(*v, (*n + 1) * sizeof(**v));
-    char *d = strdup(domain);
-    if (!nv || !d) {
-        free(d);
-        if (nv)
-            *v = nv;
-        return 0;
-    }
-    *v = nv;
-    uint64_t track = ++w->next_uuid;
-    char name[160];
-    snprintf(name, sizeof(name), "NVTX domain %.128s", domain);
-    gt_pf_track(w, track, gt_pf_thread(w, tid), name, NULL, NULL);
-    (*v)[*n] = (struct gt_pf_domain_track){tid, d, track};
-    ++*n;
-    return track;
-}
-
-/* Push/pop ranges on their thread's track (they nest there, around its
- * calls), those of another domain than the default on a child track per
- * domain, each start/end range on a child track of the thread that
- * started it (it may end elsewhere and need not nest), marks as instants
- * on their thread's track. A range still open when the trace was finished
- * ends at the trace's end. */
-static int gt_pf_nvtx(struct gt_pf *w)
-{
-    if (w->t->schema_version < 6)
-        return 0;
-    struct gt_pf_domain_track *domains = NULL;
-    size_t ndomains = 0;
-    int64_t end_ns = gt_trace_meta_int(w->t, "end_ns", 0);
-    sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(w->t->db,
-                           "SELECT kind = 'push', tid, COALESCE(name, '(unnamed)'), start_ns, end_ns, domain, "
-                           GT_SITE_KEY("r") " FROM ranges r ORDER BY start_ns, id",
-                           -1, &q, NULL) != SQLITE_OK) {
-        gt_trace_sql_error(w->t, "ranges");
-        return -1;
-    }
-    while (sqlite3_step(q) == SQLITE_ROW && !w->failed) {
-        int64_t start = sqlite3_column_int64(q, 3);
-        if (!gt_export_in_window(w->x, start) || gt_pf_limit(w, start))
-            continue;
-        int64_t end = sqlite3_column_type(q, 4) == SQLITE_NULL ? (end_ns > start ? end_ns : start)
-                                                               : sqlite3_column_int64(q, 4);
-        uint64_t track = gt_pf_thread(w, sqlite3_column_int64(q, 1));
-        const char *domain = (const char *)sqlite3_column_text(q, 5);
-        if (!sqlite3_column_int(q, 0)) {
-            uint64_t parent = track;
-            track = ++w->next_uuid;
-            gt_pf_track(w, track, parent, "NVTX start/end", NULL, NULL);
-        } else if (domain) {
-            uint64_t own = gt_pf_domain_track(w, &domains, &ndomains, sqlite3_column_int64(q, 1), domain);
-            if (!own) {
-                w->failed = 1;
-                break;
-            }
-            track = own;
-        }
-        struct gt_pf_slice s = {.track = track, .start = start, .end = end,
-                                .name = (const char *)sqlite3_column_text(q, 2),
-                                .site_key = sqlite3_column_int64(q, 6),
-                                .domain = (const char *)sqlite3_column_text(q, 5), .nvtx = 1};
-        gt_pf_slice(w, &s);
-    }
-    sqlite3_finalize(q);
-    for (size_t i = 0; i < ndomains; i++)
-        free(domains[i].domain);
-    free(domains);
-    if (w->failed)
-        return -1;
-    if (sqlite3_prepare_v2(w->t->db, "SELECT tid, COALESCE(name, '(unnamed)'), ns, domain, " GT_SITE_KEY("k")
-                                     " FROM marks k ORDER BY ns, id",
-                           -1, &q, NULL) != SQLITE_OK) {
-        gt_trace_sql_error(w->t, "marks");
-        return -1;
-    }
-    while (sqlite3_step(q) == SQLITE_ROW && !w->failed) {
-        int64_t ns = sqlite3_column_int64(q, 2);
-        if (!gt_export_in_window(w->x, ns) || gt_pf_limit(w, ns))
-            continue;
-        struct gt_pf_slice s = {.track = gt_pf_thread(w, sqlite3_column_int64(q, 0)), .start = ns, .end = ns,
-                                .name = (const char *)sqlite3_column_text(q, 1),
-                                .site_key = sqlite3_column_int64(q, 4),
-                                .domain = (const char *)sqlite3_column_text(q, 3), .instant = 1, .nvtx = 1};
-        gt_pf_slice(w, &s);
-    }
-    sqlite3_finalize(q);
-    return 0;
 }
 
 static void gt_pf_on_call(const struct gt_rec *r, void *arg)
@@ -704,112 +463,6 @@ static int gt_pf_count_ops(struct gt_pf *w)
         return -1;
     }
     return 0;
-}
-
-/* The idle gaps come from the report's own analysis, a pass of its own
- * over the trace: it runs beside the export's pass, on a connection of its
- * own, and its gaps are written once both are done. */
-struct gt_pf_gapjob {
-    const char *path;
-    uint64_t min_gap_ns;
-    struct gt_report r;
-    int rc;
-};
-
-static void *gt_pf_gap_run(void *arg)
-{
-    struct gt_pf_gapjob *j = arg;
-    struct gt_trace t;
-    j->rc = -1;
-    if (gt_trace_open(&t, j->path) != 0)
-        return NULL;
-    struct gt_analyze_opts o = {.min_gap_ns = j->min_gap_ns, .top = 0};
-    j->rc = gt_analyze(&t, &o, &j->r);
-    gt_trace_close(&t);
-    return NULL;
-}
-
-static int gt_pf_gaps(struct gt_pf *w, struct gt_pf_gapjob *j)
-{
-    if (j->rc < 0)
-        return -1;
-    const struct gt_report r = j->r;
-    uint64_t idle[64] = {0};
-    for (size_t i = 0; i < r.ngaps && !w->failed; i++) {
-        const struct gt_gap *g = &r.gaps[i];
-        if (!gt_export_in_window(w->x, (int64_t)g->start_ns) || gt_pf_limit(w, (int64_t)g->start_ns))
-            continue;
-        if (!idle[g->device & 63]) {
-            idle[g->device & 63] = ++w->next_uuid;
-            gt_pf_track(w, idle[g->device & 63], gt_pf_gpu(w, g->device), "idle gaps", NULL, NULL);
-        }
-        char dur[32], name[96];
-        snprintf(name, sizeof(name), "idle %s (%s)", gt_fmt_duration((int64_t)g->dur_ns, dur, sizeof(dur)),
-                 gt_cause_names[g->cause]);
-        struct gt_pf_slice s = {.track = idle[g->device & 63], .start = (int64_t)g->start_ns,
-                                .end = (int64_t)(g->start_ns + g->dur_ns), .name = name,
-                                .cause = gt_cause_names[g->cause]};
-        gt_pf_slice(w, &s);
-    }
-    return 0;
-}
-
-/* Host samples (schema 7): an instant event each on its thread's track,
- * named as the report names them ("train.py:45 in __next__ (blocked in
- * read)"). Names are looked up once per kind of sample. */
-static int gt_pf_samples(struct gt_pf *w, int64_t from, int64_t to)
-{
-    if (w->t->schema_version < 7)
-        return 0;
-    sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(w->t->db, "SELECT tid, ns, state, syscall, COALESCE(pystack_id, 0), "
-                                     "COALESCE(stack_id, 0) FROM host_samples WHERE ns >= ? AND ns < ? ORDER BY ns",
-                           -1, &q, NULL) != SQLITE_OK) {
-        gt_err("%s: host samples: %s", w->t->path, sqlite3_errmsg(w->t->db));
-        return -1;
-    }
-    sqlite3_bind_int64(q, 1, from);
-    sqlite3_bind_int64(q, 2, to);
-    struct gt_sample_names names = {0};
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW && !w->failed) {
-        int64_t ns = sqlite3_column_int64(q, 1);
-        if (!gt_export_in_window(w->x, ns)) /* between two ranges of --range */
-            continue;
-        if (gt_pf_limit(w, ns))
-            break;
-        const char *state = (const char *)sqlite3_column_text(q, 2);
-        const char *name = gt_sample_name(&names, w->t->db, state, (const char *)sqlite3_column_text(q, 3),
-                                          sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5));
-        if (!name)
-            break;
-        uint64_t track = gt_pf_thread(w, sqlite3_column_int64(q, 0));
-        memset(&w->in, 0, sizeof(w->in));
-        perfetto__protos__interned_data__init(&w->in);
-        perfetto__protos__event_name__init(&w->new_name);
-        gt_tevent e = PERFETTO__PROTOS__TRACK_EVENT__INIT;
-        e.has_type = e.has_track_uuid = 1;
-        e.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
-        e.track_uuid = track;
-        e.name_iid = gt_pf_name(w, name, 0);
-        e.has_name_iid = e.name_iid != 0;
-        Perfetto__Protos__DebugAnnotation a = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT, *ap = &a;
-        a.name = "host_sample";
-        a.string_value = (char *)(state ? state : "");
-        e.n_debug_annotations = 1;
-        e.debug_annotations = &ap;
-        gt_packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-        p.has_timestamp = 1;
-        p.timestamp = gt_pf_rel(w, ns);
-        p.track_event = &e;
-        if (w->in.n_event_names)
-            p.interned_data = &w->in;
-        gt_pf_write(w, &p);
-        w->x->events++;
-    }
-    sqlite3_finalize(q);
-    gt_sample_names_free(&names);
-    return w->failed ? -1 : 0;
 }
 
 int gt_export_perfetto_trace(struct gt_trace *t, struct gt_export *x, uint32_t seq)
