@@ -88,7 +88,8 @@ def base_env(extra=None):
     env["FAKECUDA_LAUNCH_NS"] = "0"
     if extra:
         env.update(extra)
-    return env
+    # a None in extra removes that variable
+    return {k: v for k, v in env.items() if v is not None}
 
 
 def run_traced(argv, env=None, output=None, sanitizer=None, timeout=120, outdir=None, preload=True):

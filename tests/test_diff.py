@@ -18,12 +18,12 @@ _TRACES = {}
 
 def traces(variant, build="diff_work", rep=0, steps=True):
     """Two traces of one variant of one build, recorded once per test run
-    (rep: another two); with steps, the NVTX step ranges are recorded
-    (NVTX_INJECTION64_PATH), so the diff is per step."""
+    (rep: another two); with steps, the NVTX step ranges are recorded, so
+    the diff is per step; without, NVTX is off (GPUTRACE_NVTX=0)."""
     key = (variant, build, rep, steps)
     if key not in _TRACES:
         paths = []
-        env = {"NVTX_INJECTION64_PATH": gtlib.SHIM} if steps else {}
+        env = {"NVTX_INJECTION64_PATH": gtlib.SHIM} if steps else {"GPUTRACE_NVTX": "0"}
         for _ in range(2):
             r = gtlib.run_traced([gtlib.prog(build), variant], env=env)
             assert r.proc.returncode == 0, r.proc.stderr

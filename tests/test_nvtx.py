@@ -249,11 +249,33 @@ def test_nvtx_record_sets_the_injection_path_and_leaves_another_alone():
     assert_eq(query(b, "SELECT count(*) FROM kernels")[0][0], 9)
 
 
-def test_nvtx_not_recorded_without_the_injection_path():
-    run = run_traced([prog("nvtx_cuda")])
+def test_nvtx_recorded_with_ld_preload_alone():
+    """The mission's own command, LD_PRELOAD and nothing else, records NVTX
+    as `record` does: the preloaded shim names itself NVTX's tool. Another
+    tool's choice is left alone with one line (children do not repeat it);
+    GPUTRACE_NVTX=0 records none."""
+    env = {"NVTX_INJECTION64_PATH": None}
+    run = run_traced([prog("nvtx_cuda")], env=env)
     assert_eq(run.proc.returncode, 0, run.proc.stderr)
-    assert_eq(run.q1("SELECT count(*) FROM ranges"), 0)
+    assert_eq(run.proc.stdout, "nvtx_cuda: ok\n")
+    assert "NVTX" not in run.proc.stderr, run.proc.stderr
+    assert_eq(run.q1("SELECT count(*) FROM ranges"), 10)
     assert_eq(run.q1("SELECT count(*) FROM kernels"), 9)
+
+    off = run_traced([prog("nvtx_cuda")], env={"NVTX_INJECTION64_PATH": None, "GPUTRACE_NVTX": "0"})
+    assert_eq(off.proc.returncode, 0, off.proc.stderr)
+    assert_eq(off.proc.stderr, "")
+    assert_eq(off.q1("SELECT count(*) FROM ranges"), 0)
+    assert_eq(off.q1("SELECT count(*) FROM kernels"), 9)
+
+    other = os.path.join(tmpdir(), "libother-tool.so")
+    mine = run_traced([prog("nvtx_cuda")], env={"NVTX_INJECTION64_PATH": other})
+    assert_eq(mine.proc.returncode, 0, mine.proc.stderr)
+    assert_eq(mine.proc.stdout, "nvtx_cuda: ok\n")
+    said = [line for line in mine.proc.stderr.splitlines() if "NVTX" in line]
+    assert_eq(said, ["gputrace: NVTX_INJECTION64_PATH names another NVTX tool (%s); leaving it, so NVTX ranges "
+                     "are not recorded" % other])
+    assert_eq(mine.q1("SELECT count(*) FROM ranges"), 0)
 
 
 def test_nvtx_report_by_phase_planted_and_against_the_oracle():

@@ -81,8 +81,11 @@ void gt_cmd_record_usage(FILE *out)
             "                          beside the process's CUDA runtime, then the\n"
             "                          library path, then /usr/local/cuda).\n"
             "  NVTX_INJECTION64_PATH   set to the shim, so NVTX ranges and marks are\n"
-            "                          recorded; when COMMAND's environment already\n"
-            "                          sets it (another NVTX tool), it is left alone.\n"
+            "                          recorded (the preloaded shim does the same);\n"
+            "                          when COMMAND's environment already sets it\n"
+            "                          (another NVTX tool), it is left alone.\n"
+            "  GPUTRACE_NVTX           1 (default) or 0: NVTX ranges and marks not\n"
+            "                          recorded, and NVTX_INJECTION64_PATH not set.\n"
             "  GPUTRACE_DEBUG_DIR      one more root for separate debug files (by\n"
             "                          build-id or .gnu_debuglink), searched before\n"
             "                          /usr/lib/debug, for native source lines.\n"
@@ -317,10 +320,12 @@ int gt_cmd_record(int argc, char **argv)
     /* NVTX in the program loads the library this names and hands it its
      * ranges: the shim, unless another tool was given them already. */
     const char *nvtx = getenv("NVTX_INJECTION64_PATH");
-    if (nvtx && *nvtx && strcmp(nvtx, shim) != 0)
+    if (nvtx && *nvtx && strcmp(nvtx, shim) != 0) {
         fprintf(stderr, "gputrace: NVTX_INJECTION64_PATH is already set (%s); leaving it, so NVTX ranges are "
                         "not recorded\n", nvtx);
-    else if (setenv("NVTX_INJECTION64_PATH", shim, 1) < 0) {
+        /* said once: the shim in each process would say it again */
+        setenv("GPUTRACE_NVTX_OTHER_TOOL_SAID", "1", 1);
+    } else if (setenv("NVTX_INJECTION64_PATH", shim, 1) < 0) {
         gt_err("cannot set environment: %s", strerror(errno));
         return GT_EXIT_FAIL;
     }

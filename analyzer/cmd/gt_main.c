@@ -37,6 +37,7 @@ static void gt_usage(FILE *out)
                  "                          'gputrace trigger' opens a window\n"
                  "  GPUTRACE_STACK_DEPTH    frames per call, 0 turns stacks off (default 32)\n"
                  "  GPUTRACE_PYTHON         1 (default) or 0: Python stacks of Python's calls\n"
+                 "  GPUTRACE_NVTX           1 (default) or 0: NVTX ranges and marks\n"
                  "  GPUTRACE_BUFFER_EVENTS  largest per-thread event ring (default 65536)\n"
                  "  GPUTRACE_GPU_TIMING     cupti (default) or off: GPU-side times via CUPTI\n"
                  "  GPUTRACE_CUPTI_PATH     the CUPTI library to load\n"

@@ -219,6 +219,7 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
     c->buffer_events = GT_DEFAULT_BUFFER_EVENTS;
     c->gpu_timing = 1;
     c->python = 1;
+    c->nvtx = 1;
     c->standby = 0;
     c->trigger_step_factor = 0;
     c->trigger_idle_pct = 0;
@@ -276,6 +277,16 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
         else
             gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 1 or 0; using %s", "GPUTRACE_PYTHON",
                            v, "1");
+    }
+    v = get("GPUTRACE_NVTX");
+    if (v) {
+        if (strcmp(v, "1") == 0)
+            c->nvtx = 1;
+        else if (strcmp(v, "0") == 0)
+            c->nvtx = 0;
+        else
+            gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 1 or 0; using %s", "GPUTRACE_NVTX", v,
+                           "1");
     }
     v = get("GPUTRACE_MODE");
     if (v) {

@@ -18,6 +18,7 @@ struct gt_config {
     uint32_t buffer_events;    /* per thread ring, a power of two */
     int gpu_timing;            /* 1: CUPTI (GPUTRACE_GPU_TIMING=cupti), 0: off */
     int python;                /* 1: Python stacks where Python runs (GPUTRACE_PYTHON=1), 0: off */
+    int nvtx;                  /* 1: NVTX ranges and marks recorded (GPUTRACE_NVTX=1), 0: off */
     int standby;               /* GPUTRACE_MODE: 0 record (from the first call), 1 standby (windows on demand) */
     /* Automatic windows in standby (GPUTRACE_TRIGGER, rules separated by
      * commas): step-time>Kx, a step over K times the running median opens

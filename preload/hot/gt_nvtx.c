@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -600,7 +601,10 @@ GT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 
 int gputrace_nvtx_attach(NvtxGetExportTableFunc_t get)
 {
-    if (!get)
+    /* GPUTRACE_NVTX=0 leaves NVTX unrecorded whichever way the shim was
+     * named its tool (read here: NVTX may start before the settings). */
+    const char *off = getenv("GPUTRACE_NVTX");
+    if (!get || (off && strcmp(off, "0") == 0))
         return 0;
     const NvtxExportTableCallbacks *etc = get(NVTX_ETID_CALLBACKS);
     if (!etc || etc->struct_size < sizeof(*etc) || !etc->GetModuleFunctionTable)

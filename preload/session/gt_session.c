@@ -416,4 +416,5 @@ __attribute__((constructor)) static void gt_init(void)
 {
     pthread_atfork(gt_fork_prepare, gt_fork_parent, gt_fork_child);
     atexit(gt_atexit);
+    gt_nvtx_env_claim();
 }

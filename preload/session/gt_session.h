@@ -18,6 +18,9 @@ void gt_exec_returned(int finished);
 /* In a fork child (the fork handler): forgets the parent's trace; a child
  * that calls CUDA starts its own. */
 void gt_session_after_fork_child(void);
+/* Names the shim as NVTX's tool when the environment names none
+ * (gt_nvtx_env.c); run by the constructor. */
+void gt_nvtx_env_claim(void);
 
 /* Standby (GPUTRACE_MODE=standby), from the control thread: opens the next
  * window's trace and records into it; `why` goes to meta.window_trigger.
