@@ -153,7 +153,9 @@ def short_function(name):
     """docs/report.md, "Call sites": template argument lists read <...>
     (not the < of operator<, operator<<, operator<=, operator<=>); more
     than 80 characters: the first 77 and "...". Written from the spec:
-    split the name into the text outside the outermost <...> groups."""
+    split the name into the text outside the outermost <...> groups. A
+    compiler clone's " [clone .isra.0]" (and any after it) is dropped."""
+    name = name.split(" [clone ", 1)[0]
     kept, level, i = [], 0, 0
     while i < len(name):
         c = name[i]
@@ -483,7 +485,7 @@ class Sites:
                 self.py[pid].append((file, function, line))
         # the kernels' names, which nvcc's host wrappers have too
         names = {r[0] for r in con.execute("SELECT DISTINCT name FROM kernels") if r[0]}
-        if version >= 7:
+        if con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'graph_nodes'").fetchone()[0]:
             names |= {r[0] for r in con.execute("SELECT DISTINCT kernel_name FROM graph_nodes") if r[0]}
         forms = [self._kernel_forms(n) for n in names]
         self.kernel_full = {f for f, _ in forms if f is not None}

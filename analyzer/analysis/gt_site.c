@@ -86,12 +86,16 @@ int gt_sites_init(struct gt_sites *s, sqlite3 *db, int schema_version)
 }
 
 /* A function name as it reads in a site: template argument lists elided,
- * at most 80 characters (docs/report.md, "Call sites"). */
+ * a compiler clone's " [clone .constprop.0]" dropped (the clone is the
+ * user's function, specialised), at most 80 characters (docs/report.md,
+ * "Call sites"). */
 static void gt_short_function(const char *fn, char *out, size_t len)
 {
     size_t o = 0;
     int depth = 0;
-    for (const char *p = fn; *p && o + 6 < len; p++) {
+    const char *clone = strstr(fn, " [clone ");
+    const char *end = clone ? clone : fn + strlen(fn);
+    for (const char *p = fn; p < end && o + 6 < len; p++) {
         if (depth == 0 && *p == '<') {
             /* operator<, operator<<, operator<=, operator<=> are names */
             size_t k = (size_t)(p - fn);
