@@ -1550,6 +1550,11 @@ def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):
     procs = procs if procs is not None else expected(trace_paths, min_gap_ns)
     if not isinstance(report, dict):
         return ["the report is not a JSON object"]
+    # the sites this oracle reads from the stored frames launch where the binaries say
+    import oracle_sites
+    for p in procs:
+        for msg in oracle_sites.disagreements(p.path, p.t.sites):
+            c.err("%s: %s" % (p.path, msg))
     c.value("report_version", report.get("report_version"), 2)
 
     # traces[] and their first-line notes

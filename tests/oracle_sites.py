@@ -10,6 +10,9 @@ and `nm` (nvcc's stubs, and so the kernels whose host wrappers they are).
 The function names the tracer stored are not read, nor the analyzer's code:
 
     launch_frames(trace) -> {stack_id: Launcher}
+    disagreements(trace, sites) -> [message]: where oracle.Sites (the spec's
+        reading of the stored frames, which oracle.check holds the report to)
+        names another launcher than the binary does
 
 Plumbing, as nvcc writes it into the program: the stub `__device_stub__*`,
 a template kernel's `__wrapper__device_stub_*`, the runtime header's
@@ -114,13 +117,15 @@ def _plumbing(fn, file, wrappers):
             or bare_name(fn) in wrappers)
 
 
-def launch_frames(trace):
-    """{stack_id: Launcher} for every stack a launch call was made from;
-    Launcher None when no frame of the program's own is not plumbing."""
+def launch_frames(trace, native_only=False):
+    """{stack_id: Launcher} for every stack a launch call was made from
+    (native_only: by a thread not running Python); Launcher None when no
+    frame of the program's own is not plumbing."""
     con = sqlite3.connect("file:%s?mode=ro" % trace, uri=True)
     version = con.execute("PRAGMA user_version").fetchone()[0]
+    py = " AND pystack_id IS NULL" if native_only and version >= 2 else ""
     sids = [r[0] for r in con.execute("SELECT DISTINCT stack_id FROM api_calls WHERE category = 'launch' "
-                                      "AND stack_id IS NOT NULL")]
+                                      "AND stack_id IS NOT NULL" + py)]
     inlined = "inlined" if version >= 6 else "0"
     stacks = {}
     for sid in sids:
@@ -148,3 +153,35 @@ def launch_frames(trace):
                 result[sid] = Launcher(hit[0], hit[1], hit[2], module, offset)
                 break
     return result
+
+
+def _frame_parts(frame):
+    """A site frame's (function, line) or (function, module, offset)."""
+    m = re.match(r"^[^ ]+:(\d+) in (.+)$", frame)
+    if m:
+        return bare_name(m.group(2)), int(m.group(1))
+    m = re.match(r"^(.*) \(([^ ()]+)\+0x([0-9a-f]+)\)$", frame)
+    if m:
+        return bare_name(m.group(1)), m.group(2), int(m.group(3), 16)
+    return None
+
+
+def disagreements(trace, sites):
+    """Launch stacks of threads not running Python whose site, as `sites`
+    (an oracle.Sites of the trace) reads it, does not start at the frame the
+    binary's own symbols say launched: another function, line or offset."""
+    out = []
+    for sid, got in sorted(launch_frames(trace, native_only=True).items()):
+        if got is None:
+            continue
+        first = (sites.site(sid, None) or ("(no stack)",))[0]
+        parts = _frame_parts(first)
+        fn = bare_name(got.function)
+        if parts is not None and len(parts) == 2:
+            want = (fn, got.line)
+        else:
+            want = (fn, os.path.basename(got.module), got.offset)
+        if parts != want:
+            out.append("launch stack %d: the site starts at %r; the binary says %r launched (%s+0x%x)"
+                       % (sid, first, want, os.path.basename(got.module), got.offset))
+    return out
