@@ -182,3 +182,55 @@ def test_sites_O3_g():
 
 def test_sites_O3_lineinfo():
     _check_build("O3lineinfo", False)
+
+
+def test_sites_plumbing_by_what_it_is_synthetic():
+    """Site texts of a synthetic trace, set from docs/report.md ("Call
+    sites"): a kernel's host wrapper without its stub (the stub inlined into
+    it), a DWARF-named inlined wrapper of a namespaced kernel beside a host
+    overload of the same name (the user's), a runtime header template, a
+    compiler clone, and a thread whose every frame of the program is nvcc's
+    (the innermost frames other than nvcc's stand in: the runtime's, then
+    libstdc++'s and libc's, not the stub). The oracle agrees."""
+    import sqlite3
+
+    import make_trace as mt
+    from gtlib import tmpdir
+    app, rt = "/bin/app", "/usr/lib/libcudart.so.13"
+    wrapper_only = [(rt, "cudaLaunchKernel"), (app, "kernel(float*)"), (app, "run(int) [clone .constprop.0]"),
+                    (app, "main")]
+    overload = [(rt, "cudaLaunchKernel"), (app, "__device_stub__ZN2ns5scaleEPff(float*, float)"), (app, "scale"),
+                (app, "ns::scale(std::vector<float, std::allocator<float> >&)"), (app, "main")]
+    template = [(rt, "cudaMemcpyToSymbol"),
+                (app, "cudaError cudaMemcpyToSymbol<float>(float const&, void const*, unsigned long, unsigned long, "
+                      "cudaMemcpyKind)"), (app, "upload(float*)"), (app, "main")]
+    thread = [(rt, "cudaLaunchKernel"), (app, "__device_stub__Z6kernelPf(float*)"), (app, "kernel(float*)"),
+              ("/usr/lib/libstdc++.so.6", None), ("/usr/lib/libc.so.6", None)]
+    calls = [mt.launch("_Z6kernelPf", demangled="kernel(float*)", stack=wrapper_only),
+             mt.launch("_ZN2ns5scaleEPff", demangled="ns::scale(float*, float)", stack=overload),
+             mt.launch("_ZN2ns5scaleEPff", demangled="ns::scale(float*, float)", stack=overload),
+             mt.memcpy("HtoD", 4096, stack=template),
+             mt.launch("_Z6kernelPf", demangled="kernel(float*)", stack=thread, tid=1001),
+             mt.launch("_Z6kernelPf", demangled="kernel(float*)", stack=thread, tid=1001),
+             mt.launch("_Z6kernelPf", demangled="kernel(float*)", stack=thread, tid=1001)]
+    path = mt.make_trace(os.path.join(tmpdir(), "t.db"), calls=calls)
+    db = sqlite3.connect(path)
+    # the inlined wrapper as DWARF names it, inside the user's overload at its line
+    db.execute("UPDATE frames SET file = '/src/scale.cu', line = 5, inlined = 1 WHERE function = 'scale'")
+    db.execute("UPDATE frames SET file = '/src/scale.cu', line = 40 WHERE function LIKE 'ns::scale(%'")
+    db.commit()
+    db.close()
+    rep = _report(path)
+
+    def functions(site):
+        return [re.sub(r" \([^ ()]+\+0x[0-9a-f]+\)$", "", f) for f in site]
+    launches = sorted((s["count"], functions(s["site"])) for s in rep["launch_overhead"]["sites"])
+    assert_eq(launches, [(1, ["run(int)", "main"]),
+                         (2, ["scale.cu:40 in ns::scale(std::vector<...>&)", "main"]),
+                         (3, ["cudaLaunchKernel", "libstdc++.so.6+0x%x" % query(path, "SELECT offset FROM stack_frames WHERE module "
+                                                                  "LIKE '%libstdc++%'")[0][0],
+                              "libc.so.6+0x%x" % query(path, "SELECT offset FROM stack_frames WHERE module "
+                                                             "LIKE '%libc.so%'")[0][0]])],
+              "launch sites")
+    assert_eq([functions(h["site"]) for h in rep["h2d_hotspots"]], [["upload(float*)", "main"]], "copy site")
+    assert_eq(oracle.check([path], rep), [], "oracle")
