@@ -36,9 +36,11 @@ demo:
 	$(MAKE) all $(BUILD)/demo/train
 	scripts/demo.sh
 
+# Built as a program is built to be profiled: optimized, with -g for its
+# source lines (the report then names train.cu:LINE in function).
 $(BUILD)/demo/train: demo/train.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) -cudart shared -O2 -Xlinker -rpath -Xlinker '$$ORIGIN/../fakecuda' -o $@ $<
+	$(NVCC) -cudart shared -O2 -g -Xlinker -rpath -Xlinker '$$ORIGIN/../fakecuda' -o $@ $<
 
 # Tracer cost against untraced runs measured in the same invocation.
 bench: all tests-build

@@ -1,10 +1,17 @@
 // demo/train.cu: a training-like loop with the four problems gputrace's
-// report is for, planted where you can see them (make demo runs it):
+// report is for, planted where you can see them (make demo builds it as a
+// program is built to be profiled, nvcc -O2 -g, and runs it):
 //   load_batch()  a host stall (the "data loader", 20 ms) and then a
 //                 host-to-device copy of 8 MiB from pageable memory
 //   forward()     300 tiny kernels: each takes less GPU time than its launch
 //                 takes on the host, so the GPU waits for the launches
 //   step_end()    a cudaDeviceSynchronize in every step
+// Each checks what its CUDA calls return, as real code does; that also
+// keeps each function's own frame on the stack, so the report can name it:
+// a function whose last act is a call compiles (-O2) to a jump into it (a
+// tail call) and leaves no frame, and the call then reads as made from
+// main (docs/report.md, "Call sites"). noinline keeps each one a function
+// of its own rather than part of main.
 // It runs the same on a real GPU and on the simulated one.
 #include <cstdio>
 #include <cstdlib>
@@ -31,10 +38,18 @@ __global__ void matmul_like(float *x, int n)
 
 static const size_t kBatch = 8 << 20;
 
+static void check(cudaError_t err, const char *what)
+{
+    if (err != cudaSuccess) {
+        fprintf(stderr, "train: %s: %s\n", what, cudaGetErrorString(err));
+        exit(1);
+    }
+}
+
 __attribute__((noinline)) static void load_batch(std::vector<char> &host, float *dev)
 {
     usleep(20000); // reading and decoding the batch
-    cudaMemcpy(dev, host.data(), kBatch, cudaMemcpyHostToDevice);
+    check(cudaMemcpy(dev, host.data(), kBatch, cudaMemcpyHostToDevice), "copy the batch");
 }
 
 __attribute__((noinline)) static void forward(float *dev, int n)
@@ -42,9 +57,10 @@ __attribute__((noinline)) static void forward(float *dev, int n)
     for (int i = 0; i < 300; i++)
         tiny_op<<<1, 32>>>(dev, 32);
     matmul_like<<<(n + 255) / 256, 256>>>(dev, n);
+    check(cudaGetLastError(), "launch");
 }
 
-__attribute__((noinline)) static void step_end() { cudaDeviceSynchronize(); }
+__attribute__((noinline)) static void step_end() { check(cudaDeviceSynchronize(), "step"); }
 
 int main(int argc, char **argv)
 {

@@ -14,3 +14,16 @@ $(TPROG)/lines_nodebug: tests/progs/lines.c tests/fakecuda/fakecuda.h $(FAKECUDA
 $(TPROG)/lines_cu: tests/progs/lines_cu.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -cudart shared -O1 -g -o $@ $<
+
+# Launch sites on release builds (tests/test_sites.py): one program launching
+# from every kind of caller, built the five ways users build it.
+SITES_CU := $(addprefix $(TPROG)/sites_cu_,O0g O2 O3 O3g O3lineinfo)
+tests-build: $(SITES_CU)
+$(TPROG)/sites_cu_O0g: SITES_CU_FLAGS := -O0 -g
+$(TPROG)/sites_cu_O2: SITES_CU_FLAGS := -O2
+$(TPROG)/sites_cu_O3: SITES_CU_FLAGS := -O3
+$(TPROG)/sites_cu_O3g: SITES_CU_FLAGS := -O3 -g
+$(TPROG)/sites_cu_O3lineinfo: SITES_CU_FLAGS := -O3 -lineinfo
+$(SITES_CU): tests/progs/sites_cu.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -cudart shared $(SITES_CU_FLAGS) -Xlinker -rpath -Xlinker '$$ORIGIN/../../fakecuda' -o $@ $<

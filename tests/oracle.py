@@ -141,7 +141,7 @@ BANDS = [(4 << 10, "<4KiB"), (64 << 10, "4KiB-64KiB"), (1 << 20, "64KiB-1MiB"), 
 CUDA_LIBS = re.compile(r"^lib(cuda|cudart|cupti|nvidia-|cublas|cublasLt|cudnn|nccl|cufft|curand|cusparse|cusolver|"
                        r"nvrtc|nvJitLink|nvToolsExt|nvtx|npp|nvjpeg|cufile|cutensor|nvperf|cudadevrt)")
 TRACER = re.compile(r"^libgputrace")
-LIBC = re.compile(r"^(libc\.so|libc-|ld-linux|ld64\.so|libpthread|libdl\.so|libdl-|librt\.so|libm\.so)")
+LIBC = re.compile(r"^(libc\.so|libc-|ld-linux|ld64\.so|libpthread|libdl\.so|libdl-|librt\.so|libm\.so|libstdc\+\+)")
 PYTHON = re.compile(r"^(lib)?python\d")
 FRAMEWORKS = re.compile(r"^lib(torch|c10|caffe2|shm\.so|nvfuser|triton|xla|jax|tensorflow|tensorrt|nvinfer)")
 SKIP_NATIVE = [CUDA_LIBS, TRACER, LIBC, PYTHON, FRAMEWORKS]
@@ -153,7 +153,9 @@ def short_function(name):
     """docs/report.md, "Call sites": template argument lists read <...>
     (not the < of operator<, operator<<, operator<=, operator<=>); more
     than 80 characters: the first 77 and "...". Written from the spec:
-    split the name into the text outside the outermost <...> groups."""
+    split the name into the text outside the outermost <...> groups. A
+    compiler clone's " [clone .isra.0]" (and any after it) is dropped."""
+    name = name.split(" [clone ", 1)[0]
     kept, level, i = [], 0, 0
     while i < len(name):
         c = name[i]
@@ -481,6 +483,13 @@ class Sites:
             for pid, _depth, file, function, line in con.execute(
                     "SELECT pystack_id, depth, file, function, line FROM py_stack_frames ORDER BY pystack_id, depth"):
                 self.py[pid].append((file, function, line))
+        # the kernels' names, which nvcc's host wrappers have too
+        names = {r[0] for r in con.execute("SELECT DISTINCT name FROM kernels") if r[0]}
+        if con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'graph_nodes'").fetchone()[0]:
+            names |= {r[0] for r in con.execute("SELECT DISTINCT kernel_name FROM graph_nodes") if r[0]}
+        forms = [self._kernel_forms(n) for n in names]
+        self.kernel_full = {f for f, _ in forms if f is not None}
+        self.kernel_bare = {b for _, b in forms}
         self.cache = {}
 
     def native_text(self, frame):
@@ -493,18 +502,45 @@ class Sites:
         return "%s (%s)" % (name, where) if name else where  # Q10
 
     @staticmethod
-    def nvcc_plumbing(frames):
-        """Which frames are nvcc's launch plumbing (docs/report.md): by
-        function name or source file, and the frame after each stub."""
+    def _kernel_forms(name):
+        """A name as a wrapper's and a kernel's compare (docs/report.md): no
+        " [clone ...]", no leading "void "; with its parameter list (None
+        when it has none) and without, unqualified."""
+        name = name.split(" [clone ", 1)[0]
+        if name.startswith("void "):
+            name = name[5:]
+        bare, full = name, None
+        if name.endswith(")"):
+            depth = 0
+            for i in range(len(name) - 1, -1, -1):
+                depth += {")": 1, "(": -1}.get(name[i], 0)
+                if depth == 0:
+                    bare, full = name[:i], name
+                    break
+        # unqualified: after the last :: outside <...> and (...)
+        depth, cut = 0, 0
+        for i, c in enumerate(bare):
+            if c in "<(":
+                depth += 1
+            elif c in ">)" and depth:
+                depth -= 1
+            elif depth == 0 and bare.startswith("::", i):
+                cut = i + 2
+        return full, bare[cut:]
+
+    def nvcc_plumbing(self, frames):
+        """Which frames are nvcc's launch plumbing (docs/report.md), each by
+        what it is (its function's name, its source file), not its place."""
         out = []
-        prev_stub = False
         for _module, _offset, function, file, _line in frames:
             fn = function or ""
             base = os.path.basename(file) if file else ""
-            out.append(prev_stub or fn.startswith("__device_stub__") or fn.startswith("__cuda")
-                       or "cudaLaunchKernel<" in fn or base in ("cuda_runtime.h", "device_functions.h")
-                       or base.endswith(".stub.c"))
-            prev_stub = fn.startswith("__device_stub__")
+            full, bare = self._kernel_forms(fn)
+            wrapper = bool(fn) and (full in self.kernel_full if full is not None else bare in self.kernel_bare)
+            runtime_template = re.match(r"^(?:.* )?cuda[A-Z]\w*<", fn) is not None and "(" not in fn.split("<")[0]
+            out.append(fn.startswith("__device_stub__") or fn.startswith("__wrapper__device_stub_")
+                       or fn.startswith("__cuda") or runtime_template or wrapper
+                       or base in ("cuda_runtime.h", "device_functions.h") or base.endswith(".stub.c"))
         return out
 
     @staticmethod
@@ -526,20 +562,22 @@ class Sites:
         if py:
             interp = next((i for i, f in enumerate(frames) if _skipped(f[0], [PYTHON])), len(frames))
             below = frames[:interp]
-            cands = [f for f in below if not _skipped(f[0], SKIP_UNDER_PY)]
+            nvcc = self.nvcc_plumbing(below)
+            cands = [f for f, p in zip(below, nvcc) if not p and not _skipped(f[0], SKIP_UNDER_PY)]
             native = []
             if cands:
                 native.append(self.native_text(cands[0]))
                 # the frame the interpreter called, when it is another one (and not ctypes, libffi, ...)
-                if interp > 0 and below[-1] is not cands[0] and not _skipped(below[-1][0], SKIP_UNDER_PY):
+                if interp > 0 and below[-1] is not cands[0] and not nvcc[-1] \
+                        and not _skipped(below[-1][0], SKIP_UNDER_PY):
                     native.append(self.native_text(below[-1]))
             # Q17: five frames in all, the Python frames taking what the native ones leave
             out = [self.py_text(f) for f in py[:5 - len(native)]] + native
         else:
             plumbing = self.nvcc_plumbing(frames)
             user = [f for f, p in zip(frames, plumbing) if not p and not _skipped(f[0], SKIP_NATIVE)]
-            if not user:
-                user = frames  # no user frame: the innermost three stand in
+            if not user:  # no user frame: the innermost three other than nvcc's stand in (any three if none)
+                user = [f for f, p in zip(frames, plumbing) if not p] or frames
             out = [self.native_text(f) for f in user[:3]]
         out = tuple(out)
         self.cache[key] = out
@@ -1512,6 +1550,11 @@ def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):
     procs = procs if procs is not None else expected(trace_paths, min_gap_ns)
     if not isinstance(report, dict):
         return ["the report is not a JSON object"]
+    # the sites this oracle reads from the stored frames launch where the binaries say
+    import oracle_sites
+    for p in procs:
+        for msg in oracle_sites.disagreements(p.path, p.t.sites):
+            c.err("%s: %s" % (p.path, msg))
     c.value("report_version", report.get("report_version"), 2)
 
     # traces[] and their first-line notes

@@ -130,3 +130,6 @@ tests-build: $(TPROG)/graph_build_static
 $(TPROG)/graph_build_static: tests/progs/graph_build.c tests/fakecuda/fakecuda.h $(BUILD)/fakecuda/libcudart_static.a $(FAKECUDA_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(BUILD)/fakecuda/libcudart_static.a -L$(BUILD)/fakecuda -lcuda -ldl -lpthread $(TEST_RPATH)
+
+# make demo's program, built as the Makefile builds it (tests/test_demo.py).
+tests-build: $(BUILD)/demo/train

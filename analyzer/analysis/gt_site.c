@@ -82,16 +82,20 @@ int gt_sites_init(struct gt_sites *s, sqlite3 *db, int schema_version)
     if (sqlite3_prepare_v2(db, "SELECT file, function, line FROM py_stack_frames WHERE pystack_id = ? ORDER BY depth",
                            -1, &s->pyframes, NULL) != SQLITE_OK)
         return -1;
-    return 0;
+    return gt_nvcc_init(&s->nvcc, db, schema_version);
 }
 
 /* A function name as it reads in a site: template argument lists elided,
- * at most 80 characters (docs/report.md, "Call sites"). */
+ * a compiler clone's " [clone .constprop.0]" dropped (the clone is the
+ * user's function, specialised), at most 80 characters (docs/report.md,
+ * "Call sites"). */
 static void gt_short_function(const char *fn, char *out, size_t len)
 {
     size_t o = 0;
     int depth = 0;
-    for (const char *p = fn; *p && o + 6 < len; p++) {
+    const char *clone = strstr(fn, " [clone ");
+    const char *end = clone ? clone : fn + strlen(fn);
+    for (const char *p = fn; p < end && o + 6 < len; p++) {
         if (depth == 0 && *p == '<') {
             /* operator<, operator<<, operator<=, operator<=> are names */
             size_t k = (size_t)(p - fn);
@@ -143,24 +147,11 @@ static void gt_native_frame_text(const struct gt_sites *s, char *out, size_t len
         snprintf(out, len, "%s+0x%llx", base, (unsigned long long)offset);
 }
 
-static int gt_ends_with(const char *s, const char *end)
+/* Whether s->frames' current row is nvcc's launch plumbing. */
+static int gt_frame_is_nvcc(const struct gt_sites *s)
 {
-    size_t n = strlen(s), m = strlen(end);
-    return n >= m && strcmp(s + n - m, end) == 0;
-}
-
-/* nvcc's launch plumbing in the user's own binary (docs/report.md). */
-static int gt_is_launch_plumbing(const char *fn, const char *file)
-{
-    if (fn && (strncmp(fn, "__device_stub__", 15) == 0 || strncmp(fn, "__cuda", 6) == 0 ||
-               strstr(fn, "cudaLaunchKernel<")))
-        return 1;
-    if (file) {
-        const char *b = gt_base(file);
-        if (strcmp(b, "cuda_runtime.h") == 0 || strcmp(b, "device_functions.h") == 0 || gt_ends_with(b, ".stub.c"))
-            return 1;
-    }
-    return 0;
+    return gt_nvcc_is_plumbing(&s->nvcc, (const char *)sqlite3_column_text(s->frames, 2),
+                               (const char *)sqlite3_column_text(s->frames, 3));
 }
 
 /* A library file by its package path (torch/nn/modules/module.py), any
@@ -201,6 +192,8 @@ static void gt_mixed_site(struct gt_sites *s, int64_t stack_id, int64_t pystack_
             if (gt_is_interpreter(module))
                 break;
             if (module && gt_in_list(module, gt_plumbing, sizeof(gt_plumbing) / sizeof(gt_plumbing[0])))
+                continue;
+            if (gt_frame_is_nvcc(s))
                 continue;
             gt_native_frame_text(s, outer, sizeof(outer));
             if (!inner[0])
@@ -277,26 +270,26 @@ static struct gt_site *gt_site_get(struct gt_sites *s, int64_t key)
     if (!site)
         return &s->none;
     sqlite3_bind_int64(s->frames, 1, stack_id);
-    /* The innermost user frames; if the whole stack is library code, its
-     * innermost frames are the best there is. */
-    struct gt_site any = {0};
-    int after_stub = 0;
+    /* The innermost user frames, nvcc's plumbing left out whatever its
+     * place; if the whole stack is library code, its innermost frames
+     * other than nvcc's are the best there is (all of them when none is). */
+    struct gt_site any = {0}, lib = {0};
     while (sqlite3_step(s->frames) == SQLITE_ROW) {
         const char *module = (const char *)sqlite3_column_text(s->frames, 0);
-        const char *fn = (const char *)sqlite3_column_text(s->frames, 2);
         char frame[160];
         gt_native_frame_text(s, frame, sizeof(frame));
         if (any.nframes < GT_SITE_NATIVE_FRAMES)
             snprintf(any.frames[any.nframes++], sizeof(any.frames[0]), "%s", frame);
-        /* the kernel's host-side function, right after its stub, is nvcc's too */
-        int plumbing = after_stub || gt_is_launch_plumbing(fn, (const char *)sqlite3_column_text(s->frames, 3));
-        after_stub = fn && strncmp(fn, "__device_stub__", 15) == 0;
-        if (site->nframes < GT_SITE_NATIVE_FRAMES && gt_is_user_module(module) && !plumbing)
+        if (gt_frame_is_nvcc(s))
+            continue;
+        if (lib.nframes < GT_SITE_NATIVE_FRAMES)
+            snprintf(lib.frames[lib.nframes++], sizeof(lib.frames[0]), "%s", frame);
+        if (site->nframes < GT_SITE_NATIVE_FRAMES && gt_is_user_module(module))
             snprintf(site->frames[site->nframes++], sizeof(site->frames[0]), "%s", frame);
     }
     sqlite3_reset(s->frames);
     if (!site->nframes)
-        *site = any;
+        *site = lib.nframes ? lib : any;
     gt_site_text(site);
     s->cache[stack_id] = site;
     return site;
@@ -410,6 +403,7 @@ void gt_sites_free(struct gt_sites *s)
         free(s->pseudo[i]);
     sqlite3_finalize(s->frames);
     sqlite3_finalize(s->pyframes);
+    gt_nvcc_free(&s->nvcc);
     memset(s, 0, sizeof(*s));
 }
 

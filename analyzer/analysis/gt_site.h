@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "analysis/gt_analyze.h"
+#include "analysis/gt_site_nvcc.h"
 
 
 struct gt_site_slot {
@@ -21,6 +22,7 @@ struct gt_sites {
     struct gt_site_slot *mixed;   /* sites with Python frames, by key */
     size_t mixed_cap, mixed_count;
     sqlite3_stmt *frames, *pyframes;
+    struct gt_nvcc nvcc;          /* the launched kernels, to know nvcc's wrappers by */
     struct gt_site none;          /* the site of a call without a stack */
     /* Sites by text, one index each: different stacks often read the same
      * (their innermost user frames agree), and the analyses group by what
