@@ -248,20 +248,22 @@ FK_API CUresult cuCtxGetDevice(CUdevice *d)
 
 /* ---- modules, libraries, functions ---- */
 
-static struct CUmod_st fk_module = {FK_MAGIC_MOD};
+static struct CUmod_st fk_module = {FK_MAGIC_MOD, 1, NULL, 0};
 
 FK_API CUresult cuModuleLoadData(CUmodule *m, const void *image)
 {
     CHECK_CTX();
     if (!m || !image)
         return CUDA_ERROR_INVALID_VALUE;
-    *m = &fk_module;
-    return CUDA_SUCCESS;
+    return fk_module_load(m, image);
 }
 
 FK_API CUresult cuModuleUnload(CUmodule m)
 {
-    return m == &fk_module ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (!m || m == &fk_module || m->magic != FK_MAGIC_MOD)
+        return CUDA_ERROR_INVALID_HANDLE;
+    fk_module_free(m);
+    return CUDA_SUCCESS;
 }
 
 FK_API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
@@ -269,8 +271,10 @@ FK_API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
     CHECK_CTX();
     if (!f || !name)
         return CUDA_ERROR_INVALID_VALUE;
-    if (m != &fk_module)
+    if (!m || m == &fk_module || m->magic != FK_MAGIC_MOD)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (!fk_module_has(m, name))
+        return CUDA_ERROR_NOT_FOUND;
     *f = fk_function(name);
     return *f ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
