@@ -10,6 +10,7 @@ the driver's.
 Truth from outside the trace: the client's own log, the lines its source
 marks, and the simulator's log of what its GPU ran."""
 import collections
+import re
 
 import clientlib as cl
 from gtlib import assert_eq, tmpdir
@@ -85,3 +86,20 @@ def test_cupy_report_sites_and_nvtx_phases_and_steps():
     assert_eq([s["count"] for s in doc["steps"]], [STEPS])
     names = [r[0] for r in run.q("SELECT name FROM ranges WHERE depth = 1 ORDER BY start_ns")]
     assert_eq(names, ["step %d" % i for i in range(STEPS)])
+
+
+def test_cupy_sites_name_cupys_call_not_nvidias_static_runtime():
+    """CuPy links NVIDIA's runtime into its runtime module: the native frame
+    of a copy's or a sync's site is CuPy's wrapper that called it
+    (runtime.cpp ... runtime_memcpyAsync), never a function of that runtime
+    (libcudart_static_<hash>, cudaMemcpyAsync) (docs/report.md, Call sites)."""
+    run, _ = _run()
+    doc = cl.report(run)
+    wrappers = {"h2d_hotspots": "runtime_memcpyAsync(", "syncs": "api_7runtime_"}
+    for where, frames in cl.sites(doc):
+        for f in frames:
+            assert not re.match(r"^(libcudart_static_|cuda[A-Z]\w* \()", f), (where, frames)
+    for table, name in wrappers.items():
+        for row in doc[table]:
+            native = [f for f in row["site"] if not re.match(r"^\S+\.py:", f)]
+            assert native and native[0].startswith("runtime.cpp:") and name in native[0], (table, row["site"])
