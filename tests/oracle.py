@@ -505,15 +505,26 @@ class Sites:
         """Which frames are nvcc's launch plumbing (docs/report.md): by
         function name or source file, and the frame after each stub."""
         out = []
-        prev_stub = False
+        stub = None
         for _module, _offset, function, file, _line in frames:
             fn = function or ""
             base = os.path.basename(file) if file else ""
-            out.append(prev_stub or fn.startswith("__device_stub__") or fn.startswith("__cuda")
-                       or "cudaLaunchKernel<" in fn or base in ("cuda_runtime.h", "device_functions.h")
-                       or base.endswith(".stub.c"))
-            prev_stub = fn.startswith("__device_stub__")
+            out.append((stub is not None and Sites.kernel_host_fn(stub, fn)) or fn.startswith("__device_stub__")
+                       or fn.startswith("__cuda") or "cudaLaunchKernel<" in fn
+                       or base in ("cuda_runtime.h", "device_functions.h") or base.endswith(".stub.c"))
+            stub = fn if fn.startswith("__device_stub__") else None
         return out
+
+    @staticmethod
+    def kernel_host_fn(stub, fn):
+        """Whether the frame after a stub is the kernel's host-side function
+        (docs/report.md): its name, length-prefixed, in the stub's mangled
+        name (`__device_stub__Z5twicePfi` for `twice(float*, int)`), not the
+        user's function that function was inlined into."""
+        name = re.split(r"[(<]", fn, maxsplit=1)[0]
+        name = re.split(r"[ :]", name)[-1]
+        mangled = stub[len("__device_stub__"):].split("(")[0]
+        return bool(name) and re.search(r"(?<![0-9])%d%s" % (len(name), re.escape(name)), mangled) is not None
 
     @staticmethod
     def py_text(frame):

@@ -178,6 +178,38 @@ static int gt_is_launch_plumbing(const char *fn, const char *file)
     return 0;
 }
 
+/* Whether fn is the host-side function of the kernel whose stub is `stub`
+ * (`__device_stub__Z5twicePfi(float*, int)` for `twice(float*, int)`): its
+ * plain name, length-prefixed as the mangling writes it, is in the stub's.
+ * In a release build that function is often inlined into its caller, and
+ * the frame after the stub is then the user's own. */
+static int gt_is_kernel_host_fn(const char *stub, const char *fn)
+{
+    if (!stub || !fn)
+        return 0;
+    const char *end = strchr(fn, '(');
+    end = end ? end : fn + strlen(fn);
+    /* the name before its template arguments, after any scope or return type */
+    const char *lt = memchr(fn, '<', (size_t)(end - fn));
+    if (lt)
+        end = lt;
+    const char *start = end;
+    while (start > fn && start[-1] != ' ' && start[-1] != ':')
+        start--;
+    size_t n = (size_t)(end - start);
+    if (n == 0 || n > 200)
+        return 0;
+    char want[224];
+    snprintf(want, sizeof(want), "%zu%.*s", n, (int)n, start);
+    const char *paren = strchr(stub, '(');
+    size_t len = paren ? (size_t)(paren - stub) : strlen(stub);
+    size_t w = strlen(want);
+    for (size_t i = 15; i + w <= len; i++)
+        if (memcmp(stub + i, want, w) == 0 && !(i > 15 && stub[i - 1] >= '0' && stub[i - 1] <= '9'))
+            return 1;
+    return 0;
+}
+
 /* A library file by its package path (torch/nn/modules/module.py), any
  * other file by its name. */
 static const char *gt_py_file_short(const char *file)
@@ -296,7 +328,7 @@ static struct gt_site *gt_site_get(struct gt_sites *s, int64_t key)
     /* The innermost user frames; if the whole stack is library code, its
      * innermost frames are the best there is. */
     struct gt_site any = {0};
-    int after_stub = 0;
+    char stub[256] = ""; /* the __device_stub__ frame just before, if any */
     while (sqlite3_step(s->frames) == SQLITE_ROW) {
         const char *module = (const char *)sqlite3_column_text(s->frames, 0);
         const char *fn = (const char *)sqlite3_column_text(s->frames, 2);
@@ -304,9 +336,11 @@ static struct gt_site *gt_site_get(struct gt_sites *s, int64_t key)
         gt_native_frame_text(s, frame, sizeof(frame));
         if (any.nframes < GT_SITE_NATIVE_FRAMES)
             snprintf(any.frames[any.nframes++], sizeof(any.frames[0]), "%s", frame);
-        /* the kernel's host-side function, right after its stub, is nvcc's too */
-        int plumbing = after_stub || gt_is_launch_plumbing(fn, (const char *)sqlite3_column_text(s->frames, 3));
-        after_stub = fn && strncmp(fn, "__device_stub__", 15) == 0;
+        /* the kernel's host-side function, right after its stub, is nvcc's too
+         * (when it is that function, not the user's into which it was inlined) */
+        int plumbing = (stub[0] && gt_is_kernel_host_fn(stub, fn)) ||
+                       gt_is_launch_plumbing(fn, (const char *)sqlite3_column_text(s->frames, 3));
+        snprintf(stub, sizeof(stub), "%s", fn && strncmp(fn, "__device_stub__", 15) == 0 ? fn : "");
         if (site->nframes < GT_SITE_NATIVE_FRAMES && gt_is_user_module(module) && !plumbing &&
             !gt_is_static_cudart(s->frames))
             snprintf(site->frames[site->nframes++], sizeof(site->frames[0]), "%s", frame);
