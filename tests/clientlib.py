@@ -73,14 +73,20 @@ def program_log(stdout, prefix):
     return [line[len(prefix):].split() for line in stdout.splitlines() if line.startswith(prefix)]
 
 
+def work(recs):
+    """What the GPU was given, whatever its times: a Counter of records."""
+    return collections.Counter((r.kind, r.name, r.bytes, r.copy, r.src, r.dst, r.grid, r.block) for r in recs)
+
+
 def check_same_both_ways(script, args, env=None):
-    """Untraced and traced runs print the same and exit alike; returns the
-    traced (Run, log records)."""
-    plain, _ = run_client(script, args, env=env, traced=False)
+    """Untraced and traced runs print the same, exit alike and give the
+    simulated GPU the same work; returns the traced (Run, log records)."""
+    plain, plain_recs = run_client(script, args, env=env, traced=False)
     assert_eq(plain.proc.returncode, 0, plain.proc.stderr[-3000:])
     run, recs = run_client(script, args, env=env)
     assert_eq((run.proc.returncode, run.proc.stdout), (plain.proc.returncode, plain.proc.stdout),
               "traced against untraced (stderr: %s)" % run.proc.stderr[-3000:])
+    assert_eq(work(recs), work(plain_recs), "the GPU's work traced against untraced")
     return run, recs
 
 

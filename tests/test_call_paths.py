@@ -64,7 +64,7 @@ def test_static_runtime_is_captured_at_the_driver():
 def test_nvidias_static_runtime_runs_and_sites_name_the_users_functions():
     """A program nvcc links with NVIDIA's own static runtime (its default),
     built -O3 without -g and -O0 -g, on the simulated driver: untraced and
-    traced alike; every kernel and copy the simulator ran is in the trace,
+    traced alike, the same work for the GPU both ways; every kernel and copy the simulator ran is in the trace,
     linked; the report's sites name upload() and launch(), never NVIDIA's
     runtime inside the executable, and in the release build launch() too,
     into which the kernel's host-side function was inlined
@@ -76,12 +76,15 @@ def test_nvidias_static_runtime_runs_and_sites_name_the_users_functions():
     import oracle
     from gtlib import tmpdir
     for name in ("static_runtime", "static_runtime_g"):
-        plain = run_plain([prog(name)])
-        log = os.path.join(tmpdir(), "fakecuda.log")
+        plain_log, log = os.path.join(tmpdir(), "plain.log"), os.path.join(tmpdir(), "fakecuda.log")
+        plain = run_plain([prog(name)], env={"FAKECUDA_LOG": plain_log})
         run = run_traced([prog(name)], env={"FAKECUDA_LOG": log})
         assert_eq((run.proc.returncode, run.proc.stdout), (plain.returncode, plain.stdout), name)
         assert_eq(run.proc.stdout, "static_runtime: 0 failed, sync cudaSuccess\n")
         recs = clientlib.read_log(log)
+        # the same work for the GPU, untraced (the simulator's log written at exit) and traced
+        assert_eq(clientlib.work(recs), clientlib.work(clientlib.read_log(plain_log)), name)
+        assert_eq(len(recs), 7, name)
         clientlib.check_gpu_records(run, recs)
         assert_eq(run.q("SELECT name, count(*), grid_x, block_x FROM kernels GROUP BY name"),
                   [("twice(float*, int)", 3, 256, 256)])

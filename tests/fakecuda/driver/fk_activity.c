@@ -143,6 +143,26 @@ FK_API void fakecuda_activity_flush(void)
     free(batch);
 }
 
+/* At exit, with no CUPTI subscriber to flush them, the records not yet
+ * handed out would be lost to FAKECUDA_LOG: the log gets every one (work
+ * still queued runs to its end on the GPU). With a subscriber, its own
+ * flush at exit writes them. */
+static void fk_log_at_exit(void)
+{
+    pthread_mutex_lock(&fk_act_lock);
+    int subscribed = fk_act_cb != NULL;
+    pthread_mutex_unlock(&fk_act_lock);
+    if (subscribed)
+        return;
+    struct fakecuda_activity *batch;
+    pthread_mutex_lock(&fk_deliver_lock);
+    size_t n = fk_take(~0ull, &batch);
+    for (size_t i = 0; i < n && fk_log; i++)
+        fk_log_line(&batch[i]);
+    pthread_mutex_unlock(&fk_deliver_lock);
+    free(batch);
+}
+
 FK_API void fakecuda_activity_subscribe(fakecuda_activity_cb cb, void *arg)
 {
     pthread_mutex_lock(&fk_act_lock);
@@ -163,8 +183,8 @@ void fk_activity_emit(const struct fakecuda_activity *a)
     if (!fk_thread_started) {
         fk_thread_started = 1;
         const char *log = getenv("FAKECUDA_LOG");
-        if (log)
-            fk_log = fopen(log, "a");
+        if (log && (fk_log = fopen(log, "a")) != NULL)
+            atexit(fk_log_at_exit);
         pthread_t t;
         sigset_t all, old;
         sigfillset(&all);
