@@ -39,6 +39,17 @@ static int fk_x_log(void)
         return 0;                                                                         \
     }
 
+/* A slot that would hand back something (a module loaded from a fat
+ * binary): refused rather than succeeding with its output unset. CUDA 13's
+ * runtime loads its fat binaries with cuLibraryLoadData instead. */
+#define FK_X_REFUSE(table, slot)                                                              \
+    static CUresult fk_x_##table##_##slot(void)                                              \
+    {                                                                                        \
+        if (fk_x_log())                                                                      \
+            fprintf(stderr, "fakecuda: export table %s slot %d refused\n", #table, slot);   \
+        return CUDA_ERROR_NOT_SUPPORTED;                                                     \
+    }
+
 /* ---- CUDART_INTERFACE {6bd5fb6c-5bf4-e74a-8987-d93912fd9df9} ---- */
 
 /* Slot 2: the device's primary context, retained (cudaSetDevice's and
@@ -48,13 +59,13 @@ static CUresult fk_x_primary_ctx(CUcontext *c, CUdevice d)
     return cuDevicePrimaryCtxRetain(c, d);
 }
 
-FK_X_NOOP(cudart, 1)
+FK_X_REFUSE(cudart, 1) /* a module from a fat binary, and slots 6 and 8 likewise */
 FK_X_NOOP(cudart, 3)
 FK_X_NOOP(cudart, 4)
 FK_X_NOOP(cudart, 5)
-FK_X_NOOP(cudart, 6)
+FK_X_REFUSE(cudart, 6)
 FK_X_NOOP(cudart, 7)
-FK_X_NOOP(cudart, 8)
+FK_X_REFUSE(cudart, 8)
 FK_X_NOOP(cudart, 9)
 FK_X_NOOP(cudart, 10)
 FK_X_NOOP(cudart, 11)
