@@ -10,6 +10,7 @@ the driver's.
 Truth from outside the trace: the client's own log, the lines its source
 marks, and the simulator's log of what its GPU ran."""
 import collections
+import functools
 import re
 
 import clientlib as cl
@@ -25,7 +26,9 @@ def _env():
     return {"CUPY_CACHE_DIR": tmpdir()}
 
 
+@functools.lru_cache(maxsize=None)
 def _run():
+    """The client untraced and traced, checked alike; run once for this file's tests."""
     return cl.check_same_both_ways(SCRIPT, [STEPS], env=_env())
 
 

@@ -8,6 +8,7 @@ injection (NVTX_INJECTION64_PATH, as gputrace record sets it).
 Truth from outside the trace: the client's own log, the lines its source
 marks, and the simulator's log of what its GPU ran."""
 import collections
+import functools
 
 import clientlib as cl
 from gtlib import assert_eq
@@ -17,7 +18,9 @@ STEPS = 3
 N = 1 << 16  # bytes per copy, as the script has it
 
 
+@functools.lru_cache(maxsize=None)
 def _run():
+    """The client untraced and traced, checked alike; run once for this file's tests."""
     return cl.check_same_both_ways(SCRIPT, [STEPS])
 
 
