@@ -16,6 +16,13 @@ PROGS = os.path.join(BUILD, "tests", "progs")
 SHIM = os.path.join(BUILD, "libgputrace.so")
 GPUTRACE = os.path.join(BUILD, "gputrace")
 
+
+def pyenv_python():
+    """The python of the tests' virtual environment with the pinned PyPI
+    clients (scripts/setup-python.sh; GPUTRACE_PYENV as there)."""
+    venv = os.environ.get("GPUTRACE_PYENV") or os.path.join(BUILD, "pyenv")
+    return os.path.join(os.path.abspath(venv) if os.path.isabs(venv) else os.path.join(ROOT, venv), "bin", "python")
+
 # Sanitizer builds of the shim go behind their runtimes in LD_PRELOAD.
 SANITIZED = {
     "asan": (os.path.join(BUILD, "asan", "libgputrace.so"), "libasan.so"),

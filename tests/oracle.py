@@ -149,6 +149,14 @@ SKIP_NATIVE = [CUDA_LIBS, TRACER, LIBC, PYTHON, FRAMEWORKS]
 SKIP_UNDER_PY = [CUDA_LIBS, TRACER, LIBC, re.compile(r"^libffi"), re.compile(r"^_ctypes")]
 
 
+def static_cudart(frame):
+    """NVIDIA's runtime linked statically into a module (docs/report.md,
+    Call sites): libcudart_static_<hash> functions, and cuda* API functions
+    without a source line."""
+    function, line = frame[2] or "", frame[4]
+    return function.startswith("libcudart_static_") or (line is None and re.match(r"^cuda[A-Z]", function) is not None)
+
+
 def short_function(name):
     """docs/report.md, "Call sites": template argument lists read <...>
     (not the < of operator<, operator<<, operator<=, operator<=>); more
@@ -563,19 +571,21 @@ class Sites:
             interp = next((i for i, f in enumerate(frames) if _skipped(f[0], [PYTHON])), len(frames))
             below = frames[:interp]
             nvcc = self.nvcc_plumbing(below)
-            cands = [f for f, p in zip(below, nvcc) if not p and not _skipped(f[0], SKIP_UNDER_PY)]
+            cands = [f for f, p in zip(below, nvcc) if not p and not _skipped(f[0], SKIP_UNDER_PY)
+                     and not static_cudart(f)]
             native = []
             if cands:
                 native.append(self.native_text(cands[0]))
                 # the frame the interpreter called, when it is another one (and not ctypes, libffi, ...)
                 if interp > 0 and below[-1] is not cands[0] and not nvcc[-1] \
-                        and not _skipped(below[-1][0], SKIP_UNDER_PY):
+                        and not _skipped(below[-1][0], SKIP_UNDER_PY) and not static_cudart(below[-1]):
                     native.append(self.native_text(below[-1]))
             # Q17: five frames in all, the Python frames taking what the native ones leave
             out = [self.py_text(f) for f in py[:5 - len(native)]] + native
         else:
             plumbing = self.nvcc_plumbing(frames)
-            user = [f for f, p in zip(frames, plumbing) if not p and not _skipped(f[0], SKIP_NATIVE)]
+            user = [f for f, p in zip(frames, plumbing)
+                    if not p and not _skipped(f[0], SKIP_NATIVE) and not static_cudart(f)]
             if not user:  # no user frame: the innermost three other than nvcc's stand in (any three if none)
                 user = [f for f, p in zip(frames, plumbing) if not p] or frames
             out = [self.native_text(f) for f in user[:3]]

@@ -1,6 +1,6 @@
 """The HTML report's interactive timeline, rendered and driven in headless
-Chromium (puppeteer-core from tests/package.json, installed by
-scripts/setup-node.sh, which `make test` runs): zoom, pan, the links between
+Chromium (Selenium from build/pyenv with Debian's chromium-driver, both
+installed by `make test`): zoom, pan, the links between
 gaps and their rows, checked by what the page then shows; the lanes and what
 they draw checked against the trace by SQL; hostile names shown, never run;
 big traces bounded."""
@@ -20,36 +20,31 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_trace import add_gpu_op, launch, make_trace, sync  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DRIVER = os.path.join(HERE, "html_driver.js")
+DRIVER = os.path.join(HERE, "html_driver.py")
 
 
-def _chromium():
-    c = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not c:
-        raise unittest.SkipTest("no chromium on this machine (scripts/setup-debian.sh installs it)")
-    # chromium is here: from now on a missing driver is a failure, not a
-    # skip, unless scripts/setup-node.sh tried to install it and could not
-    # (no npm registry reachable): then it left the reason, and the tests
-    # are skipped saying so
-    failed = os.path.join(HERE, "node_modules", ".gputrace-install-failed")
-    have = shutil.which("node") and os.path.exists(os.path.join(HERE, "node_modules", "puppeteer-core",
-                                                                "package.json"))
-    if not have and os.path.exists(failed):
-        with open(failed) as f:
-            raise unittest.SkipTest("the test driver is not installed: %s" % f.read().strip())
-    assert shutil.which("node"), "node is missing: run scripts/setup-node.sh (make test does)"
-    assert have, "tests/node_modules/puppeteer-core is missing: run scripts/setup-node.sh (make test does)"
-    return c
+def _browser():
+    """Debian's chromium and chromium-driver (scripts/setup-debian.sh) and
+    the venv's python with Selenium (scripts/setup-python.sh): all are
+    installed by `make test`, so a missing one fails the test."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert chromium, "chromium is missing: run scripts/setup-debian.sh (make test does)"
+    chromedriver = shutil.which("chromedriver")
+    assert chromedriver, "chromedriver is missing: run scripts/setup-debian.sh (make test does)"
+    python = gtlib.pyenv_python()
+    assert os.access(python, os.X_OK), "%s is missing: run scripts/setup-python.sh (make test does)" % python
+    return python, chromium, chromedriver
 
 
 def drive(html, steps):
-    """Each step's page state (tests/html_driver.js)."""
-    chromium = _chromium()
+    """Each step's page state (tests/html_driver.py)."""
+    python, chromium, chromedriver = _browser()
     d = tmpdir()
     sp = os.path.join(d, "steps.json")
     with open(sp, "w") as f:
         json.dump(steps, f)
-    r = subprocess.run(["node", DRIVER, chromium, html, sp], capture_output=True, text=True, timeout=180)
+    r = subprocess.run([python, DRIVER, chromium, chromedriver, html, sp], capture_output=True, text=True,
+                       timeout=180)
     assert_eq(r.returncode, 0, r.stderr[-3000:])
     res = json.loads(r.stdout)
     for s in res:

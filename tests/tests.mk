@@ -77,6 +77,17 @@ $(TPROG)/rt_basic_static: tests/progs/rt_basic.c tests/fakecuda/fakecuda.h $(BUI
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(BUILD)/fakecuda/libcudart_static.a -ldl -lpthread
 
+# NVIDIA's own static runtime, as nvcc links it by default, built as users
+# build: release (-O3, no -g) and debug. It runs on the simulated driver,
+# which serves its private tables (tests/fakecuda/README.md).
+$(TPROG)/static_runtime: tests/progs/static_runtime.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O3 -Xlinker -rpath -Xlinker '$$ORIGIN/../../fakecuda' -o $@ $<
+$(TPROG)/static_runtime_g: tests/progs/static_runtime.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O0 -g -Xlinker -rpath -Xlinker '$$ORIGIN/../../fakecuda' -o $@ $<
+tests-build: $(TPROG)/static_runtime $(TPROG)/static_runtime_g
+
 $(TPROG)/libnext_a.so: tests/progs/next/next_a.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -fPIC -shared -o $@ $< -ldl

@@ -248,62 +248,6 @@ FK_API CUresult cuCtxGetDevice(CUdevice *d)
 
 /* ---- modules, libraries, functions ---- */
 
-static struct CUmod_st fk_module = {FK_MAGIC_MOD};
-
-FK_API CUresult cuModuleLoadData(CUmodule *m, const void *image)
-{
-    CHECK_CTX();
-    if (!m || !image)
-        return CUDA_ERROR_INVALID_VALUE;
-    *m = &fk_module;
-    return CUDA_SUCCESS;
-}
-
-FK_API CUresult cuModuleUnload(CUmodule m)
-{
-    return m == &fk_module ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-}
-
-FK_API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
-{
-    CHECK_CTX();
-    if (!f || !name)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (m != &fk_module)
-        return CUDA_ERROR_INVALID_HANDLE;
-    *f = fk_function(name);
-    return *f ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-}
-
-FK_API CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, void **jv, unsigned int njo,
-                                  CUlibraryOption *lo, void **lv, unsigned int nlo)
-{
-    (void)jo; (void)jv; (void)njo; (void)lo; (void)lv; (void)nlo;
-    if (!fk_initialized)
-        return CUDA_ERROR_NOT_INITIALIZED;
-    if (!lib || !code)
-        return CUDA_ERROR_INVALID_VALUE;
-    *lib = (CUlibrary)&fk_module;
-    return CUDA_SUCCESS;
-}
-
-FK_API CUresult cuLibraryUnload(CUlibrary lib)
-{
-    return (void *)lib == &fk_module ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-}
-
-/* A CUkernel is the same object as its CUfunction here, as the real driver
- * lets either be passed to cuLaunchKernel. */
-FK_API CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
-{
-    if (!k || !name)
-        return CUDA_ERROR_INVALID_VALUE;
-    if ((void *)lib != &fk_module)
-        return CUDA_ERROR_INVALID_HANDLE;
-    *k = (CUkernel)fk_function(name);
-    return *k ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-}
-
 FK_API CUresult cuKernelGetFunction(CUfunction *f, CUkernel k)
 {
     if (!f || !k || ((struct CUfunc_st *)k)->magic != FK_MAGIC_FUNC)

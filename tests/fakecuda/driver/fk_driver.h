@@ -162,9 +162,18 @@ struct CUfunc_st {
     uint64_t dur_ns;     /* 0: from the duration table */
 };
 
+/* A module cuModuleLoadData loaded (fk_module.c): the kernels its image
+ * holds, or any = 1 when they could not be read (then any name is found).
+ * Libraries (cuLibraryLoadData) are one static module with any = 1. */
 struct CUmod_st {
     uint32_t magic;
+    int any;
+    char **names;
+    size_t n;
 };
+CUresult fk_module_load(struct CUmod_st **out, const void *image);
+int fk_module_has(const struct CUmod_st *m, const char *name);
+void fk_module_free(struct CUmod_st *m);
 
 /* Global simulator state (fk_state.c). */
 extern pthread_mutex_t fk_lock;
@@ -267,5 +276,13 @@ void fk_stream_wait_event(struct CUstream_st *s, struct CUevent_st *e);
 /* Activity (fk_activity.c). */
 uint32_t fk_api_enter(const char *api);
 void fk_activity_emit(const struct fakecuda_activity *a);
+
+/* MD2 (fk_md2.c), for the runtime's integrity check (fk_export.c). */
+struct fk_md2 {
+    uint8_t x[48], c[16], l, n;
+};
+void fk_md2_init(struct fk_md2 *m);
+void fk_md2_update(struct fk_md2 *m, const void *data, size_t n, uint8_t mask);
+void fk_md2_final(struct fk_md2 *m, uint8_t out[16]);
 
 #endif

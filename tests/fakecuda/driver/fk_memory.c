@@ -196,6 +196,36 @@ FK_API CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdevic
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* The attributes' sizes, for a default value where a pointer has none. */
+static size_t fk_attr_size(CUpointer_attribute a)
+{
+    switch (a) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER: case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+        return 8;
+    default:
+        return 4;
+    }
+}
+
+/* Unlike cuPointerGetAttribute, never an error for memory CUDA does not
+ * know (pageable): each attribute it has no value for reads 0 (memory type
+ * 0 is the runtime's cudaMemoryTypeUnregistered). */
+FK_API CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attrs, void **data, CUdeviceptr p)
+{
+    if (!attrs || !data)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned int i = 0; i < n; i++) {
+        if (!data[i])
+            return CUDA_ERROR_INVALID_VALUE;
+        if (cuPointerGetAttribute(data[i], attrs[i], p) != CUDA_SUCCESS)
+            memset(data[i], 0, fk_attr_size(attrs[i]));
+    }
+    return CUDA_SUCCESS;
+}
+
 /* ---- copies and memsets ---- */
 
 static int fk_side_kind(uintptr_t p)
