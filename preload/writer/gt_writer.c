@@ -243,7 +243,7 @@ int gt_begin_txn(struct gt_writer *w)
 
 static void gt_write_counters(struct gt_writer *w)
 {
-    gt_meta_u64(w, "cupti_dropped_records", gt_cupti_dropped());
+    gt_writer_cupti_counters(w);
     gt_meta_u64(w, "dropped_events", gt_ring_dropped());
     gt_meta_u64(w, "dropped_stacks", gt_stacks_dropped());
     gt_meta_u64(w, "dropped_python_stacks", gt_python_dropped());

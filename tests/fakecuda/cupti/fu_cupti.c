@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cupti.h>
 #include "fakecuda.h"
@@ -78,6 +79,7 @@ static size_t fu_record_size(CUpti_ActivityKind k)
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
     case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
+    case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
     default: return 0;
     }
 }
@@ -168,6 +170,32 @@ static int fu_on(CUpti_ActivityKind k)
     return (unsigned)k < sizeof(fu_enabled) && fu_enabled[k];
 }
 
+/* As real CUPTI, a call's work is recorded if its kind was on when the
+ * call was made (it instruments the launch), not when the work ends: the
+ * kinds on at each call, by correlation id. Lock held for these. */
+#define FU_CALLS (1u << 16)
+static struct {
+    uint32_t tag; /* correlation id + 1 */
+    uint64_t on;  /* kinds < 64 */
+} fu_at_call[FU_CALLS];
+
+static void fu_note_call_locked(uint32_t corr)
+{
+    uint64_t on = 0;
+    for (unsigned k = 0; k < 64; k++)
+        on |= (uint64_t)(fu_enabled[k] != 0) << k;
+    fu_at_call[corr & (FU_CALLS - 1)].tag = corr + 1;
+    fu_at_call[corr & (FU_CALLS - 1)].on = on;
+}
+
+/* Kind k on for the call `corr` made (now, for a call not seen). */
+static int fu_on_for(CUpti_ActivityKind k, uint32_t corr)
+{
+    if (corr && fu_at_call[corr & (FU_CALLS - 1)].tag == corr + 1)
+        return (unsigned)k < 64 && (fu_at_call[corr & (FU_CALLS - 1)].on >> k) & 1;
+    return fu_on(k);
+}
+
 /* ---- records from the simulated GPU ---- */
 
 static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
@@ -176,9 +204,10 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
     pthread_mutex_lock(&fu_lock);
     switch (a->kind) {
     case FAKECUDA_ACT_KERNEL: {
-        CUpti_ActivityKind k = fu_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
-                               : fu_on(CUPTI_ACTIVITY_KIND_KERNEL)         ? CUPTI_ACTIVITY_KIND_KERNEL
-                                                                           : CUPTI_ACTIVITY_KIND_INVALID;
+        uint32_t c = a->correlation_id;
+        CUpti_ActivityKind k = fu_on_for(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, c) ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+                               : fu_on_for(CUPTI_ACTIVITY_KIND_KERNEL, c)         ? CUPTI_ACTIVITY_KIND_KERNEL
+                                                                                  : CUPTI_ACTIVITY_KIND_INVALID;
         CUpti_ActivityKernel10 *r = k ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
         if (!r)
             break;
@@ -203,7 +232,7 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
         break;
     }
     case FAKECUDA_ACT_MEMCPY: {
-        CUpti_ActivityMemcpy6 *r = fu_on(CUPTI_ACTIVITY_KIND_MEMCPY) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
+        CUpti_ActivityMemcpy6 *r = fu_on_for(CUPTI_ACTIVITY_KIND_MEMCPY, a->correlation_id) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
         if (!r)
             break;
         r->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
@@ -222,7 +251,7 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
         break;
     }
     case FAKECUDA_ACT_MEMSET: {
-        CUpti_ActivityMemset4 *r = fu_on(CUPTI_ACTIVITY_KIND_MEMSET) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
+        CUpti_ActivityMemset4 *r = fu_on_for(CUPTI_ACTIVITY_KIND_MEMSET, a->correlation_id) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
         if (!r)
             break;
         r->kind = CUPTI_ACTIVITY_KIND_MEMSET;
@@ -241,7 +270,7 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
     }
     case FAKECUDA_ACT_SYNC: {
         CUpti_ActivitySynchronization2 *r =
-            fu_on(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
+            fu_on_for(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, a->correlation_id) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
         if (!r)
             break;
         r->kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
@@ -268,9 +297,22 @@ static void fu_on_api(uint32_t corr, const char *api, void *arg)
     int any = 0;
     for (int k = 0; k < FU_EXT_KINDS; k++)
         any |= fu_ext_depth[k] > 0;
-    if (!any)
-        return;
     pthread_mutex_lock(&fu_lock);
+    fu_note_call_locked(corr);
+    if (!any && !fu_enabled[CUPTI_ACTIVITY_KIND_DRIVER]) {
+        pthread_mutex_unlock(&fu_lock);
+        return;
+    }
+    /* A driver API record: the call's start only (an instant), written as
+     * the call starts, so only calls made while the kind is on have one. */
+    CUpti_ActivityAPI *d = fu_on(CUPTI_ACTIVITY_KIND_DRIVER) ? fu_reserve_locked(sizeof(*d)) : NULL;
+    if (d) {
+        d->kind = CUPTI_ACTIVITY_KIND_DRIVER;
+        d->start = d->end = fu_ts(fu_gpu_now());
+        d->processId = (uint32_t)getpid();
+        d->threadId = (uint32_t)gettid();
+        d->correlationId = corr;
+    }
     if (fu_on(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) {
         for (int k = 0; k < FU_EXT_KINDS; k++) {
             if (fu_ext_depth[k] <= 0)
@@ -589,11 +631,15 @@ FU_API CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle sub
     return sub == (CUpti_SubscriberHandle)&fu_subscribed ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
 }
 
+/* CUPTI's state goes, as in the real one: kinds off, and the buffer
+ * callbacks forgotten (a client must register again). */
 FU_API CUptiResult cuptiFinalize(void)
 {
     fu_flush_current(0);
     pthread_mutex_lock(&fu_lock);
     memset(fu_enabled, 0, sizeof(fu_enabled));
+    fu_request = NULL;
+    fu_complete = NULL;
     pthread_mutex_unlock(&fu_lock);
     return CUPTI_SUCCESS;
 }
