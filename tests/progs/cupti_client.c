@@ -19,6 +19,11 @@
  *   ext       EXTERNAL_CORRELATION and CONCURRENT_KERNEL on; 20 kernels
  *             each under two external ids at once (CUSTOM0 1000+i,
  *             CUSTOM1 5000+i); 10 "bare" kernels under none
+ *   range     CONCURRENT_KERNEL on for 50 "pre" kernels, then between
+ *             cudaProfilerStart and cudaProfilerStop 50 "in", then 50
+ *             "post", then off for 50 "off" (a capture range's window opens
+ *             after the program's collector started, and closes before it
+ *             ends)
  * Built twice: linked to libcupti (cupti_client), and finding CUPTI with
  * dlopen and dlsym (cupti_client_dl, -DCUPTI_DLOPEN), as a program that
  * loads it late does. */
@@ -28,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 #include "fakecuda.h"
@@ -293,6 +299,20 @@ int main(int argc, char **argv)
             CHECK(CU(cuptiActivityPopExternalCorrelationId)(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last));
         }
         launch("bare", 10);
+        cudaDeviceSynchronize();
+    } else if (strcmp(mode, "range") == 0) {
+        start_collector();
+        CHECK(CU(cuptiActivityEnable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+        launch("pre", 50);
+        cudaDeviceSynchronize();
+        cudaProfilerStart();
+        launch("in", 50);
+        cudaDeviceSynchronize();
+        cudaProfilerStop();
+        launch("post", 50);
+        cudaDeviceSynchronize();
+        CHECK(CU(cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+        launch("off", 50);
         cudaDeviceSynchronize();
     } else {
         fprintf(stderr, "unknown scenario %s\n", mode);
