@@ -33,14 +33,14 @@ def meta(run, key):
     return rows[0][0] if rows else None
 
 
-def traced_same_as_plain(client, scenario, env=None):
+def traced_same_as_plain(client, scenario, env=None, stderr=""):
     """Runs the scenario untraced and traced; the collector's output must
     be the same. Returns (records, the traced run)."""
     plain = run_plain([prog(client), scenario], env=env)
     assert plain.returncode == 0, plain.stderr
     run = run_traced([prog(client), scenario], env=env)
     assert run.proc.returncode == 0, run.proc.stderr
-    assert_eq(run.proc.stderr, "", "stderr")
+    assert_eq(run.proc.stderr, stderr, "stderr")
     recs, tail = records(run.proc.stdout)
     # every record handed over in a buffer the program lent, walked by
     # CUPTI's own cuptiActivityGetNextRecord to validSize, none dropped
@@ -148,3 +148,30 @@ def test_gpu_timing_off_leaves_cupti_to_the_program():
     assert_eq(by_name(recs), {"concurrent_kernel during": 100})
     assert_eq(meta(run, "cupti_program"), "direct")
     assert_eq(meta(run, "cupti_program_records"), "0")
+
+
+def test_program_clock_wins_and_the_trace_converts():
+    """CUPTI has one clock a process: the program's own (CLOCK_MONOTONIC
+    plus an hour) wins, so its records are on it as untraced (all 50
+    between its own readings); the tracer takes the lesser role, moves its
+    GPU times by one offset, and says so in one line and in meta. Given
+    while the tracer holds CUPTI, and (a capture range) before it does."""
+    for env in ({}, {"GPUTRACE_CAPTURE_RANGE": "cudaProfilerApi"}):
+        plain = run_plain([prog("cupti_client"), "clock"], env=env)
+        run = run_traced([prog("cupti_client"), "clock"], env=env)
+        assert run.proc.returncode == 0, run.proc.stderr
+        assert_eq(run.proc.stdout, plain.stdout, "the collector's records traced and untraced %r" % env)
+        assert "on_my_clock 50\n" in run.proc.stdout, run.proc.stdout
+        lines = run.proc.stderr.splitlines()
+        assert_eq(len(lines), 1, "one line: %r" % lines)
+        assert "clock of its own" in lines[0], lines
+        off = int(meta(run, "cupti_clock_offset_ns"))
+        assert abs(off + 3600 * 10**9) < 10**6, off
+        # GPU times on the tracer's clock: exact durations, each kernel
+        # within the offset's measurement (2 us) of its launch call or after
+        rows = run.q("SELECT end_ns - start_ns, start_ns - api_start_ns FROM kernels WHERE name = 'clocked'")
+        assert_eq(len(rows), 50, env)
+        assert_eq({d for d, _ in rows}, {2000}, "durations")
+        assert min(s for _, s in rows) > -2000, min(s for _, s in rows)
+        assert max(s for _, s in rows) < 10**9, max(s for _, s in rows)
+        check_shared(run, 50)

@@ -296,7 +296,7 @@ int gt_cupti_start(const char *mode, char *why, size_t why_len)
     if (!ok)
         return 0;
 
-    CUptiResult r = gt_cu.register_timestamp(gt_cupti_clock);
+    CUptiResult r = gt_cupti_share_program_clock() ? CUPTI_SUCCESS : gt_cu.register_timestamp(gt_cupti_clock);
     if (r != CUPTI_SUCCESS) {
         snprintf(why, why_len, "CUPTI refused our clock: %s", gt_cupti_err(r));
         return 0;
@@ -395,16 +395,61 @@ void gt_cupti_release_buffers(void)
     pthread_mutex_unlock(&gt_cupti_lock);
 }
 
+/* A record on the program's clock moved onto ours: the times the writer
+ * reads. */
+static void gt_cupti_shift(CUpti_Activity *rec, int64_t off)
+{
+    switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        CUpti_ActivityKernel10 *k = (void *)rec;
+        k->start += (uint64_t)off;
+        k->end += (uint64_t)off;
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        CUpti_ActivityMemcpy6 *m = (void *)rec;
+        m->start += (uint64_t)off;
+        m->end += (uint64_t)off;
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        CUpti_ActivityMemset4 *m = (void *)rec;
+        m->start += (uint64_t)off;
+        m->end += (uint64_t)off;
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+        CUpti_ActivitySynchronization2 *y = (void *)rec;
+        y->start += (uint64_t)off;
+        y->end += (uint64_t)off;
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+        CUpti_ActivityOverhead3 *o = (void *)rec;
+        o->start += (uint64_t)off;
+        o->end += (uint64_t)off;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
 void gt_cupti_drain(gt_cupti_record_fn fn, void *arg)
 {
     pthread_mutex_lock(&gt_cupti_lock);
     struct gt_cupti_buf *b = gt_cupti_head;
     gt_cupti_head = gt_cupti_tail = NULL;
     pthread_mutex_unlock(&gt_cupti_lock);
+    int64_t off = gt_cupti_share_clock_offset();
     while (b) {
         CUpti_Activity *rec = NULL;
-        while (gt_cu.next_record(b->data, b->valid, &rec) == CUPTI_SUCCESS)
+        while (gt_cu.next_record(b->data, b->valid, &rec) == CUPTI_SUCCESS) {
+            if (off)
+                gt_cupti_shift(rec, off);
             fn(rec, arg);
+        }
         struct gt_cupti_buf *next = b->next;
         gt_cupti_recycle(b->data);
         free(b);

@@ -20,6 +20,7 @@ CUptiResult gt_cupti_app_flush(void *real, CUcontext ctx, uint32_t stream, uint3
 CUptiResult gt_cupti_app_flush_period(void *real, uint32_t ms);
 CUptiResult gt_cupti_app_dropped(void *real, CUcontext ctx, uint32_t stream, size_t *dropped);
 CUptiResult gt_cupti_app_finalize(void *real);
+CUptiResult gt_cupti_app_timestamp(void *real, CUpti_TimestampCallbackFunc cb);
 
 /* For meta: "shared" (the program's records came out of the tracer's
  * buffers), "direct" (its calls went to CUPTI: the tracer held none), or
@@ -28,5 +29,8 @@ CUptiResult gt_cupti_app_finalize(void *real);
 const char *gt_cupti_app_mode(void);
 uint64_t gt_cupti_app_records(void);
 uint64_t gt_cupti_app_records_dropped(void);
+/* 1 when CUPTI runs on the program's clock; `offset`: the tracer's clock
+ * minus it, added to the GPU times the trace keeps. */
+int gt_cupti_app_clock(int64_t *offset);
 
 #endif

@@ -61,5 +61,10 @@ int gt_cupti_share_foreign(uint8_t *buf, size_t size, size_t valid);
  * when a standby window ends. */
 int gt_cupti_share_wants(CUpti_ActivityKind k);
 void gt_cupti_share_after_fork_child(void);
+/* The program gave CUPTI a clock of its own before the tracer took CUPTI
+ * over: 1, and the tracer keeps it (gt_cupti_share_clock_offset converts). */
+int gt_cupti_share_program_clock(void);
+/* The tracer's clock minus CUPTI's records' (0: CUPTI is on the tracer's). */
+int64_t gt_cupti_share_clock_offset(void);
 
 #endif

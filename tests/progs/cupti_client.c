@@ -24,6 +24,11 @@
  *             "post", then off for 50 "off" (a capture range's window opens
  *             after the program's collector started, and closes before it
  *             ends)
+ *   clock     its own CUPTI clock (CLOCK_MONOTONIC plus an hour) given
+ *             to CUPTI, then CONCURRENT_KERNEL on for 50 "clocked" between
+ *             cudaProfilerStart and Stop; prints "on_my_clock N": the
+ *             records whose start and end lie on its clock between its
+ *             reading before the first launch and after the last ended
  * Built twice: linked to libcupti (cupti_client), and finding CUPTI with
  * dlopen and dlsym (cupti_client_dl, -DCUPTI_DLOPEN), as a program that
  * loads it late does. */
@@ -32,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
@@ -50,6 +56,7 @@ static CUptiResult (*p_cuptiActivityGetNumDroppedRecords)(CUcontext, uint32_t, s
 static CUptiResult (*p_cuptiActivityPushExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t);
 static CUptiResult (*p_cuptiActivityPopExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t *);
 static CUptiResult (*p_cuptiFinalize)(void);
+static CUptiResult (*p_cuptiActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc);
 static CUptiResult (*p_cuptiSubscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
 
 #define LOAD(name)                                                        \
@@ -78,6 +85,7 @@ static void load_cupti(void)
     LOAD(cuptiActivityPopExternalCorrelationId);
     LOAD(cuptiFinalize);
     LOAD(cuptiSubscribe);
+    LOAD(cuptiActivityRegisterTimestampCallback);
 }
 #else
 #define CU(name) name
@@ -103,6 +111,8 @@ static int nlent, foreign, bad_walks;
 static char *lines[MAX_LINES];
 static int nlines;
 static size_t dropped;
+static uint64_t kstart[MAX_LINES], kend[MAX_LINES];
+static int nk;
 
 static void add_line(const char *s)
 {
@@ -129,6 +139,10 @@ static void record_line(const CUpti_Activity *r)
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const CUpti_ActivityKernel10 *k = (const void *)r;
+        if (nk < MAX_LINES) {
+            kstart[nk] = k->start;
+            kend[nk++] = k->end;
+        }
         snprintf(s, sizeof(s), "%s %s %u", r->kind == CUPTI_ACTIVITY_KIND_KERNEL ? "kernel" : "concurrent_kernel",
                  k->name, k->correlationId);
         break;
@@ -214,6 +228,13 @@ static void start_collector(void)
 static int cmp(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static uint64_t CUPTIAPI my_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + 3600ull * 1000000000ull;
 }
 
 static void CUPTIAPI on_callback(void *data, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *info)
@@ -314,6 +335,23 @@ int main(int argc, char **argv)
         CHECK(CU(cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
         launch("off", 50);
         cudaDeviceSynchronize();
+    } else if (strcmp(mode, "clock") == 0) {
+        start_collector();
+        CHECK(CU(cuptiActivityRegisterTimestampCallback)(my_clock));
+        CHECK(CU(cuptiActivityEnable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+        cudaProfilerStart();
+        uint64_t lo = my_clock();
+        launch("clocked", 50);
+        cudaDeviceSynchronize();
+        uint64_t hi = my_clock();
+        cudaProfilerStop();
+        CHECK(CU(cuptiActivityFlushAll)(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+        int on = 0;
+        pthread_mutex_lock(&lock);
+        for (int i = 0; i < nk; i++)
+            on += kstart[i] >= lo && kend[i] <= hi && kstart[i] <= kend[i];
+        pthread_mutex_unlock(&lock);
+        printf("on_my_clock %d\n", on);
     } else {
         fprintf(stderr, "unknown scenario %s\n", mode);
         return 2;
