@@ -1,7 +1,9 @@
 /* gt_cupti.h: GPU-side times through CUPTI's Activity API, loaded at run
  * time. Only the Activity API is used, never the callback API's single
- * subscriber slot, so nsys, ncu or the PyTorch profiler still work beside
- * us; our external correlation ids use a kind of our own (CUSTOM2). */
+ * subscriber slot; CUPTI's one set of activity buffer callbacks is ours,
+ * and a program's own collector (the PyTorch profiler) gets its records
+ * from us (gt_cupti_share.c). Our external correlation ids use a kind of
+ * our own (CUSTOM2). */
 #ifndef GT_CUPTI_H
 #define GT_CUPTI_H
 
