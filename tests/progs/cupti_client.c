@@ -178,7 +178,13 @@ static void record_line(const CUpti_Activity *r)
 static void CUPTIAPI completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid)
 {
     (void)size;
+    /* asked before taking our lock: CUPTI may call requested() under its
+     * own lock, and requested() takes ours */
+    size_t d = 0;
+    int got = CU(cuptiActivityGetNumDroppedRecords)(ctx, stream, &d) == CUPTI_SUCCESS;
     pthread_mutex_lock(&lock);
+    if (got)
+        dropped += d;
     int mine = 0;
     for (int i = 0; i < nlent && !mine; i++)
         mine = lent[i] == buf;
@@ -192,9 +198,6 @@ static void CUPTIAPI completed(CUcontext ctx, uint32_t stream, uint8_t *buf, siz
     }
     /* the walk ends on the limit, and its last record reaches validSize */
     bad_walks += st != CUPTI_ERROR_MAX_LIMIT_REACHED || (valid && end >= buf + valid);
-    size_t d = 0;
-    if (CU(cuptiActivityGetNumDroppedRecords)(ctx, stream, &d) == CUPTI_SUCCESS)
-        dropped += d;
     pthread_mutex_unlock(&lock);
     if (mine)
         free(buf);
