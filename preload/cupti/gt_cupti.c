@@ -39,7 +39,7 @@ _Atomic int gt_cupti_enabled;
 #define gt_cupti_on gt_cupti_enabled
 static char gt_cupti_lib[PATH_MAX];
 static pthread_mutex_t gt_cupti_lock = PTHREAD_MUTEX_INITIALIZER;
-_Atomic int gt_cupti_outstanding; /* buffers lent to CUPTI, not yet handed back */
+static _Atomic int gt_cupti_outstanding; /* buffers lent to CUPTI, not yet handed back */
 static struct gt_cupti_buf *gt_cupti_head, *gt_cupti_tail;
 static uint8_t *gt_cupti_spare[GT_CUPTI_MAX_BUFFERS]; /* written out, ready to lend again */
 static int gt_cupti_nspare, gt_cupti_nbuffers;     /* under gt_cupti_lock */

@@ -37,8 +37,6 @@ extern struct gt_cupti_api gt_cu;
 extern _Atomic int gt_cupti_holding;
 /* The activity kinds the tracer has enabled, one bit each (kinds < 64). */
 extern _Atomic(uint64_t) gt_cupti_tracer_kinds;
-/* Buffers lent to CUPTI and not yet handed back. */
-extern _Atomic int gt_cupti_outstanding;
 
 /* gt_cupti_share.c, called by gt_cupti.c: */
 /* A buffer CUPTI handed back, before the writer sees it: the program's

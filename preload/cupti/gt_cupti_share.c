@@ -475,8 +475,9 @@ static void gt_share_flush(uint32_t flag)
 {
     gt_cu.flush_all(flag);
     /* A buffer CUPTI's own thread was handing back as the flush ran may
-     * still be on its way to us: a bounded wait for it. */
-    for (int i = 0; i < 100 && (atomic_load(&gt_share_forwarding) || atomic_load(&gt_cupti_outstanding)); i++)
+     * still be on its way through us: a bounded wait for it. (Not for the
+     * buffers lent to CUPTI: launches on other threads keep one lent.) */
+    for (int i = 0; i < 100 && atomic_load(&gt_share_forwarding); i++)
         usleep(1000);
     struct gt_share_done *done = NULL;
     pthread_mutex_lock(&gt_share_fwd);
