@@ -96,6 +96,27 @@ def test_kinds_the_tracer_records_and_one_it_does_not():
         check_shared(run, 61)
 
 
+def test_threads_launch_while_the_collector_turns_on_and_off():
+    """4 threads launch while the main thread turns the kind on and off 10
+    times and flushes: the collector gets only kernels, in its own buffers,
+    and as many as were launched while on: at least the launch calls that
+    lie wholly inside an on-window (read from the trace), at most those
+    that overlap one; the trace has GPU times for all 1200."""
+    run = run_traced([prog("cupti_client"), "threads"], env={"CUPTI_CLIENT_WINDOWS": "1"})
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.proc.stdout, "all_w 1\nforeign_buffers 0\nbad_walks 0\ndropped 0\n")
+    err = [l.split() for l in run.proc.stderr.splitlines()]
+    windows = [(int(a), int(b)) for w, a, b in (l for l in err if l[0] == "window")]
+    got = [int(l[1]) for l in err if l[0] == "records"]
+    assert_eq(len(windows), 10, run.proc.stderr)
+    calls = run.q("SELECT api_start_ns, api_end_ns FROM kernels WHERE name = 'w'")
+    inside = sum(1 for s, e in calls if any(a <= s and e <= b for a, b in windows))
+    overlap = sum(1 for s, e in calls if any(s <= b and e >= a for a, b in windows))
+    assert inside <= got[0] <= overlap, (inside, got, overlap)
+    assert_eq(kernels(run), {"w": (1200, 1200)})
+    check_shared(run, got[0])
+
+
 def test_enable_and_disable_repeated():
     recs, run = traced_same_as_plain("cupti_client", "repeat")
     assert_eq(by_name(recs), {"concurrent_kernel on_%d" % i: 10 for i in range(5)})

@@ -24,6 +24,14 @@
  *             "post", then off for 50 "off" (a capture range's window opens
  *             after the program's collector started, and closes before it
  *             ends)
+ *   threads   4 threads launch 300 "w" kernels each (100 us apart) while the main thread
+ *             turns CONCURRENT_KERNEL on and off 10 times and flushes;
+ *             which kernels land in the collector depends on the race, so
+ *             only "all_w 1" (every record it got is one of them) and the
+ *             tail are printed; with CUPTI_CLIENT_WINDOWS set, each on
+ *             window's CLOCK_MONOTONIC bounds ("window A B", taken before
+ *             the enable and after the disable) and the records it got go
+ *             to stderr
  *   clock     its own CUPTI clock (CLOCK_MONOTONIC plus an hour) given
  *             to CUPTI, then CONCURRENT_KERNEL on for 50 "clocked" between
  *             cudaProfilerStart and Stop; prints "on_my_clock N": the
@@ -223,6 +231,18 @@ static void copies(int n, size_t bytes)
     }
 }
 
+static void *worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 300; i++) {
+        launch("w", 1);
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+    cudaStreamSynchronize(NULL);
+    return NULL;
+}
+
 static void start_collector(void)
 {
     CHECK(CU(cuptiActivityRegisterCallbacks)(requested, completed));
@@ -338,6 +358,37 @@ int main(int argc, char **argv)
         CHECK(CU(cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
         launch("off", 50);
         cudaDeviceSynchronize();
+    } else if (strcmp(mode, "threads") == 0) {
+        start_collector();
+        pthread_t t[4];
+        for (int i = 0; i < 4; i++)
+            pthread_create(&t[i], NULL, worker, NULL);
+        for (int i = 0; i < 10; i++) {
+            struct timespec a, b;
+            clock_gettime(CLOCK_MONOTONIC, &a);
+            CHECK(CU(cuptiActivityEnable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+            CHECK(CU(cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+            clock_gettime(CLOCK_MONOTONIC, &b);
+            if (getenv("CUPTI_CLIENT_WINDOWS"))
+                fprintf(stderr, "window %lld %lld\n", a.tv_sec * 1000000000ll + a.tv_nsec,
+                        b.tv_sec * 1000000000ll + b.tv_nsec);
+            CHECK(CU(cuptiActivityFlushAll)(0));
+        }
+        for (int i = 0; i < 4; i++)
+            pthread_join(t[i], NULL);
+        cudaDeviceSynchronize();
+        CHECK(CU(cuptiActivityFlushAll)(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+        pthread_mutex_lock(&lock);
+        int all_w = 1;
+        for (int i = 0; i < nlines; i++)
+            all_w &= strncmp(lines[i], "concurrent_kernel w ", 20) == 0;
+        if (getenv("CUPTI_CLIENT_WINDOWS"))
+            fprintf(stderr, "records %d\n", nlines);
+        nlines = 0;
+        pthread_mutex_unlock(&lock);
+        printf("all_w %d\n", all_w);
     } else if (strcmp(mode, "clock") == 0) {
         start_collector();
         CHECK(CU(cuptiActivityRegisterTimestampCallback)(my_clock));
@@ -364,7 +415,9 @@ int main(int argc, char **argv)
     qsort(lines, (size_t)nlines, sizeof(lines[0]), cmp);
     for (int i = 0; i < nlines; i++)
         printf("%s\n", lines[i]);
-    printf("records %d\nforeign_buffers %d\nbad_walks %d\ndropped %zu\n", nlines, foreign, bad_walks, dropped);
+    if (strcmp(mode, "threads") != 0)
+        printf("records %d\n", nlines);
+    printf("foreign_buffers %d\nbad_walks %d\ndropped %zu\n", foreign, bad_walks, dropped);
     pthread_mutex_unlock(&lock);
     return 0;
 }
