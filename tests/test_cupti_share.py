@@ -174,30 +174,39 @@ def test_gpu_timing_off_leaves_cupti_to_the_program():
 
 
 def test_program_clock_wins_and_the_trace_converts():
-    """CUPTI has one clock a process: the program's own (CLOCK_MONOTONIC
-    plus an hour) wins, so its records are on it as untraced (all 50
-    between its own readings); the tracer takes the lesser role, moves its
-    GPU times by one offset, and says so in one line and in meta. Given
-    while the tracer holds CUPTI, and (a capture range) before it does."""
-    for env in ({}, {"GPUTRACE_CAPTURE_RANGE": "cudaProfilerApi"}):
-        plain = run_plain([prog("cupti_client"), "clock"], env=env)
-        run = run_traced([prog("cupti_client"), "clock"], env=env)
-        assert run.proc.returncode == 0, run.proc.stderr
-        assert_eq(run.proc.stdout, plain.stdout, "the collector's records traced and untraced %r" % env)
-        assert "on_my_clock 50\n" in run.proc.stdout, run.proc.stdout
-        lines = run.proc.stderr.splitlines()
-        assert_eq(len(lines), 1, "one line: %r" % lines)
-        assert "clock of its own" in lines[0], lines
-        off = int(meta(run, "cupti_clock_offset_ns"))
-        assert abs(off + 3600 * 10**9) < 10**6, off
-        # GPU times on the tracer's clock: exact durations, each kernel
-        # within the offset's measurement (2 us) of its launch call or after
-        rows = run.q("SELECT end_ns - start_ns, start_ns - api_start_ns FROM kernels WHERE name = 'clocked'")
-        assert_eq(len(rows), 50, env)
-        assert_eq({d for d, _ in rows}, {2000}, "durations")
-        assert min(s for _, s in rows) > -2000, min(s for _, s in rows)
-        assert max(s for _, s in rows) < 10**9, max(s for _, s in rows)
-        check_shared(run, 50)
+    """CUPTI has one clock a process: the program's own wins, so its records
+    are on it as untraced (all 50 between its own readings); the tracer
+    takes the lesser role, maps its GPU times onto its own clock through
+    readings of both, and says so in one line and in meta. The program's
+    clock: CLOCK_MONOTONIC plus an hour, in nanoseconds, and in ticks of
+    0.4 ns (a TSC's, as the PyTorch profiler's); given while the tracer
+    holds CUPTI, and (a capture range) before it does."""
+    for ticks in (False, True):
+        for env in ({}, {"GPUTRACE_CAPTURE_RANGE": "cudaProfilerApi"}):
+            env = dict(env, **({"CUPTI_CLIENT_TICKS": "1"} if ticks else {}))
+            plain = run_plain([prog("cupti_client"), "clock"], env=env)
+            run = run_traced([prog("cupti_client"), "clock"], env=env)
+            assert run.proc.returncode == 0, run.proc.stderr
+            assert_eq(run.proc.stdout, plain.stdout, "the collector's records traced and untraced %r" % env)
+            assert "on_my_clock 50\n" in run.proc.stdout, run.proc.stdout
+            lines = run.proc.stderr.splitlines()
+            assert_eq(len(lines), 1, "one line: %r" % lines)
+            assert "clock of its own" in lines[0], lines
+            rate = float(meta(run, "cupti_clock_ns_per_tick"))
+            assert abs(rate - (0.4 if ticks else 1.0)) < 1e-4, (env, rate)
+            if not ticks:
+                off = int(meta(run, "cupti_clock_offset_ns"))
+                assert abs(off + 3600 * 10**9) < 10**6, off
+            # GPU times on the tracer's clock: durations exact in
+            # nanoseconds (through ticks, within the measured rate's error),
+            # each kernel within 2 us of its launch call or after it
+            rows = run.q("SELECT end_ns - start_ns, start_ns - api_start_ns FROM kernels WHERE name = 'clocked'")
+            assert_eq(len(rows), 50, env)
+            durations = {d for d, _ in rows}
+            assert durations == {2000} if not ticks else all(abs(d - 2000) <= 2 for d in durations), durations
+            assert min(s for _, s in rows) > -2000, min(s for _, s in rows)
+            assert max(s for _, s in rows) < 10**9, max(s for _, s in rows)
+            check_shared(run, 50)
 
 
 def test_torch_profiler_on_a_schedule_inside_a_traced_loop():

@@ -296,7 +296,7 @@ int gt_cupti_start(const char *mode, char *why, size_t why_len)
     if (!ok)
         return 0;
 
-    CUptiResult r = gt_cupti_share_program_clock() ? CUPTI_SUCCESS : gt_cu.register_timestamp(gt_cupti_clock);
+    CUptiResult r = gt_cupti_clock_program() ? CUPTI_SUCCESS : gt_cu.register_timestamp(gt_cupti_clock);
     if (r != CUPTI_SUCCESS) {
         snprintf(why, why_len, "CUPTI refused our clock: %s", gt_cupti_err(r));
         return 0;
@@ -395,40 +395,40 @@ void gt_cupti_release_buffers(void)
     pthread_mutex_unlock(&gt_cupti_lock);
 }
 
-/* A record on the program's clock moved onto ours: the times the writer
+/* A record on the program's clock mapped onto ours: the times the writer
  * reads. */
-static void gt_cupti_shift(CUpti_Activity *rec, int64_t off)
+static void gt_cupti_shift(CUpti_Activity *rec)
 {
     switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         CUpti_ActivityKernel10 *k = (void *)rec;
-        k->start += (uint64_t)off;
-        k->end += (uint64_t)off;
+        k->start = gt_cupti_clock_map(k->start);
+        k->end = gt_cupti_clock_map(k->end);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         CUpti_ActivityMemcpy6 *m = (void *)rec;
-        m->start += (uint64_t)off;
-        m->end += (uint64_t)off;
+        m->start = gt_cupti_clock_map(m->start);
+        m->end = gt_cupti_clock_map(m->end);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         CUpti_ActivityMemset4 *m = (void *)rec;
-        m->start += (uint64_t)off;
-        m->end += (uint64_t)off;
+        m->start = gt_cupti_clock_map(m->start);
+        m->end = gt_cupti_clock_map(m->end);
         break;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
         CUpti_ActivitySynchronization2 *y = (void *)rec;
-        y->start += (uint64_t)off;
-        y->end += (uint64_t)off;
+        y->start = gt_cupti_clock_map(y->start);
+        y->end = gt_cupti_clock_map(y->end);
         break;
     }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
         CUpti_ActivityOverhead3 *o = (void *)rec;
-        o->start += (uint64_t)off;
-        o->end += (uint64_t)off;
+        o->start = gt_cupti_clock_map(o->start);
+        o->end = gt_cupti_clock_map(o->end);
         break;
     }
     default:
@@ -442,12 +442,14 @@ void gt_cupti_drain(gt_cupti_record_fn fn, void *arg)
     struct gt_cupti_buf *b = gt_cupti_head;
     gt_cupti_head = gt_cupti_tail = NULL;
     pthread_mutex_unlock(&gt_cupti_lock);
-    int64_t off = gt_cupti_share_clock_offset();
+    int foreign = gt_cupti_clock_foreign();
+    if (foreign && b)
+        gt_cupti_clock_sample();
     while (b) {
         CUpti_Activity *rec = NULL;
         while (gt_cu.next_record(b->data, b->valid, &rec) == CUPTI_SUCCESS) {
-            if (off)
-                gt_cupti_shift(rec, off);
+            if (foreign)
+                gt_cupti_shift(rec);
             fn(rec, arg);
         }
         struct gt_cupti_buf *next = b->next;
@@ -479,4 +481,5 @@ void gt_cupti_after_fork_child(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     gt_cupti_lock = fresh;
     gt_cupti_share_after_fork_child();
+    gt_cupti_clock_after_fork_child();
 }

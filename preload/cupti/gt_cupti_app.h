@@ -29,8 +29,10 @@ CUptiResult gt_cupti_app_timestamp(void *real, CUpti_TimestampCallbackFunc cb);
 const char *gt_cupti_app_mode(void);
 uint64_t gt_cupti_app_records(void);
 uint64_t gt_cupti_app_records_dropped(void);
-/* 1 when CUPTI runs on the program's clock; `offset`: the tracer's clock
- * minus it, added to the GPU times the trace keeps. */
-int gt_cupti_app_clock(int64_t *offset);
+/* 0: CUPTI runs on the tracer's clock; else on the program's, and the
+ * trace's GPU times are t0 + (c - c0) * ns_per_tick: `offset` is t0 - c0
+ * (the tracer's clock minus the program's when it was given); 2 when the
+ * rate was measured (1: not yet, taken as 1). */
+int gt_cupti_app_clock(double *ns_per_tick, int64_t *offset);
 
 #endif

@@ -59,10 +59,18 @@ int gt_cupti_share_foreign(uint8_t *buf, size_t size, size_t valid);
  * when a standby window ends. */
 int gt_cupti_share_wants(CUpti_ActivityKind k);
 void gt_cupti_share_after_fork_child(void);
+
+/* gt_cupti_clock.c, called by both: CUPTI's one clock a process. */
 /* The program gave CUPTI a clock of its own before the tracer took CUPTI
- * over: 1, and the tracer keeps it (gt_cupti_share_clock_offset converts). */
-int gt_cupti_share_program_clock(void);
-/* The tracer's clock minus CUPTI's records' (0: CUPTI is on the tracer's). */
-int64_t gt_cupti_share_clock_offset(void);
+ * over: 1, and CUPTI stays on it (gt_cupti_clock_map converts). */
+int gt_cupti_clock_program(void);
+/* Whether CUPTI's records are on the program's clock. */
+int gt_cupti_clock_foreign(void);
+/* A time of CUPTI's records on the tracer's clock. */
+uint64_t gt_cupti_clock_map(uint64_t t);
+/* Another reading of both clocks, for the line between them (the writer,
+ * before it drains). */
+void gt_cupti_clock_sample(void);
+void gt_cupti_clock_after_fork_child(void);
 
 #endif

@@ -64,9 +64,6 @@ static uint8_t gt_app_on[GT_SHARE_KINDS];
 static _Atomic uint32_t gt_app_mask;    /* share bits the program has on */
 static _Atomic int gt_share_active;     /* the tracer holds CUPTI and the program has callbacks */
 static _Atomic int gt_share_forwarding; /* forwards in progress */
-static CUpti_TimestampCallbackFunc gt_app_clock; /* the program's, given to CUPTI before the tracer took it */
-static _Atomic(int64_t) gt_share_clock_offset;    /* the tracer's clock minus CUPTI's (0: the same) */
-static _Atomic int gt_share_clock_program;        /* CUPTI runs on the program's clock */
 static _Atomic int gt_app_ever_registered; /* 1: through to CUPTI, 2: while the tracer held it */
 static uint32_t gt_app_period_ms;
 
@@ -198,7 +195,7 @@ static uint32_t gt_share_mask_for(uint32_t corr, uint64_t t)
         if ((w & 0x80) && (w & ~0xffull) == (h & ~0xffull))
             return (uint32_t)(w & 0x7f);
     }
-    return t ? gt_share_mask_at(t + (uint64_t)atomic_load(&gt_share_clock_offset)) : atomic_load(&gt_app_mask);
+    return t ? gt_share_mask_at(gt_cupti_clock_map(t)) : atomic_load(&gt_app_mask);
 }
 
 /* Which kind the program gets `rec` as (0: not its record). */
@@ -239,8 +236,7 @@ static uint32_t gt_share_judge(const CUpti_Activity *rec)
     }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
         const CUpti_ActivityOverhead3 *o = (const void *)rec;
-        uint64_t t = o->start + (uint64_t)atomic_load(&gt_share_clock_offset);
-        return (gt_share_mask_at(t) >> GT_SB_OVERHEAD) & 1 ? kind : 0;
+        return (gt_share_mask_at(gt_cupti_clock_map(o->start)) >> GT_SB_OVERHEAD) & 1 ? kind : 0;
     }
     default:
         /* A kind the tracer does not record: CUPTI made it for the program. */
@@ -600,64 +596,4 @@ void gt_cupti_share_after_fork_child(void)
     atomic_store(&gt_share_forwarding, 0);
     gt_app_buf = NULL;
     gt_app_size = gt_app_used = gt_app_nrec = 0;
-}
-
-/* ---- the program's clock ----
- * CUPTI has one clock a process too. The program's wins, so that its
- * records are on its clock exactly as untraced; the tracer takes the
- * lesser role: its GPU times are moved onto its own clock by one offset,
- * measured when the program's clock was given, and says so once. */
-
-static void gt_share_take_clock(CUpti_TimestampCallbackFunc cb)
-{
-    uint64_t t0 = gt_now_ns();
-    uint64_t c = cb();
-    uint64_t t1 = gt_now_ns();
-    int64_t off = (int64_t)(t0 / 2 + t1 / 2) - (int64_t)c;
-    atomic_store(&gt_share_clock_offset, off);
-    if (!atomic_exchange(&gt_share_clock_program, 1))
-        gt_warn("the program gave CUPTI a clock of its own: CUPTI's records are on it, and the trace's GPU "
-                "times are moved onto the tracer's clock by one offset (%lld ns)", (long long)off);
-}
-
-CUptiResult gt_cupti_app_timestamp(void *real, CUpti_TimestampCallbackFunc cb)
-{
-    if (!gt_holding()) {
-        CUptiResult (*fn)(CUpti_TimestampCallbackFunc) =
-            GT_REAL(CUptiResult(*)(CUpti_TimestampCallbackFunc), real, register_timestamp);
-        CUptiResult r = fn ? fn(cb) : CUPTI_ERROR_NOT_INITIALIZED;
-        if (r == CUPTI_SUCCESS) {
-            pthread_mutex_lock(&gt_share_lock);
-            gt_app_clock = cb;
-            pthread_mutex_unlock(&gt_share_lock);
-        }
-        return r;
-    }
-    if (!cb)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    CUptiResult r = gt_cu.register_timestamp(cb);
-    if (r == CUPTI_SUCCESS)
-        gt_share_take_clock(cb);
-    return r;
-}
-
-int gt_cupti_share_program_clock(void)
-{
-    pthread_mutex_lock(&gt_share_lock);
-    CUpti_TimestampCallbackFunc cb = gt_app_clock;
-    pthread_mutex_unlock(&gt_share_lock);
-    if (cb)
-        gt_share_take_clock(cb);
-    return cb != NULL;
-}
-
-int64_t gt_cupti_share_clock_offset(void)
-{
-    return atomic_load_explicit(&gt_share_clock_offset, memory_order_relaxed);
-}
-
-int gt_cupti_app_clock(int64_t *offset)
-{
-    *offset = atomic_load(&gt_share_clock_offset);
-    return atomic_load(&gt_share_clock_program);
 }

@@ -257,10 +257,13 @@ void gt_writer_cupti_counters(struct gt_writer *w)
     gt_meta(w, "cupti_program", mode);
     gt_meta_u64(w, "cupti_program_records", gt_cupti_app_records());
     gt_meta_u64(w, "cupti_program_dropped", gt_cupti_app_records_dropped());
+    double rate;
     int64_t off;
-    if (gt_cupti_app_clock(&off)) {
-        char v[32];
+    if (gt_cupti_app_clock(&rate, &off)) {
+        char v[48];
         snprintf(v, sizeof(v), "%lld", (long long)off);
         gt_meta(w, "cupti_clock_offset_ns", v);
+        snprintf(v, sizeof(v), "%.9f", rate);
+        gt_meta(w, "cupti_clock_ns_per_tick", v);
     }
 }

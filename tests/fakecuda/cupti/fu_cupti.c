@@ -30,7 +30,10 @@ static pthread_cond_t fu_wake = PTHREAD_COND_INITIALIZER;
 static CUpti_BuffersCallbackRequestFunc fu_request;
 static CUpti_BuffersCallbackCompleteFunc fu_complete;
 static CUpti_TimestampCallbackFunc fu_clock;
-static int64_t fu_clock_offset; /* client clock minus the GPU's */
+/* The client's clock as a line over the GPU's: c = c0 + (g - g0) * rate
+ * (a clock of its own may count other units, as a TSC's ticks do). */
+static uint64_t fu_clock_c0, fu_clock_g0;
+static double fu_clock_rate = 1.0;
 static uint8_t fu_enabled[64];
 static uint8_t *fu_buf;
 static size_t fu_size, fu_used;
@@ -64,7 +67,9 @@ static uint64_t fu_gpu_now(void)
 
 static uint64_t fu_ts(uint64_t gpu)
 {
-    return (uint64_t)((int64_t)gpu + fu_clock_offset);
+    if (!fu_clock_g0)
+        return gpu;
+    return (uint64_t)((int64_t)fu_clock_c0 + (int64_t)((double)((int64_t)gpu - (int64_t)fu_clock_g0) * fu_clock_rate));
 }
 
 /* ---- buffers ---- */
@@ -450,16 +455,45 @@ FU_API CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
     return CUPTI_SUCCESS;
 }
 
-/* Timestamps go on the client's clock. A clock within a microsecond of the
- * GPU's is taken to be the same clock (CLOCK_MONOTONIC both). */
+/* The client's clock read between two readings of the GPU's, taken close
+ * together (a thread descheduled between them would skew the line): the
+ * GPU's time of the reading in *g. */
+static uint64_t fu_read_between(CUpti_TimestampCallbackFunc cb, uint64_t *g)
+{
+    uint64_t best = ~0ull, c = 0;
+    for (int i = 0; i < 20 && best > 500; i++) {
+        uint64_t a = fu_gpu_now(), v = cb(), b = fu_gpu_now();
+        if (b - a < best) {
+            best = b - a;
+            c = v;
+            *g = a / 2 + b / 2;
+        }
+    }
+    return c;
+}
+
+/* Timestamps go on the client's clock, mapped from the GPU's by a line
+ * measured here over 5 ms, as CUPTI calibrates its clocks. A clock within a
+ * microsecond of the GPU's is taken to be the same clock (CLOCK_MONOTONIC
+ * both). */
 FU_API CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc cb)
 {
     if (!cb)
         return CUPTI_ERROR_INVALID_PARAMETER;
-    int64_t off = (int64_t)cb() - (int64_t)fu_gpu_now();
+    uint64_t g0, c0 = fu_read_between(cb, &g0), g1 = g0, c1 = c0;
+    int64_t off = (int64_t)c0 - (int64_t)g0;
+    int same = off > -1000 && off < 1000;
+    while (!same && fu_gpu_now() - g0 < 5000000)
+        ;
+    if (!same)
+        c1 = fu_read_between(cb, &g1);
     pthread_mutex_lock(&fu_lock);
     fu_clock = cb;
-    fu_clock_offset = off > -1000 && off < 1000 ? 0 : off;
+    fu_clock_g0 = same ? 0 : g0;
+    fu_clock_c0 = c0;
+    fu_clock_rate = same ? 1.0 : (double)(c1 - c0) / (double)(g1 - g0);
+    if (fu_clock_rate > 0.9999 && fu_clock_rate < 1.0001)
+        fu_clock_rate = 1.0; /* nanoseconds, as the GPU's: the offset alone */
     pthread_mutex_unlock(&fu_lock);
     return CUPTI_SUCCESS;
 }
