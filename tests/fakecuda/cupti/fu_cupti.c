@@ -184,13 +184,12 @@ static struct {
     uint64_t on;  /* kinds < 64 */
 } fu_at_call[FU_CALLS];
 
+static uint64_t fu_enabled_mask; /* fu_enabled as bits */
+
 static void fu_note_call_locked(uint32_t corr)
 {
-    uint64_t on = 0;
-    for (unsigned k = 0; k < 64; k++)
-        on |= (uint64_t)(fu_enabled[k] != 0) << k;
     fu_at_call[corr & (FU_CALLS - 1)].tag = corr + 1;
-    fu_at_call[corr & (FU_CALLS - 1)].on = on;
+    fu_at_call[corr & (FU_CALLS - 1)].on = fu_enabled_mask;
 }
 
 /* Kind k on for the call `corr` made (now, for a call not seen). */
@@ -507,6 +506,8 @@ static CUptiResult fu_set_kind(CUpti_ActivityKind k, uint8_t on)
         return r;
     pthread_mutex_lock(&fu_lock);
     fu_enabled[k] = on;
+    if ((unsigned)k < 64)
+        fu_enabled_mask = on ? fu_enabled_mask | 1ull << k : fu_enabled_mask & ~(1ull << k);
     pthread_mutex_unlock(&fu_lock);
     return CUPTI_SUCCESS;
 }
@@ -672,6 +673,7 @@ FU_API CUptiResult cuptiFinalize(void)
     fu_flush_current(0);
     pthread_mutex_lock(&fu_lock);
     memset(fu_enabled, 0, sizeof(fu_enabled));
+    fu_enabled_mask = 0;
     fu_request = NULL;
     fu_complete = NULL;
     pthread_mutex_unlock(&fu_lock);
