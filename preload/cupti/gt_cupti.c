@@ -247,6 +247,7 @@ static int gt_cupti_enable_kinds(char *why, size_t why_len)
             return 0;
         }
     }
+    gt_cupti_share_kernels_served();
     if (gt_cu.flush_period)
         gt_cu.flush_period(100); /* records reach the writer while their calls still wait (gt_writer_pend.c) */
     atomic_store(&gt_cupti_on, 1);

@@ -50,6 +50,10 @@ void gt_cupti_share_note(uint64_t ext);
  * tracer's for the process's life (handing it back could give one side's
  * buffer to the other's callback). */
 void gt_cupti_share_take(void);
+/* The tracer's concurrent kernels are on: a kernel kind the program had
+ * CUPTI turn on (before the tracer took it, or between windows) goes off,
+ * its records served by ours (both on would record each kernel twice). */
+void gt_cupti_share_kernels_served(void);
 /* The tracer's callbacks are registered: the program's calls answered. */
 void gt_cupti_share_taken(void);
 /* A buffer CUPTI handed back that is not one of the tracer's: the

@@ -372,14 +372,20 @@ int gt_cupti_share_wants(CUpti_ActivityKind k)
 void gt_cupti_share_take(void)
 {
     pthread_mutex_lock(&gt_share_lock);
-    int registered = gt_app_done != NULL, kernel = gt_app_on[CUPTI_ACTIVITY_KIND_KERNEL];
+    int registered = gt_app_done != NULL;
     pthread_mutex_unlock(&gt_share_lock);
-    if (!registered)
-        return;
     /* What CUPTI holds in the program's buffers goes to it; a buffer of
      * its still on the way comes to us and is handed on
-     * (gt_cupti_share_foreign). Its kernel kind is served by ours. */
-    gt_cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+     * (gt_cupti_share_foreign). */
+    if (registered)
+        gt_cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void gt_cupti_share_kernels_served(void)
+{
+    pthread_mutex_lock(&gt_share_lock);
+    int kernel = gt_app_on[CUPTI_ACTIVITY_KIND_KERNEL];
+    pthread_mutex_unlock(&gt_share_lock);
     if (kernel)
         gt_cu.disable(CUPTI_ACTIVITY_KIND_KERNEL);
 }
