@@ -367,6 +367,12 @@ void gt_cupti_stop(void)
     atomic_store(&gt_cupti_on, 0);
 }
 
+void gt_cupti_end(void)
+{
+    gt_cupti_share_end();
+    gt_cupti_stop();
+}
+
 void gt_cupti_pause(void)
 {
     if (!gt_cupti_active())

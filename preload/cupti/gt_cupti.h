@@ -31,6 +31,9 @@ uint32_t gt_cupti_graph_id(void *graph);
 void gt_cupti_flush(int forced);
 /* Flushes everything and stops; buffers stay queued for the writer. */
 void gt_cupti_stop(void);
+/* The process ends (exit, a fatal signal): as gt_cupti_stop, and the
+ * program's own collector gets nothing more from us. */
+void gt_cupti_end(void);
 /* A standby window's end: CUPTI stops instrumenting (its activity kinds
  * disabled), then as gt_cupti_stop. gt_cupti_start enables them again. */
 void gt_cupti_pause(void);

@@ -62,6 +62,10 @@ int gt_cupti_share_foreign(uint8_t *buf, size_t size, size_t valid);
 /* Whether the program has activity kind `k` on: the tracer leaves it on
  * when a standby window ends. */
 int gt_cupti_share_wants(CUpti_ActivityKind k);
+/* The process is ending (exit, a fatal signal): the program's callbacks
+ * get nothing more from us; its destructors may have run already (the
+ * tracer's exit handler runs late). */
+void gt_cupti_share_end(void);
 void gt_cupti_share_after_fork_child(void);
 
 /* gt_cupti_clock.c, called by both: CUPTI's one clock a process. */

@@ -64,6 +64,7 @@ static uint8_t gt_app_on[GT_SHARE_KINDS];
 static _Atomic uint32_t gt_app_mask;    /* share bits the program has on */
 static _Atomic int gt_share_active;     /* the tracer holds CUPTI and the program has callbacks */
 static _Atomic int gt_share_forwarding; /* forwards in progress */
+static _Atomic int gt_share_ended;      /* the process is ending: nothing more to the program */
 static _Atomic int gt_app_ever_registered; /* 1: through to CUPTI, 2: while the tracer held it */
 static uint32_t gt_app_period_ms;
 
@@ -315,7 +316,7 @@ static void gt_share_deliver(struct gt_share_done *d)
 
 void gt_cupti_share_forward(uint8_t *buf, size_t valid)
 {
-    if (!atomic_load(&gt_share_active) || !valid || !gt_cu.next_record)
+    if (!atomic_load(&gt_share_active) || atomic_load(&gt_share_ended) || !valid || !gt_cu.next_record)
         return;
     atomic_fetch_add(&gt_share_forwarding, 1);
     struct gt_share_done *done = NULL;
@@ -356,6 +357,8 @@ int gt_cupti_share_foreign(uint8_t *buf, size_t size, size_t valid)
     pthread_mutex_unlock(&gt_share_lock);
     if (!cb)
         return 0;
+    if (atomic_load(&gt_share_ended))
+        return 1; /* the program's to free; not ours to lend */
     cb(NULL, 0, buf, size, valid);
     return 1;
 }
@@ -590,6 +593,14 @@ uint64_t gt_cupti_app_records(void)
 uint64_t gt_cupti_app_records_dropped(void)
 {
     return atomic_load(&gt_app_dropped);
+}
+
+void gt_cupti_share_end(void)
+{
+    atomic_store(&gt_share_ended, 1);
+    /* a forward under way finishes first */
+    for (int i = 0; i < 100 && atomic_load(&gt_share_forwarding); i++)
+        usleep(1000);
 }
 
 void gt_cupti_share_after_fork_child(void)

@@ -399,7 +399,7 @@ static void gt_writer_finish_for_signal(struct gt_writer *w, int sig)
 {
     if (!atomic_exchange(&w->finishing, 1)) {
         atomic_store(&gt_state, GT_STATE_FINISHED);
-        gt_cupti_stop();
+        gt_cupti_end();
         /* Not freed: exit() on another thread may still be looking at it. */
         pthread_mutex_lock(&gt_work_lock);
         gt_writer_note_cpu(w); /* the finish, on this thread too, is counted apart */
