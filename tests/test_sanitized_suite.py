@@ -21,6 +21,8 @@ LEAVE_OUT = [
     # writer frees their rings find the ring budget spent)
     "host_times_follow", "gpu_times", "sigint", "clock_wins", "killed_process", "small_buffers", "many_threads",
     "threads_that_end",
+    # PyTorch under a sanitizer (test_cupti_share's profiler loop)
+    "torch_profiler",
     # fork with threads, sanitizer-handled crashes, own preloads, no programs
     "fork", "short_lived", "abort_and_segv", "sanitized", "allocators", "exports", "full_disk", "file_size",
     "fuzz", "line_tables",
