@@ -65,6 +65,7 @@ static _Atomic uint32_t gt_app_mask;    /* share bits the program has on */
 static _Atomic int gt_share_active;     /* the tracer holds CUPTI and the program has callbacks */
 static _Atomic int gt_share_forwarding; /* forwards in progress */
 static _Atomic int gt_share_ended;      /* the process is ending: nothing more to the program */
+static _Atomic int gt_app_ever_on;      /* the program has turned a kind on: records may be its */
 static _Atomic int gt_app_ever_registered; /* 1: through to CUPTI, 2: while the tracer held it */
 static uint32_t gt_app_period_ms;
 
@@ -110,6 +111,8 @@ static void gt_share_set_locked(uint32_t kind, int on)
     if (kind >= GT_SHARE_KINDS)
         return;
     gt_app_on[kind] = (uint8_t)on;
+    if (on)
+        atomic_store(&gt_app_ever_on, 1);
     int bit = gt_share_bit(kind);
     if (bit < 0)
         return;
@@ -316,7 +319,10 @@ static void gt_share_deliver(struct gt_share_done *d)
 
 void gt_cupti_share_forward(uint8_t *buf, size_t valid)
 {
-    if (!atomic_load(&gt_share_active) || atomic_load(&gt_share_ended) || !valid || !gt_cu.next_record)
+    /* A collector registered and not yet turned on (the PyTorch profiler's
+     * before its first active step) costs no walk of the tracer's buffers. */
+    if (!atomic_load(&gt_share_active) || !atomic_load(&gt_app_ever_on) || atomic_load(&gt_share_ended) || !valid ||
+        !gt_cu.next_record)
         return;
     atomic_fetch_add(&gt_share_forwarding, 1);
     struct gt_share_done *done = NULL;
