@@ -14,7 +14,7 @@ TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPRO
               $(TPROG)/unhooked $(TPROG)/stall $(TPROG)/entry_point $(TPROG)/endings $(TPROG)/bad_args \
               $(TPROG)/many_configs $(TPROG)/standby_loop $(TPROG)/nvtx_basic $(TPROG)/nvtx_phases $(TPROG)/diff_work $(TPROG)/steps_work \
               $(TPROG)/standby_steps $(TPROG)/rank_work $(TPROG)/host_wait $(TPROG)/dl_race $(TPROG)/capture_range \
-              $(TPROG)/no_perf
+              $(TPROG)/no_perf $(TPROG)/cupti_client $(TPROG)/cupti_client_dl
 
 UNIT_TESTS :=
 
@@ -28,6 +28,15 @@ $(TPROG)/%: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
 # host_wait keeps frame pointers: with GPUTRACE_SAMPLE_NATIVE=perf the
 # kernel walks them for a running thread's callers (test_samples.py).
 $(TPROG)/host_wait: TEST_CFLAGS += -fno-omit-frame-pointer
+
+# A program with a CUPTI collector of its own: linked to the simulated
+# CUPTI, and (_dl) finding it with dlopen and dlsym.
+$(TPROG)/cupti_client: tests/progs/cupti_client.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS) $(BUILD)/fakecuda/libcupti.so.13
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(BUILD)/fakecuda/libcupti.so.13 $(TEST_LIBS)
+$(TPROG)/cupti_client_dl: tests/progs/cupti_client.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS) $(BUILD)/fakecuda/libcupti.so.13
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -DCUPTI_DLOPEN -o $@ $< $(TEST_LIBS)
 
 # The same programs built for the per-thread default stream: they call the
 # _ptsz/_ptds entry points.

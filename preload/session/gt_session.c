@@ -312,7 +312,7 @@ static void gt_atexit(void)
     if (atomic_load(&gt_state) == GT_STATE_ACTIVE) {
         atomic_store(&gt_state, GT_STATE_FINISHED);
         gt_sampler_stop();
-        gt_cupti_stop();
+        gt_cupti_end();
         gt_writer_stop(1);
     }
     pthread_mutex_unlock(&gt_session_lock);

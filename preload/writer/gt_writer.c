@@ -243,7 +243,7 @@ int gt_begin_txn(struct gt_writer *w)
 
 static void gt_write_counters(struct gt_writer *w)
 {
-    gt_meta_u64(w, "cupti_dropped_records", gt_cupti_dropped());
+    gt_writer_cupti_counters(w);
     gt_meta_u64(w, "dropped_events", gt_ring_dropped());
     gt_meta_u64(w, "dropped_stacks", gt_stacks_dropped());
     gt_meta_u64(w, "dropped_python_stacks", gt_python_dropped());
@@ -399,7 +399,7 @@ static void gt_writer_finish_for_signal(struct gt_writer *w, int sig)
 {
     if (!atomic_exchange(&w->finishing, 1)) {
         atomic_store(&gt_state, GT_STATE_FINISHED);
-        gt_cupti_stop();
+        gt_cupti_end();
         /* Not freed: exit() on another thread may still be looking at it. */
         pthread_mutex_lock(&gt_work_lock);
         gt_writer_note_cpu(w); /* the finish, on this thread too, is counted apart */

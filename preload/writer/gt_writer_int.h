@@ -193,6 +193,9 @@ int gt_pend_fold(struct gt_writer *w, uint64_t ext, int gpu_kind, uint32_t devic
                  uint64_t end, int has_mem, unsigned src_kind, unsigned dst_kind, uint64_t bytes);
 void gt_writer_pend_free(struct gt_writer *w);
 
+/* meta's CUPTI counters: the tracer's dropped records, and the program's
+ * own use of CUPTI beside it (cupti/gt_cupti_app.h). */
+void gt_writer_cupti_counters(struct gt_writer *w);
 /* Stores one CUPTI activity record (a gt_cupti_record_fn). */
 void gt_write_gpu_record(const void *record, void *arg);
 /* The writer's GPU-side state, freed with the writer. */
