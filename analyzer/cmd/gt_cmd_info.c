@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/gt_utf8.h"
 #include "cmd/gt_cmds.h"
 #include "base/gt_fmt.h"
 #include "base/gt_map.h"
@@ -559,6 +560,11 @@ int gt_cmd_info(int argc, char **argv)
         return gt_usage_error("info", "no trace file given");
 
     int status = GT_EXIT_OK, shown = 0;
+    /* Names hold whatever bytes the program gave them: the output comes
+     * out valid UTF-8 whatever they are (base/gt_utf8.h). */
+    FILE *real_stdout = stdout, *clean = gt_utf8_wrap(stdout);
+    if (clean)
+        stdout = clean;
     for (; i < argc; i++) {
         struct gt_trace t;
         int rc = gt_trace_open(&t, argv[i]);
@@ -581,6 +587,10 @@ int gt_cmd_info(int argc, char **argv)
         }
         gt_info_free(&in);
         gt_trace_close(&t);
+    }
+    if (clean) {
+        fclose(clean); /* flushes what it holds into the real stdout */
+        stdout = real_stdout;
     }
     return status;
 }
