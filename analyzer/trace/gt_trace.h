@@ -21,6 +21,10 @@ struct gt_trace {
     /* Opened with immutable=1 because the -wal/-shm files could not be used:
      * anything still only in the write-ahead log is not visible. */
     int wal_skipped;
+    /* A private copy of the trace and its write-ahead log, read instead of
+     * the file when the log could not be used where it lies (a read-only
+     * directory); removed by gt_trace_close. NULL when none. */
+    char *copy_dir;
 };
 
 /* Opens and validates `path`. Returns 0, or GT_EXIT_USAGE (2) after printing
