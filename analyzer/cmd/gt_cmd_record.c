@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include "cmd/gt_record_output.h"
 #include "cmd/gt_record_summary.h"
 #include "cmd/gt_record_window.h"
 #include "base/gt_fmt.h"
@@ -25,8 +26,8 @@
 void gt_cmd_record_usage(FILE *out)
 {
     fprintf(out,
-            "usage: gputrace record [-q] [-o PATTERN] [--stack-depth N] [--delay D]\n"
-            "                       [--duration D] [--capture-range=RANGE\n"
+            "usage: gputrace record [-q] [-o PATTERN] [--force] [--stack-depth N]\n"
+            "                       [--delay D] [--duration D] [--capture-range=RANGE\n"
             "                       [--capture-range-end=END]] [--] COMMAND [ARGS]\n"
             "\n"
             "Runs COMMAND with libgputrace.so preloaded. Every process that loads the\n"
@@ -42,6 +43,13 @@ void gt_cmd_record_usage(FILE *out)
             "                        %%r rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK,\n"
             "                        SLURM_PROCID...; 0 if none), %%%% a literal %%.\n"
             "                        Default: %s\n"
+            "                        Its directory must exist and be writable, and a\n"
+            "                        trace already at the name is kept: record stops\n"
+            "                        (status 2) before COMMAND starts. A process that\n"
+            "                        finds the name taken (being written, or created\n"
+            "                        meanwhile) writes beside it (t.2.db), and says so\n"
+            "  --force               replace a trace already at the name (one no\n"
+            "                        process is writing); sets GPUTRACE_FORCE_OVERWRITE\n"
             "  --stack-depth N       native frames kept per call, 0 to %d, 0 turns\n"
             "                        stacks off; sets GPUTRACE_STACK_DEPTH. Default %d.\n"
             "  --delay D             record only from D after COMMAND starts (500ms,\n"
@@ -69,6 +77,8 @@ void gt_cmd_record_usage(FILE *out)
             "\n"
             "environment (read by the traced processes; options above override):\n"
             "  GPUTRACE_OUTPUT         as -o\n"
+            "  GPUTRACE_FORCE_OVERWRITE  1: as --force; 0 (default): a trace already\n"
+            "                          at the name is kept and this one written beside\n"
             "  GPUTRACE_STACK_DEPTH    as --stack-depth\n"
             "  GPUTRACE_BUFFER_EVENTS  largest per-thread event ring, a power of two\n"
             "                          from 64 to 1048576. Default %u.\n"
@@ -229,7 +239,7 @@ static const char *gt_opt_value(int argc, char **argv, int *i, const char *short
 int gt_cmd_record(int argc, char **argv)
 {
     const char *output = NULL, *depth = NULL, *crange = NULL, *crange_end = NULL;
-    int quiet = 0, windowed = 0;
+    int quiet = 0, windowed = 0, force = 0;
     uint64_t delay_ns = 0, duration_ns = 0;
     int i = 1;
     for (; i < argc; i++) {
@@ -248,6 +258,10 @@ int gt_cmd_record(int argc, char **argv)
         }
         if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
             quiet = 1;
+            continue;
+        }
+        if (strcmp(a, "--force") == 0) {
+            force = 1;
             continue;
         }
         if ((v = gt_opt_value(argc, argv, &i, "-o", "--output", &missing))) {
@@ -304,6 +318,11 @@ int gt_cmd_record(int argc, char **argv)
         if (strlen(output) >= sizeof(((struct gt_config *)0)->output))
             return gt_usage_error("record", "bad -o: pattern is too long");
     }
+    /* Where the trace goes, checked before the command runs: a process
+     * that cannot create it runs untraced, which is no way to learn of a
+     * typo in -o. */
+    if (gt_record_check_output(output ? output : GT_DEFAULT_OUTPUT, cmd[0], windowed || crange, force) < 0)
+        return GT_EXIT_USAGE;
     if (depth) {
         long d;
         if (gt_parse_int(depth, 0, GT_STACK_MAX_DEPTH, &d) < 0)
@@ -339,6 +358,7 @@ int gt_cmd_record(int argc, char **argv)
             close(lfd);
     }
     if ((output && setenv("GPUTRACE_OUTPUT", output, 1) < 0) ||
+        (force && setenv("GPUTRACE_FORCE_OVERWRITE", "1", 1) < 0) ||
         (depth && setenv("GPUTRACE_STACK_DEPTH", depth, 1) < 0) ||
         (windowed && setenv("GPUTRACE_MODE", "standby", 1) < 0) ||
         (crange && setenv("GPUTRACE_CAPTURE_RANGE", crange, 1) < 0) ||

@@ -220,6 +220,7 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
     c->gpu_timing = 1;
     c->python = 1;
     c->standby = 0;
+    c->force_overwrite = 0;
     c->trigger_step_factor = 0;
     c->trigger_idle_pct = 0;
     c->trigger_cooldown_ns = GT_DEFAULT_TRIGGER_COOLDOWN_NS;
@@ -276,6 +277,14 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
         else
             gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 1 or 0; using %s", "GPUTRACE_PYTHON",
                            v, "1");
+    }
+    v = get("GPUTRACE_FORCE_OVERWRITE");
+    if (v) {
+        if (strcmp(v, "1") == 0 || strcmp(v, "0") == 0)
+            c->force_overwrite = v[0] == '1';
+        else
+            gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 1 or 0; using %s",
+                           "GPUTRACE_FORCE_OVERWRITE", v, "0 (an existing trace is kept)");
     }
     v = get("GPUTRACE_MODE");
     if (v) {

@@ -19,6 +19,7 @@ struct gt_config {
     int gpu_timing;            /* 1: CUPTI (GPUTRACE_GPU_TIMING=cupti), 0: off */
     int python;                /* 1: Python stacks where Python runs (GPUTRACE_PYTHON=1), 0: off */
     int standby;               /* GPUTRACE_MODE: 0 record (from the first call), 1 standby (windows on demand) */
+    int force_overwrite;       /* GPUTRACE_FORCE_OVERWRITE=1: an earlier run's trace at the name is replaced */
     /* Automatic windows in standby (GPUTRACE_TRIGGER, rules separated by
      * commas): step-time>Kx, a step over K times the running median opens
      * one (0: no such rule); idle>P%, a GPU idle more than P% of a second

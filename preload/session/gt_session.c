@@ -37,36 +37,9 @@ static const char *gt_getenv(const char *name)
     return getenv(name);
 }
 
-/* exec keeps the pid, so an image started by exec would name its trace as
- * the image before it did: that file is kept, and this one is named apart
- * (t-123.db, then t-123.2.db, t-123.3.db...). */
-static void gt_path_apart(char *path, size_t len)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0 || !gt_writer_is_earlier_image(path))
-        return;
-    char base[1024];
-    snprintf(base, sizeof(base), "%s", path);
-    char *dot = strrchr(base, '.'), *slash = strrchr(base, '/');
-    const char *ext = "";
-    if (dot && (!slash || dot > slash) && dot != base) {
-        ext = path + (dot - base);
-        *dot = 0;
-    }
-    for (int k = 2; k < 1000; k++) {
-        char next[1100];
-        snprintf(next, sizeof(next), "%s.%d%s", base, k, ext);
-        if (strlen(next) >= len)
-            return;
-        if (lstat(next, &st) != 0 || !gt_writer_is_earlier_image(next)) {
-            memcpy(path, next, strlen(next) + 1); /* fits: checked above */
-            return;
-        }
-    }
-}
-
 /* Under `gputrace record`: adds this process's trace to the list the
- * closing summary reads (one append, atomic for a line this short). */
+ * closing summary reads (one append, atomic for a line this short); "!"
+ * for a process that could not create its trace, and said why. */
 static void gt_list_trace(const char *path)
 {
     const char *list = getenv("GPUTRACE_RECORD_LIST");
@@ -74,7 +47,7 @@ static void gt_list_trace(const char *path)
         return;
     char line[PATH_MAX + 2], cwd[PATH_MAX];
     int n;
-    if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+    if (path[0] == '/' || path[0] == '!' || !getcwd(cwd, sizeof(cwd)))
         n = snprintf(line, sizeof(line), "%s\n", path);
     else
         n = snprintf(line, sizeof(line), "%s/%s\n", cwd, path);
@@ -107,8 +80,9 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
         gt_warn("GPUTRACE_OUTPUT: %s; using %s", err, GT_DEFAULT_OUTPUT);
         gt_expand_output(GT_DEFAULT_OUTPUT, &vars, path, path_len, err, err_len);
     }
-    gt_path_apart(path, path_len);
-    if (gt_writer_open(path, cfg, err, err_len) < 0)
+    /* Another process's trace at that name is never written into: this
+     * one's goes beside it (the writer says where). */
+    if (gt_writer_open(path, path_len, cfg, err, err_len) < 0)
         return -1;
     uint64_t since = gt_now_ns();
     if (cfg->standby) {
@@ -206,6 +180,7 @@ static void gt_session_start_locked(void)
     }
     if (gt_session_open_trace(cfg->output, 1, NULL, path, sizeof(path), err, sizeof(err)) < 0) {
         gt_warn("%s; not tracing this process", err);
+        gt_list_trace("!");
         atomic_store(&gt_state, GT_STATE_DISABLED);
     }
 }

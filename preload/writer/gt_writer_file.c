@@ -1,7 +1,7 @@
 /* gt_writer_file.c: a new trace file, on the thread that opens it (the
- * program's first CUDA call, or a standby window's opening): the way
- * cleared at its path, and the process it describes written to meta (who,
- * where, when, with which settings). */
+ * program's first CUDA call, or a standby window's opening): the process
+ * it describes written to meta (who, where, when, with which settings);
+ * the name is claimed by gt_writer_claim.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,37 +22,23 @@
 
 #define GT_VERSION "0.1.0"
 
-/* Clears the way for a new trace at `path`: stale WAL files from an
- * earlier run under the same name would be replayed into the new one. */
-int gt_writer_create_file(const char *path, char *err, size_t err_len)
+void gt_read_text_file(const char *path, char *buf, size_t len, int nul_to_space)
 {
-    struct stat st;
-    if (lstat(path, &st) == 0) {
-        if (S_ISLNK(st.st_mode)) {
-            snprintf(err, err_len, "%s is a symbolic link; refusing to write through it", path);
-            return -1;
-        }
-        if (!S_ISREG(st.st_mode)) {
-            snprintf(err, err_len, "%s exists and is not a regular file", path);
-            return -1;
-        }
-        if (unlink(path) != 0) {
-            snprintf(err, err_len, "cannot replace %s: %s", path, strerror(errno));
-            return -1;
-        }
-    }
-    char side[PATH_MAX + 8];
-    snprintf(side, sizeof(side), "%s-wal", path);
-    unlink(side);
-    snprintf(side, sizeof(side), "%s-shm", path);
-    unlink(side);
-    int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        snprintf(err, err_len, "cannot create %s: %s", path, strerror(errno));
-        return -1;
-    }
+    buf[0] = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, len - 1);
     close(fd);
-    return 0;
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == 0))
+        buf[--n] = 0;
+    if (nul_to_space)
+        for (ssize_t i = 0; i < n; i++)
+            if (buf[i] == 0)
+                buf[i] = ' ';
 }
 
 /* When this process started (clock ticks since boot, /proc/self/stat field
