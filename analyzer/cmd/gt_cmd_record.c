@@ -13,7 +13,6 @@
 
 #include "cmd/gt_record_output.h"
 #include "cmd/gt_record_summary.h"
-#include "cmd/gt_record_window.h"
 #include "base/gt_fmt.h"
 #include <time.h>
 #include <unistd.h>
@@ -53,12 +52,14 @@ void gt_cmd_record_usage(FILE *out)
             "  --stack-depth N       native frames kept per call, 0 to %d, 0 turns\n"
             "                        stacks off; sets GPUTRACE_STACK_DEPTH. Default %d.\n"
             "  --delay D             record only from D after COMMAND starts (500ms,\n"
-            "                        10s, 5m; the unit is required): COMMAND runs in\n"
-            "                        standby and one window is\n"
-            "                        opened in it (docs/standby.md); processes it\n"
-            "                        starts record nothing\n"
-            "  --duration D          record for D only (from the delay's end, or the\n"
-            "                        first CUDA call), then let calls pass through\n"
+            "                        10s, 5m; the unit is required), or from its first\n"
+            "                        CUDA call if that comes later (0s: from the first\n"
+            "                        call): COMMAND runs in standby and opens one\n"
+            "                        window (docs/standby.md); processes it starts\n"
+            "                        record nothing\n"
+            "  --duration D          record for D only, from the window's opening (the\n"
+            "                        delay's end, or the first CUDA call), then let\n"
+            "                        calls pass through\n"
             "  --capture-range=RANGE record only inside ranges the program marks, one\n"
             "                        trace per range (-wN before the extension, %%w):\n"
             "                        cudaProfilerApi: from cudaProfilerStart to\n"
@@ -404,6 +405,16 @@ int gt_cmd_record(int argc, char **argv)
         return GT_EXIT_FAIL;
     }
     if (pid == 0) {
+        /* The window is the command's own process's (not its children's):
+         * it opens it itself, so no call made before record could reach
+         * it is missed (preload/session/gt_session.c). */
+        if (windowed) {
+            char win[96];
+            uint64_t start = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec;
+            snprintf(win, sizeof(win), "%ld:%llu:%llu", (long)getpid(),
+                     (unsigned long long)(delay_ns ? start + delay_ns : 0), (unsigned long long)duration_ns);
+            setenv("GPUTRACE_RECORD_WINDOW", win, 1);
+        }
         for (size_t k = 0; k < GT_NFWD; k++)
             sigaction(gt_fwd_signals[k], &saved[k], NULL);
         sigprocmask(SIG_SETMASK, &old, NULL);
@@ -427,14 +438,9 @@ int gt_cmd_record(int argc, char **argv)
 
     int status;
     pid_t w;
-    if (windowed && r != (ssize_t)sizeof(exec_errno)) {
-        uint64_t start = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec;
-        w = gt_record_window_wait(pid, delay_ns, duration_ns, start, &status) < 0 ? -1 : pid;
-    } else {
-        do
-            w = waitpid(pid, &status, 0);
-        while (w < 0 && errno == EINTR);
-    }
+    do
+        w = waitpid(pid, &status, 0);
+    while (w < 0 && errno == EINTR);
     if (w < 0) {
         gt_err("waitpid: %s", strerror(errno));
         return GT_EXIT_FAIL;

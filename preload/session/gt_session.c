@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/gt_config.h"
@@ -138,6 +139,8 @@ static void gt_session_capture_close(void)
     gt_session_window_close();
 }
 
+static void gt_session_record_window(const struct gt_config *cfg);
+
 static void gt_session_start_locked(void)
 {
     struct gt_config *cfg = &gt_session_cfg;
@@ -176,6 +179,8 @@ static void gt_session_start_locked(void)
             gt_idle_start(cfg->trigger_idle_pct, gt_control_fire, err, sizeof(err)) < 0)
             gt_warn("GPUTRACE_TRIGGER=idle>%d%%: %s; the idle rule is off", cfg->trigger_idle_pct, err);
         atomic_store(&gt_state, GT_STATE_STANDBY);
+        if (cfg->record_window_pid == (long)getpid())
+            gt_session_record_window(cfg);
         return;
     }
     if (gt_session_open_trace(cfg->output, 1, NULL, path, sizeof(path), err, sizeof(err)) < 0) {
@@ -232,9 +237,8 @@ uint64_t gt_session_window_steps_end(void)
     return done;
 }
 
-int gt_session_window_open(const char *why, char *path, size_t path_len, char *err, size_t err_len)
+static int gt_session_window_open_locked(const char *why, char *path, size_t path_len, char *err, size_t err_len)
 {
-    pthread_mutex_lock(&gt_session_lock);
     int rc = -1;
     if (atomic_load(&gt_state) != GT_STATE_STANDBY) {
         snprintf(err, err_len, atomic_load(&gt_state) == GT_STATE_ACTIVE ? "a window is already open"
@@ -247,8 +251,36 @@ int gt_session_window_open(const char *why, char *path, size_t path_len, char *e
         if (rc == 0)
             rc = (int)++gt_session_window;
     }
+    return rc;
+}
+
+int gt_session_window_open(const char *why, char *path, size_t path_len, char *err, size_t err_len)
+{
+    pthread_mutex_lock(&gt_session_lock);
+    int rc = gt_session_window_open_locked(why, path, path_len, err, err_len);
     pthread_mutex_unlock(&gt_session_lock);
     return rc;
+}
+
+/* `gputrace record --delay/--duration`'s window, in the command's own
+ * process (GPUTRACE_RECORD_WINDOW): due already, it opens here, on the
+ * first CUDA call's thread, so that call is its first; else the control
+ * thread opens it when due. The control thread closes it. */
+static void gt_session_record_window(const struct gt_config *cfg)
+{
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    uint64_t wall = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+    if (cfg->record_window_at_ns > wall) {
+        gt_control_plan_window(cfg->record_window_at_ns, cfg->record_window_dur_ns, 0);
+        return;
+    }
+    char path[1024], err[512];
+    int n = gt_session_window_open_locked("gputrace record", path, sizeof(path), err, sizeof(err));
+    if (n < 0)
+        gt_warn("%s; not tracing this process", err);
+    else
+        gt_control_plan_window(0, cfg->record_window_dur_ns, n);
 }
 
 void gt_session_window_close(void)
