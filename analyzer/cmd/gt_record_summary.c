@@ -40,7 +40,10 @@ static void gt_summary_line(const char *path, char *finding, size_t finding_len,
     int64_t calls = 0;
     gt_trace_int(&t, "SELECT count(*) FROM calls", &calls);
     if (!done || calls == 0) {
-        gt_err("wrote %s: %lld CUDA calls%s", path, (long long)calls, done ? "" : ", process did not finish");
+        char *stopped = done ? NULL : gt_trace_stop_reason(&t);
+        gt_err("wrote %s: %lld CUDA calls%s%s", path, (long long)calls,
+               done ? "" : stopped ? ", recording stopped early: " : ", process did not finish", stopped ? stopped : "");
+        free(stopped);
         gt_trace_close(&t);
         return;
     }

@@ -343,6 +343,25 @@ int64_t gt_trace_meta_int(struct gt_trace *t, const char *key, int64_t dflt)
     return ok ? n : dflt;
 }
 
+char *gt_trace_stop_reason(struct gt_trace *t)
+{
+    char *reason = gt_trace_meta(t, "stop_reason");
+    if (!reason)
+        return NULL;
+    char *detail = gt_trace_meta(t, "stop_detail");
+    const char *what = strcmp(reason, "disk_full") == 0         ? "the disk was full"
+                     : strcmp(reason, "quota") == 0             ? "the disk quota was reached"
+                     : strcmp(reason, "file_size_limit") == 0   ? "the file size limit (ulimit -f) was reached"
+                                                                : "a write to the trace failed";
+    size_t len = strlen(what) + (detail ? strlen(detail) : 0) + 8;
+    char *out = malloc(len);
+    if (out)
+        snprintf(out, len, detail && *detail ? "%s (%s)" : "%s", what, detail);
+    free(reason);
+    free(detail);
+    return out;
+}
+
 void gt_trace_sql_error(struct gt_trace *t, const char *what)
 {
     fprintf(stderr, "gputrace: %s: %s: %s\n", t->path, what, sqlite3_errmsg(t->db));

@@ -37,6 +37,13 @@ char *gt_trace_meta(struct gt_trace *t, const char *key);
 /* A meta value parsed as an integer; `dflt` when absent or not a number. */
 int64_t gt_trace_meta_int(struct gt_trace *t, const char *key, int64_t dflt);
 
+/* Why recording stopped before its process ended, when the tracer could
+ * say (meta.stop_reason, written when a write failed: a full disk, a
+ * quota, a file size limit): "the disk was full (No space left on
+ * device)", malloc'ed; NULL for a trace that does not say (finished, or
+ * killed). */
+char *gt_trace_stop_reason(struct gt_trace *t);
+
 /* Runs a query returning one integer (NULL reads as 0). Returns 0, or -1
  * after printing the SQLite error. */
 int gt_trace_int(struct gt_trace *t, const char *sql, int64_t *out);

@@ -102,6 +102,10 @@ static void gt_writer_failed(struct gt_writer *w, const char *why)
     if (w->failed)
         return;
     w->failed = 1;
+    /* For meta: SQLite says a full disk as SQLITE_FULL, with no errno. */
+    int full = strcmp(why, sqlite3_errstr(SQLITE_FULL)) == 0;
+    w->fail_errno = full ? ENOSPC : w->db ? sqlite3_system_errno(w->db) : 0;
+    snprintf(w->fail_why, sizeof(w->fail_why), "%s", why);
     int active = GT_STATE_ACTIVE;
     atomic_compare_exchange_strong(&gt_state, &active, GT_STATE_DISABLED);
     gt_warn("cannot write %s: %s; recording stops, the trace keeps what was committed", w->path, why);
@@ -210,8 +214,10 @@ static void gt_write_event(const struct gt_event *e, void *arg)
 
 int gt_begin_txn(struct gt_writer *w)
 {
-    if (w->failed)
+    if (w->failed) {
+        gt_writer_note_stop(w); /* once, when no transaction is open: why recording stopped */
         return -1;
+    }
     if (!w->in_txn) {
         if (gt_exec(w->db, "BEGIN") != SQLITE_OK) {
             gt_writer_failed(w, sqlite3_errmsg(w->db));

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +40,34 @@ void gt_read_text_file(const char *path, char *buf, size_t len, int nul_to_space
         for (ssize_t i = 0; i < n; i++)
             if (buf[i] == 0)
                 buf[i] = ' ';
+}
+
+void gt_writer_note_stop(struct gt_writer *w)
+{
+    if (w->stop_noted || !w->db || w->in_txn)
+        return;
+    w->stop_noted = 1;
+    int e = w->fail_errno;
+    /* SQLite's errno may be lost by then: a file at the size limit says it. */
+    struct rlimit fsz;
+    struct stat st;
+    char wal[PATH_MAX + 8];
+    snprintf(wal, sizeof(wal), "%s-wal", w->path);
+    if ((e == 0 || e == EIO) && getrlimit(RLIMIT_FSIZE, &fsz) == 0 && fsz.rlim_cur != RLIM_INFINITY &&
+        ((stat(w->path, &st) == 0 && (rlim_t)st.st_size + 65536 >= fsz.rlim_cur) ||
+         (stat(wal, &st) == 0 && (rlim_t)st.st_size + 65536 >= fsz.rlim_cur)))
+        e = EFBIG;
+    const char *reason = e == ENOSPC ? "disk_full" : e == EDQUOT ? "quota" : e == EFBIG ? "file_size_limit"
+                       : "write_error";
+    char *sql = sqlite3_mprintf("BEGIN; INSERT OR REPLACE INTO meta VALUES('stop_reason', %Q), "
+                                "('stop_detail', %Q), ('stopped_at_ns', '%llu'); COMMIT",
+                                reason, e ? strerror(e) : w->fail_why,
+                                (unsigned long long)gt_now_ns());
+    /* The rolled-back transaction's pages in the log are written over:
+     * on a full disk a row this small usually still fits. */
+    if (!sql || sqlite3_exec(w->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_free(sql);
 }
 
 /* When this process started (clock ticks since boot, /proc/self/stat field

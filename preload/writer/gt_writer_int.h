@@ -73,6 +73,9 @@ struct gt_writer {
     int lock_fd;           /* its flock says the file is being written (gt_writer_claim.c) */
     int in_txn;
     int failed;            /* a write failed: stop recording, keep what is committed */
+    int fail_errno;        /* the system's reason (ENOSPC...), 0 if none known */
+    char fail_why[160];    /* SQLite's words for it */
+    int stop_noted;        /* the reason is in meta, or was tried (gt_writer_note_stop) */
     uint64_t last_commit_ns;
     struct gt_batch events;
     struct gt_batch gpu;
@@ -156,6 +159,11 @@ void gt_meta_u64(struct gt_writer *w, const char *key, uint64_t v);
  * descriptor whose flock marks the file as being written (held until the
  * trace is closed), or -1 with the reason in err. */
 int gt_writer_claim_file(char *path, size_t path_len, int force, char *err, size_t err_len);
+/* gt_writer_file.c: after a write failed and its transaction was rolled
+ * back, why recording stopped into meta (stop_reason, stop_detail,
+ * stopped_at_ns) in a transaction of its own, so the trace does not read
+ * as a crash; once, and only if it fits (a full disk may refuse it). */
+void gt_writer_note_stop(struct gt_writer *w);
 /* gt_writer_file.c: who, where, when, with which settings, into meta. */
 struct gt_config;
 void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg);
