@@ -83,8 +83,10 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
     }
     /* Another process's trace at that name is never written into: this
      * one's goes beside it (the writer says where). */
-    if (gt_writer_open(path, path_len, cfg, err, err_len) < 0)
+    if (gt_writer_open(path, path_len, cfg, err, err_len) < 0) {
+        gt_list_trace("!"); /* record's summary: calls were made, the caller says why no trace */
         return -1;
+    }
     uint64_t since = gt_now_ns();
     if (cfg->standby) {
         /* A window by steps records nothing until its first step starts. */
@@ -185,7 +187,6 @@ static void gt_session_start_locked(void)
     }
     if (gt_session_open_trace(cfg->output, 1, NULL, path, sizeof(path), err, sizeof(err)) < 0) {
         gt_warn("%s; not tracing this process", err);
-        gt_list_trace("!");
         atomic_store(&gt_state, GT_STATE_DISABLED);
     }
 }
