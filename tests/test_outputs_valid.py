@@ -59,13 +59,14 @@ def test_odd_names_leave_every_output_valid():
     rep = _json(_run("report", "--format", "json", db), "report json")
     info = _json(_run("info", "--format", "json", db), "info json")
     chrome = _json(_run("export", "--format", "chrome-json", "-o", "-", db), "chrome-json")
+    summary = _json(_run("summarize", "-o", "-", db), "summarize")
     text = _text(_run("report", db), "report text")
     _text(_run("info", db), "info text")
     html = _text(_run("report", "--format", "html", db), "report html")
     # The names survive as far as they are valid: the well-formed ones as
     # they were, each bad byte as U+FFFD, each control character as '?'
     # (JSON escapes them instead, before the filter sees them).
-    every = set(_strings(rep)) | set(_strings(info)) | set(_strings(chrome))
+    every = set(_strings(rep)) | set(_strings(info)) | set(_strings(chrome)) | set(_strings(summary))
     assert any(s.startswith("k" + FFFD + "rn" + FFFD + "el") for s in every), sorted(every)[:40]
     assert "fine_\u00e9" in every
     assert any("ok \u2713" == s for s in _strings(chrome)), "the valid NVTX name kept"
