@@ -61,6 +61,7 @@ $(TUNIT)/test_ring: tests/unit/test_ring.c preload/hot/gt_ring.c preload/hot/gt_
 tests-build: $(TEST_PROGS) $(UNIT_TESTS) $(BUILD)/asan/libgputrace.so $(BUILD)/tsan/libgputrace.so
 -include tests/unit/budget.mk
 -include tests/unit/timeline.mk
+-include tests/unit/utf8.mk
 
 # Call paths beyond symbol interposition.
 tests-build: $(TPROG)/dl_launcher $(TPROG)/rt_basic_static $(TPROG)/rtld_next $(TPROG)/graph $(TPROG)/copy3d $(TPROG)/batch
