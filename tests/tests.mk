@@ -14,7 +14,7 @@ TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPRO
               $(TPROG)/unhooked $(TPROG)/stall $(TPROG)/entry_point $(TPROG)/endings $(TPROG)/bad_args \
               $(TPROG)/many_configs $(TPROG)/standby_loop $(TPROG)/nvtx_basic $(TPROG)/nvtx_phases $(TPROG)/diff_work $(TPROG)/steps_work \
               $(TPROG)/standby_steps $(TPROG)/rank_work $(TPROG)/host_wait $(TPROG)/dl_race $(TPROG)/capture_range \
-              $(TPROG)/no_perf $(TPROG)/cupti_client $(TPROG)/cupti_client_dl
+              $(TPROG)/no_perf $(TPROG)/cupti_client $(TPROG)/cupti_client_dl $(TPROG)/odd_names
 
 UNIT_TESTS :=
 
@@ -70,6 +70,7 @@ $(TUNIT)/test_ring: tests/unit/test_ring.c preload/hot/gt_ring.c preload/hot/gt_
 tests-build: $(TEST_PROGS) $(UNIT_TESTS) $(BUILD)/asan/libgputrace.so $(BUILD)/tsan/libgputrace.so
 -include tests/unit/budget.mk
 -include tests/unit/timeline.mk
+-include tests/unit/utf8.mk
 
 # Call paths beyond symbol interposition.
 tests-build: $(TPROG)/dl_launcher $(TPROG)/rt_basic_static $(TPROG)/rtld_next $(TPROG)/graph $(TPROG)/copy3d $(TPROG)/batch

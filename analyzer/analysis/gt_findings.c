@@ -215,9 +215,14 @@ void gt_notes(struct gt_pass *p)
 {
     struct gt_report *r = p->r;
     const struct gt_summary *s = &r->summary;
-    if (r->partial)
+    char *stopped = r->partial ? gt_trace_stop_reason(p->t) : NULL;
+    if (stopped)
+        gt_note(r, "partial trace: recording stopped early, %s; what was committed before is reported (the "
+                   "process ran on untraced)", stopped);
+    else if (r->partial)
         gt_note(r, "partial trace: the process did not finish (killed or crashed); what it had committed is "
                    "reported");
+    free(stopped);
     if (p->t->wal_skipped)
         gt_note(r, "its write-ahead log could not be read: data not yet in the main file is missing");
     if (!s->calls)

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/gt_utf8.h"
 #include "cmd/gt_cmds.h"
 #include "base/gt_fmt.h"
 #include "base/gt_map.h"
@@ -348,10 +349,16 @@ static void gt_info_text(struct gt_trace *t, const struct gt_info *in)
                gt_fmt_duration(in->duration_ns, b1, sizeof(b1)),
                in->duration_partial ? " (to the last recorded call)" : "");
     gt_label("status:");
+    char *stopped = in->complete ? NULL : gt_trace_stop_reason(t);
     if (in->complete)
         printf("complete\n");
-    else
+    else if (stopped) {
+        printf("incomplete\nrecording stopped early: ");
+        gt_put_text(stdout, stopped, 0);
+        printf("; the trace holds what was committed before, and the process ran on untraced\n");
+    } else
         printf("incomplete\nprocess did not finish: trace holds what was committed before it stopped\n");
+    free(stopped);
     if (t->wal_skipped)
         printf("%11swrite-ahead log not read: later events may be missing\n", "");
     /* The shim writes 'none' when it did not time kernels on the GPU. */
@@ -483,6 +490,14 @@ static void gt_info_json(struct gt_trace *t, const struct gt_info *in)
     gt_json_int("duration_ns", in->duration_ns, 1);
     printf(",\"duration_partial\":%s,\"complete\":%s,\"wal_skipped\":%s", in->duration_partial ? "true" : "false",
            in->complete ? "true" : "false", t->wal_skipped ? "true" : "false");
+    /* why recording stopped early, when the tracer could say (a full disk) */
+    char *stop = gt_trace_meta(t, "stop_reason"), *stop_detail = gt_trace_meta(t, "stop_detail");
+    printf(",\"stop_reason\":");
+    gt_put_json_string(stdout, stop);
+    printf(",\"stop_detail\":");
+    gt_put_json_string(stdout, stop_detail);
+    free(stop);
+    free(stop_detail);
     printf(",\"gpu_timing\":");
     gt_put_json_string(stdout, in->gpu_timing);
     printf(",\"cuda_runtime_version\":");
@@ -559,6 +574,11 @@ int gt_cmd_info(int argc, char **argv)
         return gt_usage_error("info", "no trace file given");
 
     int status = GT_EXIT_OK, shown = 0;
+    /* Names hold whatever bytes the program gave them: the output comes
+     * out valid UTF-8 whatever they are (base/gt_utf8.h). */
+    FILE *real_stdout = stdout, *clean = gt_utf8_wrap(stdout);
+    if (clean)
+        stdout = clean;
     for (; i < argc; i++) {
         struct gt_trace t;
         int rc = gt_trace_open(&t, argv[i]);
@@ -581,6 +601,10 @@ int gt_cmd_info(int argc, char **argv)
         }
         gt_info_free(&in);
         gt_trace_close(&t);
+    }
+    if (clean) {
+        fclose(clean); /* flushes what it holds into the real stdout */
+        stdout = real_stdout;
     }
     return status;
 }
