@@ -15,6 +15,8 @@ TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPRO
               $(TPROG)/many_configs $(TPROG)/standby_loop $(TPROG)/nvtx_basic $(TPROG)/nvtx_phases $(TPROG)/diff_work $(TPROG)/steps_work \
               $(TPROG)/standby_steps $(TPROG)/rank_work $(TPROG)/host_wait $(TPROG)/dl_race $(TPROG)/capture_range \
               $(TPROG)/no_perf
+# before/after pairs for diff and audit --baseline (tests/test_diff.py)
+TEST_PROGS += $(TPROG)/gate_work
 
 UNIT_TESTS :=
 
