@@ -8,6 +8,8 @@
 
 /* "512 B", "1.5 KiB", "40.0 MiB"... (binary units). */
 const char *gt_fmt_bytes(int64_t bytes, char *buf, size_t len);
+/* The same for sizes up to 2^64 - 1 (16.0 EiB): limits a user gives. */
+const char *gt_fmt_ubytes(uint64_t bytes, char *buf, size_t len);
 /* "850 ns", "12.3 us", "4.56 ms", "1.234 s", "2 min 3.4 s", "1 h 02 min". */
 const char *gt_fmt_duration(int64_t ns, char *buf, size_t len);
 /* Parses "250000", "250us", "1.5ms", "2s" (ns, us, ms, s) into ns.

@@ -129,7 +129,7 @@ static const char *gt_fmt_exact_bytes(uint64_t n, char *buf, size_t len)
     if (n < 1024)
         snprintf(buf, len, "%llu B", (unsigned long long)n);
     else
-        snprintf(buf, len, "%llu B (%s)", (unsigned long long)n, gt_fmt_bytes((int64_t)n, h, sizeof(h)));
+        snprintf(buf, len, "%llu B (%s)", (unsigned long long)n, gt_fmt_ubytes(n, h, sizeof(h)));
     return buf;
 }
 

@@ -1,4 +1,5 @@
 /* gt_cmd_info.c: `gputrace info`: what a trace holds, at a glance. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@ void gt_cmd_info_usage(FILE *out)
                  "dropped stacks mean the stack table was full.\n"
                  "\n"
                  "exit status: 0; 2 if any file is missing or not a readable gputrace\n"
-                 "trace (the others are still reported); 1 if a query failed.\n");
+                 "trace (the others are still reported); 1 if a query failed or the output cannot be written.\n");
 }
 
 struct gt_kind {
@@ -577,7 +578,11 @@ int gt_cmd_info(int argc, char **argv)
                 gt_info_json(&t, &in);
             else
                 gt_info_text(&t, &in);
-            fflush(stdout);
+            /* a full disk or a closed pipe: said, as report says it */
+            if ((fflush(stdout) != 0 || ferror(stdout)) && status != GT_EXIT_FAIL) {
+                gt_err("cannot write standard output: %s", strerror(errno ? errno : EIO));
+                status = GT_EXIT_FAIL;
+            }
         }
         gt_info_free(&in);
         gt_trace_close(&t);

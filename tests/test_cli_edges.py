@@ -1,0 +1,71 @@
+"""Edges of the analyzer's commands that issue 31 found saying the wrong
+thing: a limit above 2^63 printed negative, `info` silent on an output it
+could not write, a merged file read as "schema version 0", the same run
+merged twice, `audit --baseline` hiding a held budget's line."""
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gtlib  # noqa: E402
+import make_trace as mt  # noqa: E402
+from gtlib import assert_eq  # noqa: E402
+
+GPUTRACE = gtlib.GPUTRACE
+
+
+def gt(*args, **kw):
+    return subprocess.run([GPUTRACE] + list(args), capture_output=True, text=True, timeout=120, **kw)
+
+
+def example(d=None, name="example.db"):
+    return mt.make_example_trace(os.path.join(d or gtlib.tmpdir("gputrace-edges-"), name))
+
+
+def test_audit_byte_limit_above_2_63():
+    path = example()
+    for limit, human in ((2 ** 64 - 1, "16.0 EiB"), (2 ** 63, "8.0 EiB")):
+        r = gt("audit", "--max-pageable-h2d-bytes", str(limit), path)
+        assert r.returncode == 0, r
+        assert r.stdout.rstrip().endswith("<= %d B (%s)" % (limit, human)), r.stdout
+        assert "-" not in r.stdout.split(":", 1)[1], r.stdout
+
+
+def test_info_unwritable_output_fails():
+    path = example()
+    for fmt in ("text", "json"):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([GPUTRACE, "info", "--format", fmt, path], stdout=full, stderr=subprocess.PIPE,
+                               text=True, timeout=60)
+        assert r.returncode == 1, (fmt, r.returncode, r.stderr)
+        assert "cannot write standard output" in r.stderr, r.stderr
+    assert gt("info", path).returncode == 0
+
+
+def test_merge_refuses_one_run_twice():
+    d = gtlib.tmpdir("gputrace-edges-")
+    a = example(d)
+    copy = os.path.join(d, "copy.db")
+    shutil.copy(a, copy)
+    for inputs in ([a, a], [a, copy]):
+        out = os.path.join(d, "job.db")
+        r = gt("merge", "-o", out, *inputs)
+        assert r.returncode == 2 and "same run" in r.stderr, r
+        assert not os.path.exists(out)
+        assert not [f for f in os.listdir(d) if ".tmp-" in f]
+
+
+def test_merged_file_named_for_what_it_is():
+    d = gtlib.tmpdir("gputrace-edges-")
+    a = example(d)
+    b = mt.make_trace(os.path.join(d, "other.db"), calls=[mt.launch("k")], meta={"pid": "777"})
+    out = os.path.join(d, "job.db")
+    assert gt("merge", "-o", out, a, b).returncode == 0
+    n = gtlib.query(out, "SELECT count(*) FROM traces")[0][0]
+    assert_eq(n, 2)
+    for cmd in (["info"], ["report"], ["audit", "--max-idle-pct", "50"], ["export", "-o", os.path.join(d, "x.json")]):
+        r = gt(*cmd, out)
+        assert r.returncode == 2, (cmd, r)
+        assert "schema version 0" not in r.stderr, r.stderr
+        assert "a file of %d merged traces (gputrace merge)" % n in r.stderr, (cmd, r.stderr)
