@@ -430,3 +430,15 @@ def test_diff_two_traces_without_vs():
     assert r.returncode == 0, r.stderr
     assert_eq(json.loads(r.stdout), diff_json([a], [b]))
     assert gt("diff", a, b, gate("slow")[1]).returncode == 2
+
+
+def test_audit_baseline_one_line_per_budget():
+    """Each budget given prints its line, held or failed, whatever the
+    others did: a held --max-regression-pct says so beside a failed
+    --max-new-sync-sites."""
+    r = gt("audit", "--baseline", *traces("base"), "--max-regression-pct", "1000", "--max-new-sync-sites", "0",
+           *traces("sync"))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "FAIL max-new-sync-sites: 1 > 0" in r.stdout, r.stdout
+    assert "ok   max-regression-pct: no figure rose beyond noise and 1000%" in r.stdout, r.stdout
+    assert not [x for x in r.stdout.splitlines() if x.startswith("FAIL max-regression-pct")], r.stdout
