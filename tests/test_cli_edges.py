@@ -69,3 +69,54 @@ def test_merged_file_named_for_what_it_is():
         assert r.returncode == 2, (cmd, r)
         assert "schema version 0" not in r.stderr, r.stderr
         assert "a file of %d merged traces (gputrace merge)" % n in r.stderr, (cmd, r.stderr)
+
+
+def _traced_steps(steps=30):
+    r = gtlib.run_traced([gtlib.prog("gate_work"), "nocopy", str(steps)], env={"NVTX_INJECTION64_PATH": gtlib.SHIM})
+    assert r.proc.returncode == 0, r.proc.stderr
+    return r.trace
+
+
+def test_one_time_origin():
+    """Every +TIME counts from the trace's start (meta.start_ns), as --from
+    and --to do: a gap's offset is its start less the trace's start, and a
+    window from there starts at the gap."""
+    import json
+    path = _traced_steps()
+    start = int(gtlib.query(path, "SELECT value FROM meta WHERE key = 'start_ns'")[0][0])
+    first = gtlib.query(path, "SELECT min(start_ns) FROM api_calls")[0][0]
+    assert first > start, (first, start)  # the tracer's start-up comes first: the two origins differ
+    r = gt("report", "--format", "json", "--top", "0", "--min-gap", "1ns", path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    gaps = doc["idle_gaps"]
+    assert gaps
+    for g in gaps:
+        assert_eq(g["offset_ns"], g["start_ns"] - start, "gap offset")
+    for s in doc["steps"][0]["slowest"]:
+        assert_eq(s["offset_ns"], s["start_ns"] - start, "step offset")
+    # the window from a gap's +TIME holds the call that ended the gap first
+    g = max((g for g in gaps if g["cause"] not in ("startup", "teardown")), key=lambda g: g["dur_ns"])
+    w = gt("report", "--format", "json", "--top", "0", "--from", "%dns" % (g["offset_ns"] + g["dur_ns"]), path)
+    assert w.returncode == 0, w.stderr
+    wdoc = json.loads(w.stdout)
+    assert_eq(wdoc["traces"][0]["window"]["from_ns"], g["start_ns"] + g["dur_ns"], "window start")
+    text = gt("report", "--min-gap", "1ns", path).stdout
+    assert "at +0 ns" not in text, text
+
+
+def test_empty_window_is_an_error():
+    path = _traced_steps(5)
+    for cmd in (["report"], ["report", "--format", "json"], ["audit", "--max-idle-pct", "99"]):
+        r = gt(*cmd, "--from", "1000s", path)
+        assert r.returncode == 2, (cmd, r.returncode, r.stdout[:300])
+        assert "window is empty" in r.stderr and "holds no CUDA calls" not in r.stdout + r.stderr, (cmd, r.stderr)
+    # a window before the first call: its times count from the trace's
+    # start, and the tracer's start-up comes first
+    start = int(gtlib.query(path, "SELECT value FROM meta WHERE key = 'start_ns'")[0][0])
+    first = gtlib.query(path, "SELECT min(start_ns) FROM api_calls")[0][0]
+    assert first - start > 1000, (first, start)
+    r = gt("report", "--to", "1us", path)
+    assert r.returncode == 2 and "window is empty" in r.stderr, (r.returncode, r.stderr)
+    # a window inside the run where nothing starts is the GPU's idle time there: reported
+    assert gt("report", "--to", "%dns" % (first - start + 1), path).returncode == 0

@@ -5,7 +5,10 @@ TEST_CFLAGS := $(CFLAGS_BASE) -O1 -g $(CUDA_INC) -Itests/fakecuda
 # The test programs find the simulated GPU beside them (build/tests/progs ->
 # build/fakecuda) without LD_LIBRARY_PATH: a machine with the toolkit has its
 # real libcudart on the library path, which has no simulated GPU behind it.
-TEST_RPATH := -Wl,-rpath,'$$ORIGIN/../../fakecuda'
+# An RPATH, not a RUNPATH: the tracer's own dlopen of NVML (and CUPTI) in
+# the program searches the program's RPATH too, so it finds the simulated
+# NVML beside the simulated driver, as a real machine has both together.
+TEST_RPATH := -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../../fakecuda'
 TEST_LIBS := -L$(BUILD)/fakecuda -lcudart -lcuda -lpthread -ldl $(TEST_RPATH)
 FAKECUDA_LIBS := $(BUILD)/fakecuda/libcudart.so.13 $(BUILD)/fakecuda/libcuda.so.1
 
@@ -23,7 +26,7 @@ UNIT_TESTS :=
 UNIT_TESTS += $(TUNIT)/test_config $(TUNIT)/test_stacks $(TUNIT)/test_ranges $(TUNIT)/test_symbols \
               $(TUNIT)/test_config_fuzz
 
-$(TPROG)/%: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+$(TPROG)/%: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS) tests/tests.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIBS)
 
@@ -114,6 +117,15 @@ $(TPROG)/nvtx_loop: bench/nvtx_loop.c $(FAKECUDA_LIBS)
 tests-build: $(TPROG)/nvtx_loop
 -include tests/sim.mk
 -include tests/lines.mk
+
+# standby_steps with a RUNPATH to the simulated driver only: the tracer's
+# dlopen does not search it, so without LD_LIBRARY_PATH it finds no NVML
+# (test_standby.test_idle_rule_without_nvml_says_so_once).
+tests-build: $(TPROG)/nvml_hidden/standby_steps
+$(TPROG)/nvml_hidden/standby_steps: tests/progs/standby_steps.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -L$(BUILD)/fakecuda -lcudart -lcuda -lpthread -ldl \
+	    -Wl,--enable-new-dtags,-rpath,'$$ORIGIN/../../../fakecuda'
 
 # diff_work without debug information, built twice with frames at other
 # offsets (DIFF_WORK_SHIFT): sites must match between the two builds.

@@ -355,7 +355,8 @@ static int gt_audit_one(const char *path, const char *prefix, const struct gt_bu
         return status;
     }
 
-    struct gt_analyze_opts o = {.min_gap_ns = min_gap_ns, .top = 0, .step_glob = ws->step_glob};
+    struct gt_analyze_opts o = {.min_gap_ns = min_gap_ns, .top = 0, .step_glob = ws->step_glob,
+                                .win_origin = origin};
     struct gt_window win = {0};
     if (gt_window_on(ws)) {
         /* every budget is measured in the window (docs/audit.md) */
@@ -364,7 +365,6 @@ static int gt_audit_one(const char *path, const char *prefix, const struct gt_bu
             return GT_EXIT_USAGE;
         }
         o.win = &win;
-        o.win_origin = origin;
     }
     struct gt_report r;
     int arc = gt_analyze(&t, &o, &r);
