@@ -120,3 +120,47 @@ def test_empty_window_is_an_error():
     assert r.returncode == 2 and "window is empty" in r.stderr, (r.returncode, r.stderr)
     # a window inside the run where nothing starts is the GPU's idle time there: reported
     assert gt("report", "--to", "%dns" % (first - start + 1), path).returncode == 0
+
+
+def test_empty_kernel_name_is_not_a_blank_line():
+    import json
+    d = gtlib.tmpdir("gputrace-edges-")
+    path = mt.make_trace(os.path.join(d, "empty-name.db"), calls=[mt.launch(""), mt.launch(""), mt.launch("k")])
+    assert_eq(gtlib.query(path, "SELECT count(*) FROM api_calls a JOIN launch_args l ON l.call_id = a.id "
+                                "JOIN strings s ON s.id = l.name_id WHERE s.value = ''")[0][0], 2)
+    info = gt("info", path).stdout
+    assert "         2   66.7  (unnamed kernel)" in info, info
+    text = gt("report", path).stdout
+    lines = text.splitlines()
+    for head in ("Kernels by", "Launch overhead by kernel"):
+        i = next(i for i, x in enumerate(lines) if x.startswith(head))
+        body = lines[i + 1:i + 4]
+        assert all(x.strip() for x in body), (head, body)
+        assert any("(unnamed kernel)" in x for x in body), (head, body)
+    doc = json.loads(gt("report", "--format", "json", path).stdout)
+    assert "" in [k["name"] for k in doc["kernels"]]  # JSON keeps the name as it is
+
+
+def test_idle_launch_with_no_launch_bound_says_why():
+    """Issue 31: "host busy launching; 0 of 2 launches were launch-bound".
+    The GPU waited 19 ms inside the second call, the kernel's first launch
+    being the 20 ms one before it: launches the rule leaves out, said so."""
+    import json
+    import sqlite3
+    d = gtlib.tmpdir("gputrace-edges-")
+    t0, ms = mt.START_NS, 1_000_000
+    path = mt.make_trace(os.path.join(d, "first-launch.db"), meta={"gpu_timing": "cupti"},
+                         calls=[mt.launch("a", start_ns=t0, end_ns=t0 + 20 * ms),
+                                mt.launch("a", start_ns=t0 + 21 * ms, end_ns=t0 + 21 * ms + 500)])
+    db = sqlite3.connect(path)
+    ids = [r[0] for r in db.execute("SELECT id FROM calls ORDER BY id")]
+    mt.add_gpu_op(db, "kernel", ids[0], t0 + 1 * ms, t0 + 2 * ms)
+    mt.add_gpu_op(db, "kernel", ids[1], t0 + 21 * ms + 400, t0 + 30 * ms)
+    db.commit()
+    db.close()
+    doc = json.loads(gt("report", "--format", "json", path).stdout)
+    assert_eq(doc["summary"]["launch_bound"], 0)
+    f = next(f for f in doc["findings"] if f["kind"] == "idle_launch")
+    assert "0 of 2 launches were launch-bound (the wait was in a kernel's first launch" in f["title"], f["title"]
+    import oracle
+    assert oracle.check([path], json.loads(gt("report", "--format", "json", "--top", "0", path).stdout)) == []

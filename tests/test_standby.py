@@ -391,7 +391,9 @@ def test_programs_find_the_simulated_nvml():
     the simulated NVML as they find the simulated driver: the idle rule
     runs, and says nothing."""
     d = tmpdir()
-    r, _, _ = _run_steps(d, "20", {"GPUTRACE_TRIGGER": "idle>50%", "LD_LIBRARY_PATH": ""}, steps=10)
+    # long enough for the watcher's first look (once a second)
+    r, _, _ = _run_steps(d, "20", {"GPUTRACE_TRIGGER": "idle>50%", "LD_LIBRARY_PATH": ""},
+                         steps=60, slow_ms=1500, kernel_us=15000)
     assert_eq(r.stderr, "")
 
 

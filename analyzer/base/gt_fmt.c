@@ -51,6 +51,11 @@ const char *gt_fmt_duration(int64_t ns, char *buf, size_t len)
     return buf;
 }
 
+const char *gt_kernel_label(const char *name)
+{
+    return name && *name ? name : "(unnamed kernel)";
+}
+
 void gt_put_text(FILE *out, const char *s, int width)
 {
     if (!s)

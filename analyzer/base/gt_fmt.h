@@ -24,6 +24,9 @@ int gt_parse_window_length(const char *s, uint64_t *ns);
  * to `width` columns with "..." (width <= 0: no limit). Bytes of multibyte
  * UTF-8 count one column per character. */
 void gt_put_text(FILE *out, const char *s, int width);
+/* A kernel's name as text and HTML show it: "(unnamed kernel)" for an
+ * empty one, which would print as a blank line (JSON keeps ""). */
+const char *gt_kernel_label(const char *name);
 /* Writes `s` as a JSON string literal (with quotes); NULL writes null. */
 void gt_put_json_string(FILE *out, const char *s);
 /* Writes `s` as HTML text or an attribute value: < > & " escaped; NULL

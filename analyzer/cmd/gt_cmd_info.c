@@ -440,7 +440,7 @@ static void gt_info_text(struct gt_trace *t, const struct gt_info *in)
         for (int i = 0; i < in->ntop; i++) {
             double pct = in->launches ? 100.0 * in->top[i].count / in->launches : 0;
             printf("%10lld %6.1f  ", (long long)in->top[i].count, pct);
-            gt_put_text(stdout, in->top[i].name, GT_WIDTH - 19);
+            gt_put_text(stdout, gt_kernel_label(in->top[i].name), GT_WIDTH - 19);
             putchar('\n');
         }
     }

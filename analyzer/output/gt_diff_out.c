@@ -84,7 +84,7 @@ static void gt_line(FILE *out, const struct gt_diff *d, const struct gt_diff_row
     char a[48], b[48];
     const char *label = gt_label(r);
     fprintf(out, "  %-11s ", gt_diff_cat_names[r->cat]);
-    gt_put_text(out, r->name, 0);
+    gt_put_text(out, r->cat == GT_DC_KERNEL ? gt_kernel_label(r->name) : r->name, 0);
     fprintf(out, ":%s%s %s -> %s", *label ? " " : "", label, gt_value(d, r, r->mean[0], a, sizeof(a)),
             gt_value(d, r, r->mean[1], b, sizeof(b)));
     if (r->status == GT_DS_CHANGED && r->mean[0] > 0)
