@@ -164,3 +164,23 @@ def test_idle_launch_with_no_launch_bound_says_why():
     assert "0 of 2 launches were launch-bound (the wait was in a kernel's first launch" in f["title"], f["title"]
     import oracle
     assert oracle.check([path], json.loads(gt("report", "--format", "json", "--top", "0", path).stdout)) == []
+
+
+def test_capture_range_stop_writes_the_name_given():
+    """`record --capture-range=cudaProfilerApi -o t.db`: the default end,
+    stop, records one range at most, into t.db (not t-w1.db); repeat
+    names each range's trace -wN."""
+    d = gtlib.tmpdir("gputrace-edges-")
+    env = gtlib.base_env({"GPUTRACE_CONTROL_DIR": os.path.join(d, "ctl")})
+    out = os.path.join(d, "t.db")
+    r = subprocess.run([GPUTRACE, "record", "-q", "-o", out, "--capture-range=cudaProfilerApi",
+                        gtlib.prog("capture_range"), "rt", "3"], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert_eq(sorted(f for f in os.listdir(d) if f.endswith(".db")), ["t.db"])
+    assert gtlib.query(out, "SELECT value FROM meta WHERE key = 'window_start_ns'")
+    d2 = gtlib.tmpdir("gputrace-edges-")
+    r = subprocess.run([GPUTRACE, "record", "-q", "-o", os.path.join(d2, "t.db"), "--capture-range=cudaProfilerApi",
+                        "--capture-range-end=repeat", gtlib.prog("capture_range"), "rt", "3"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert_eq(sorted(f for f in os.listdir(d2) if f.endswith(".db")), ["t-w1.db", "t-w2.db", "t-w3.db"])
