@@ -184,3 +184,27 @@ def test_capture_range_stop_writes_the_name_given():
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert_eq(sorted(f for f in os.listdir(d2) if f.endswith(".db")), ["t-w1.db", "t-w2.db", "t-w3.db"])
+
+
+def test_info_span_is_records_and_reports():
+    """One trace, one span: what `record`'s last line says, `info` says
+    (beside the process's duration, which also holds the tracer's start-up
+    before the first CUDA call), and report's span_ns, by SQL."""
+    import json
+    import re
+    d = gtlib.tmpdir("gputrace-edges-")
+    out = os.path.join(d, "t.db")
+    r = subprocess.run([GPUTRACE, "record", "-o", out, gtlib.prog("gate_work"), "nocopy", "20"],
+                       env=gtlib.base_env(), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    said = re.search(r"GPU idle [\d.]+% of (.+)$", r.stderr, re.M).group(1)
+    info = gt("info", out).stdout
+    m = re.search(r"^span:\s+(.+?) \(first CUDA call to the last end", info, re.M)
+    assert m and m.group(1) == said, (info, said)
+    j = json.loads(gt("info", "--format", "json", out).stdout)
+    rep = json.loads(gt("report", "--format", "json", out).stdout)
+    want = gtlib.query(out, "SELECT max(e) - min(s) FROM (SELECT start_ns s, end_ns e FROM api_calls "
+                            "UNION ALL SELECT start_ns, end_ns FROM gpu_activity)")[0][0]
+    assert_eq(j["span_ns"], want)
+    assert_eq(rep["summary"]["span_ns"], want)
+    assert j["duration_ns"] > j["span_ns"]

@@ -51,6 +51,7 @@ struct gt_info {
     char *python;         /* meta.python: NULL before schema 2, "" when not recorded */
     int64_t pid, ppid, start_ns, end_ns, start_unix_ns, stack_depth;
     int64_t duration_ns;
+    int64_t span_ns;      /* first CUDA call or GPU work to the last end, as report and record say; -1: none */
     int duration_partial; /* end_ns missing: duration runs to the last call */
     int complete;
     int64_t dropped_events, dropped_stacks;
@@ -257,6 +258,19 @@ static int gt_info_collect(struct gt_trace *t, struct gt_info *in)
         in->duration_partial = 1;
     }
     in->duration_ns = (in->start_ns >= 0 && in->end_ns >= in->start_ns) ? in->end_ns - in->start_ns : -1;
+    /* The span report's summary and record's last line say: the process's
+     * duration less what ran before its first CUDA call and after the
+     * last (the tracer's start-up among it). */
+    int64_t views = 0;
+    in->span_ns = -1;
+    if (gt_trace_int(t, "SELECT count(*) FROM sqlite_master WHERE name = 'gpu_activity'", &views) < 0)
+        return -1;
+    if (gt_trace_int(t,
+                     views ? "SELECT coalesce(max(e) - min(s), -1) FROM (SELECT start_ns s, end_ns e FROM api_calls "
+                             "UNION ALL SELECT start_ns, end_ns FROM gpu_activity)"
+                           : "SELECT coalesce(max(end_ns) - min(start_ns), -1) FROM api_calls",
+                     &in->span_ns) < 0)
+        return -1;
     return 0;
 }
 
@@ -348,6 +362,11 @@ static void gt_info_text(struct gt_trace *t, const struct gt_info *in)
         printf("%s%s%s\n", in->duration_partial ? "at least " : "",
                gt_fmt_duration(in->duration_ns, b1, sizeof(b1)),
                in->duration_partial ? " (to the last recorded call)" : "");
+    if (in->span_ns >= 0) {
+        gt_label("span:");
+        printf("%s (first CUDA call to the last end, as report and record say)\n",
+               gt_fmt_duration(in->span_ns, b1, sizeof(b1)));
+    }
     gt_label("status:");
     if (in->complete)
         printf("complete\n");
@@ -482,6 +501,7 @@ static void gt_info_json(struct gt_trace *t, const struct gt_info *in)
     gt_json_int("ppid", in->ppid, 1);
     gt_json_int("start_time_unix_ns", in->start_unix_ns, 1);
     gt_json_int("duration_ns", in->duration_ns, 1);
+    gt_json_int("span_ns", in->span_ns, 1);
     printf(",\"duration_partial\":%s,\"complete\":%s,\"wal_skipped\":%s", in->duration_partial ? "true" : "false",
            in->complete ? "true" : "false", t->wal_skipped ? "true" : "false");
     printf(",\"gpu_timing\":");
