@@ -4,7 +4,7 @@
  *            0.8 ms at the simulated 10 GB/s; it waits for the kernel
  *            before it), step() launches work_kernel (1 ms), host_work()
  *            sleeps 200 us while the kernel runs, wait_for() waits for the
- *            kernel of 15 steps before (the last step: its own)
+ *            kernel of 63 steps before (the last step: its own)
  *   nocopy:  the same without the copy: a pure improvement (the same
  *            kernels of the same length, a shorter run). The host work is
  *            shorter than the kernel, so the GPU never waits for the host
@@ -36,9 +36,9 @@ __attribute__((noinline)) static void step(void) { cudaLaunchKernel(kern, g1, b1
 
 /* The host stays at most AHEAD steps ahead of the GPU: each step waits for
  * the kernel of AHEAD - 1 steps before (the last step for its own), so the
- * GPU has work queued through a descheduled host's stall of a few ms, and
+ * GPU has work queued through a descheduled host's stall of tens of ms, and
  * no long wait piles up at the end. */
-#define AHEAD 16
+#define AHEAD 64
 __attribute__((noinline)) static void wait_for(cudaEvent_t e) { cudaEventSynchronize(e); }
 
 __attribute__((noinline)) static void host_work(void)
