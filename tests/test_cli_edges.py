@@ -208,3 +208,57 @@ def test_info_span_is_records_and_reports():
     assert_eq(j["span_ns"], want)
     assert_eq(rep["summary"]["span_ns"], want)
     assert j["duration_ns"] > j["span_ns"]
+
+
+DOCS = os.path.join(os.path.dirname(gtlib.HERE), "docs")
+
+
+def _doc(name):
+    with open(os.path.join(DOCS, name), encoding="utf-8") as f:
+        return f.read()
+
+
+def test_docs_schema_versions_are_the_readers():
+    """docs/cli.md's table of unreadable traces says the versions this
+    gputrace reads, as its messages do."""
+    import re
+    with open(os.path.join(os.path.dirname(gtlib.HERE), "analyzer", "trace", "gt_trace.h")) as f:
+        version = int(re.search(r"#define GT_SCHEMA_VERSION (\d+)", f.read()).group(1))
+    d = gtlib.tmpdir("gputrace-edges-")
+    path = mt.make_trace(os.path.join(d, "new.db"), calls=[mt.launch("k")], user_version=version + 1)
+    r = gt("info", path)
+    said = r.stderr.strip().split(": ", 2)[2]
+    cli = _doc("cli.md")
+    assert "schema version N is newer than this gputrace supports (%d); upgrade gputrace" % version in cli
+    assert said == "schema version %d is newer than this gputrace supports (%d); upgrade gputrace" % (
+        version + 1, version), said
+    assert "need 1 to %d" % version in cli
+    old = mt.make_trace(os.path.join(d, "zero.db"), calls=[mt.launch("k")], user_version=0)
+    said = gt("info", old).stderr.strip().split(": ", 2)[2]
+    assert_eq(said, "schema version 0 is not a released trace format (need 1 to %d)" % version)
+
+
+def test_docs_standby_does_not_call_the_idle_rule_unbuilt():
+    text = _doc("standby.md")
+    not_yet = text.split("## Not yet", 1)[1]
+    assert "is built" in not_yet and "not built yet (issue 27): the `idle>50%` rule" not in not_yet, not_yet
+    assert "### The idle rule" in text
+
+
+def test_docs_killed_command_lines_are_records():
+    """docs/cli.md's lines for a command killed by a signal are the ones
+    record prints: the signal line, then what the run left (here the trace
+    of the CUDA program the shell ran first). The shell kills itself: no
+    race with the test."""
+    import re
+    d = gtlib.tmpdir("gputrace-edges-")
+    r = subprocess.run([GPUTRACE, "record", "-o", os.path.join(d, "t-%p.db"), "sh", "-c",
+                        "%s nocopy 5 >/dev/null; kill -TERM $$" % gtlib.prog("gate_work")],
+                       env=gtlib.base_env(), capture_output=True, text=True, timeout=120)
+    assert_eq(r.returncode, 128 + 15)
+    lines = r.stderr.splitlines()
+    assert re.fullmatch(r"gputrace: sh killed by signal 15", lines[0]), lines
+    assert len(lines) > 1 and lines[1].startswith("gputrace: wrote "), lines
+    cli = _doc("cli.md")
+    assert "`gputrace: CMD killed by signal N` to stderr" in cli
+    assert "and nothing else" not in cli.split("killed by signal N", 1)[1][:200]
