@@ -242,6 +242,10 @@ def _check_auto_window(db, rows, slow_step, factor):
     # the watcher times the step from its push to its pop, inside the
     # program's own timestamps around them
     assert took <= truth and took >= 250e6, (took, truth)
+    # every caller sets GPUTRACE_TRIGGER_DURATION=300ms: its timer closes
+    # the window no sooner, however late a loaded machine runs it (the
+    # program's exit, by its log's last step, may close it first)
+    assert we - ws >= min(300_000_000, rows[-1][2] - ws), (we - ws, rows[-1][2] - ws)
     _check_step_launches(db, rows, ws, we)
     return m
 
@@ -257,7 +261,15 @@ def _check_step_launches(db, rows, ws, we):
         assert_eq(len(hit), 1, "the traced launch at %d is one of the program's" % s)
         got.add(hit[0])
     assert inside <= got and got <= {i for i, _, _, l0, l1 in rows if l1 >= ws and l0 <= we}, (inside, got)
-    assert len(inside) >= 5, inside
+    # not a vacuous window: how many launches fit in it depends on how far a
+    # loaded machine stretched the program's sleeps (issue 31: 4, where an
+    # idle machine fits 5 or more), so the program's own log says how many
+    # must: a window longer than the longest time from one launch to the
+    # next around it holds at least one
+    near = [r for r in rows if r[4] >= ws - 10 ** 9 and r[3] <= we + 10 ** 9]
+    longest = max((b[4] - a[3] for a, b in zip(near, near[1:])), default=0)
+    if we - ws > longest:
+        assert inside, (we - ws, longest)
 
 
 def test_automatic_window_on_a_slow_step():
