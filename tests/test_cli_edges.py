@@ -82,7 +82,11 @@ def test_one_time_origin():
     and --to do: a gap's offset is its start less the trace's start, and a
     window from there starts at the gap."""
     import json
-    path = _traced_steps()
+    # diff_work: each step's 5 ms kernel, then 10 ms of host work with the
+    # GPU idle: gaps the report lists
+    r = gtlib.run_traced([gtlib.prog("diff_work"), "base", "4"], env={"NVTX_INJECTION64_PATH": gtlib.SHIM})
+    assert r.proc.returncode == 0, r.proc.stderr
+    path = r.trace
     start = int(gtlib.query(path, "SELECT value FROM meta WHERE key = 'start_ns'")[0][0])
     first = gtlib.query(path, "SELECT min(start_ns) FROM api_calls")[0][0]
     assert first > start, (first, start)  # the tracer's start-up comes first: the two origins differ

@@ -38,7 +38,8 @@ void gt_cmd_info_usage(FILE *out)
                  "dropped stacks mean the stack table was full.\n"
                  "\n"
                  "exit status: 0; 2 if any file is missing or not a readable gputrace\n"
-                 "trace (the others are still reported); 1 if a query failed or the output cannot be written.\n");
+                 "trace (the others are still reported); 1 if a query failed or the\n"
+                 "output cannot be written.\n");
 }
 
 struct gt_kind {

@@ -63,7 +63,7 @@ const char *gt_diff_unit(const struct gt_diff *d, const struct gt_diff_row *r)
     case GT_DM_PER_CALL:
         return r->bytes ? "bytes_per_call" : "ns_per_call";
     case GT_DM_SHARE:
-        return "share_of_span";
+        return "share_of_work_span";
     default:
         return "ns_per_run";
     }
