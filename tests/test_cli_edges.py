@@ -266,3 +266,19 @@ def test_docs_killed_command_lines_are_records():
     cli = _doc("cli.md")
     assert "`gputrace: CMD killed by signal N` to stderr" in cli
     assert "and nothing else" not in cli.split("killed by signal N", 1)[1][:200]
+
+
+def test_unreadable_trace_said_once():
+    """Finding the origin of +TIME reads every trace's start quietly: a
+    trace that cannot be read is said once, when the report reads it."""
+    d = gtlib.tmpdir("gputrace-edges-")
+    bad = os.path.join(d, "bad.db")
+    with open(bad, "w") as f:
+        f.write("not a trace")
+    for args in ([os.path.join(d, "missing.db")], [bad], [example(d), bad]):
+        for cmd in ("report", "audit"):
+            extra = ["--max-idle-pct", "99"] if cmd == "audit" else []
+            r = gt(cmd, *extra, *args)
+            assert r.returncode == 2, (cmd, args, r.returncode)
+            lines = [x for x in r.stderr.splitlines() if args[-1] in x and "note:" not in x]
+            assert_eq(len(lines), 1, (cmd, args, r.stderr))

@@ -201,18 +201,41 @@ int gt_window_resolve(struct gt_trace *t, const struct gt_window_spec *w, int64_
     return 0;
 }
 
+/* A trace's meta.start_ns, read quietly (INT64_MAX: none): without a
+ * window the origin only places +TIME, and a trace that cannot be read is
+ * said once, when the report reads it. */
+static int64_t gt_quiet_start(const char *path)
+{
+    sqlite3 *db = NULL;
+    int64_t s = INT64_MAX;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'start_ns'", -1, &q, NULL) == SQLITE_OK) {
+            if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL)
+                s = sqlite3_column_int64(q, 0);
+            sqlite3_finalize(q);
+        }
+    }
+    sqlite3_close(db);
+    return s;
+}
+
 int64_t gt_window_origin(char *const *paths, int n, const struct gt_window_spec *w)
 {
     int64_t origin = INT64_MAX;
-    (void)w; /* every +TIME counts from it, window or not */
     for (int i = 0; i < n; i++) {
-        struct gt_trace t;
-        if (gt_trace_open(&t, paths[i]) != 0)
-            continue; /* said again when the trace is read */
-        int64_t s = gt_trace_meta_int(&t, "start_ns", INT64_MAX);
+        int64_t s = INT64_MAX;
+        if (!gt_window_on(w)) {
+            s = gt_quiet_start(paths[i]);
+        } else {
+            struct gt_trace t;
+            if (gt_trace_open(&t, paths[i]) != 0)
+                continue; /* said again when the trace is read */
+            s = gt_trace_meta_int(&t, "start_ns", INT64_MAX);
+            gt_trace_close(&t);
+        }
         if (s < origin)
             origin = s;
-        gt_trace_close(&t);
     }
     return origin == INT64_MAX ? 0 : origin;
 }
