@@ -727,6 +727,15 @@ class Process:
         self.devices = sorted({o.device for o in ops}, key=lambda d: (d is None, d))
         self.dev_tl = {d: self.timeline([o for o in ops if o.device == d]) for d in self.devices}
 
+    def origin(self):
+        """Where every +TIME counts from, as --from and --to (docs/report.md):
+        the trace's start, the earliest trace's for several (expected() sets
+        it), or the span's start when meta says a later one."""
+        o = getattr(self, "common_start", None)
+        if o is None:
+            o = int(self.t.meta.get("start_ns", self.s0))
+        return o if o <= self.s0 else self.s0
+
     # -- sites
     def call_site(self, cid):
         if cid is None:
@@ -905,7 +914,7 @@ class Process:
                 bapi = {self.api_of(o.call_id) for o in g.before} if g.kind != "startup" else {None}
                 aapi = {self.api_of(o.call_id) for o in g.after} if g.kind != "teardown" else {None}
                 start = g.start if g.wstart is None else g.wstart
-                rows.append({"pid": self.pid, "device": d, "start_ns": start, "offset_ns": start - self.s0,
+                rows.append({"pid": self.pid, "device": d, "start_ns": start, "offset_ns": start - self.origin(),
                              "dur_ns": g.dur, "cause": g.cause,
                              "before": _one_or_any(before), "before_api": _one_or_any(bapi),
                              "after": _one_or_any(after), "after_api": _one_or_any(aapi),
@@ -1260,7 +1269,7 @@ class Process:
         out = []
         for i, (tid, name, s0, s1) in enumerate(steps):
             st = {"number": numbers[i], "name": name, "tid": tid, "start_ns": s0,
-                  "offset_ns": max(0, s0 - self.s0), "dur_ns": s1 - s0}
+                  "offset_ns": max(0, s0 - self.origin()), "dur_ns": s1 - s0}
             idle = {c: 0 for c in ALL_CAUSES}
             site_ns = defaultdict(lambda: defaultdict(int))   # what -> site -> ns (exact)
             site_any = defaultdict(set)                        # what -> sites a tied gap may name
@@ -1547,7 +1556,11 @@ def unique_traces(paths):
 
 def expected(trace_paths, min_gap_ns=1_000_000, window=None):
     paths, _ = unique_traces(trace_paths)
-    return [Process(p, min_gap_ns, window) for p in paths]
+    procs = [Process(p, min_gap_ns, window) for p in paths]
+    starts = [int(p.t.meta["start_ns"]) for p in procs if "start_ns" in p.t.meta]
+    for p in procs:
+        p.common_start = min(starts) if starts else None
+    return procs
 
 
 def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):

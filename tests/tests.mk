@@ -5,7 +5,10 @@ TEST_CFLAGS := $(CFLAGS_BASE) -O1 -g $(CUDA_INC) -Itests/fakecuda
 # The test programs find the simulated GPU beside them (build/tests/progs ->
 # build/fakecuda) without LD_LIBRARY_PATH: a machine with the toolkit has its
 # real libcudart on the library path, which has no simulated GPU behind it.
-TEST_RPATH := -Wl,-rpath,'$$ORIGIN/../../fakecuda'
+# An RPATH, not a RUNPATH: the tracer's own dlopen of NVML (and CUPTI) in
+# the program searches the program's RPATH too, so it finds the simulated
+# NVML beside the simulated driver, as a real machine has both together.
+TEST_RPATH := -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../../fakecuda'
 TEST_LIBS := -L$(BUILD)/fakecuda -lcudart -lcuda -lpthread -ldl $(TEST_RPATH)
 FAKECUDA_LIBS := $(BUILD)/fakecuda/libcudart.so.13 $(BUILD)/fakecuda/libcuda.so.1
 
@@ -15,13 +18,15 @@ TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPRO
               $(TPROG)/many_configs $(TPROG)/standby_loop $(TPROG)/nvtx_basic $(TPROG)/nvtx_phases $(TPROG)/diff_work $(TPROG)/steps_work \
               $(TPROG)/standby_steps $(TPROG)/rank_work $(TPROG)/host_wait $(TPROG)/dl_race $(TPROG)/capture_range \
               $(TPROG)/no_perf $(TPROG)/cupti_client $(TPROG)/cupti_client_dl $(TPROG)/odd_names
+# before/after pairs for diff and audit --baseline (tests/test_diff.py)
+TEST_PROGS += $(TPROG)/gate_work
 
 UNIT_TESTS :=
 
 UNIT_TESTS += $(TUNIT)/test_config $(TUNIT)/test_stacks $(TUNIT)/test_ranges $(TUNIT)/test_symbols \
               $(TUNIT)/test_config_fuzz
 
-$(TPROG)/%: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+$(TPROG)/%: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS) tests/tests.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIBS)
 
@@ -133,6 +138,15 @@ $(TPROG)/nvtx_loop: bench/nvtx_loop.c $(FAKECUDA_LIBS)
 tests-build: $(TPROG)/nvtx_loop
 -include tests/sim.mk
 -include tests/lines.mk
+
+# standby_steps with a RUNPATH to the simulated driver only: the tracer's
+# dlopen does not search it, so without LD_LIBRARY_PATH it finds no NVML
+# (test_standby.test_idle_rule_without_nvml_says_so_once).
+tests-build: $(TPROG)/nvml_hidden/standby_steps
+$(TPROG)/nvml_hidden/standby_steps: tests/progs/standby_steps.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -L$(BUILD)/fakecuda -lcudart -lcuda -lpthread -ldl \
+	    -Wl,--enable-new-dtags,-rpath,'$$ORIGIN/../../../fakecuda'
 
 # diff_work without debug information, built twice with frames at other
 # offsets (DIFF_WORK_SHIFT): sites must match between the two builds.

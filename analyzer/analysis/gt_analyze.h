@@ -248,6 +248,8 @@ struct gt_finding {
 
 struct gt_summary {
     uint64_t first_ns;              /* the span's start (trace clock) */
+    uint64_t origin_ns;             /* where every +TIME counts from, as --from and --to: the
+                                     * trace's start (the earliest trace's, for several) */
     uint64_t span_ns;
     int gpu_times;                  /* 1: GPU-side times from CUPTI */
     uint64_t calls, failed_calls, launches, captured_calls, graph_launches, launch_bound;

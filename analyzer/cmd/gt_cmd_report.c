@@ -289,9 +289,9 @@ static void gt_job_run(struct gt_job *j, const struct gt_report_opts *o, int sho
     if (o->html)
         a.top = 0;
     struct gt_window win = {0};
+    a.win_origin = o->win_origin;
     if (gt_window_on(&o->win)) {
         a.win = &win;
-        a.win_origin = o->win_origin;
         if (gt_window_resolve(&t, &o->win, o->win_origin, &win) < 0) {
             /* this trace has no such window: said, and left out */
             free(x->host);

@@ -296,6 +296,18 @@ int gt_trace_open(struct gt_trace *t, const char *path)
         gt_trace_close(t);
         return GT_EXIT_USAGE;
     }
+    int64_t merged = 0;
+    if (v == 0 &&
+        gt_trace_int(t, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'traces'", &merged) == 0 &&
+        merged && gt_trace_int(t, "SELECT count(*) FROM traces", &merged) == 0) {
+        /* what `gputrace merge` writes: rows of many traces, for SQL */
+        fprintf(stderr,
+                "gputrace: %s: a file of %lld merged traces (gputrace merge), not a trace: query it with SQL "
+                "(docs/ranks.md), or give the traces themselves\n",
+                path, (long long)merged);
+        gt_trace_close(t);
+        return GT_EXIT_USAGE;
+    }
     if (v < 1) {
         fprintf(stderr, "gputrace: %s: schema version %lld is not a released trace format (need 1 to %d)\n",
                 path, (long long)v, GT_SCHEMA_VERSION);

@@ -246,7 +246,16 @@ static int gt_session_window_open_locked(const char *why, char *path, size_t pat
                                                                          : "the process is not in standby");
     } else {
         char pattern[1100];
-        if (gt_output_per_window(gt_session_cfg.output, pattern, sizeof(pattern)) < 0)
+        const struct gt_config *c = &gt_session_cfg;
+        /* A capture range that stops after one range, and no automatic
+         * window, make one window at most: it takes the name given (-o
+         * t.db writes t.db). A later window (`gputrace trigger`) is named
+         * per window, as ever. */
+        int one = c->output[0] && c->capture.kind != GT_CAPTURE_NONE && c->capture.end == GT_CAPTURE_END_STOP &&
+                  !c->trigger_step_factor && !c->trigger_idle_pct && gt_session_window == 0;
+        if (one && snprintf(pattern, sizeof(pattern), "%s", c->output) < (int)sizeof(pattern))
+            ;
+        else if (gt_output_per_window(c->output, pattern, sizeof(pattern)) < 0)
             snprintf(pattern, sizeof(pattern), "%s", GT_DEFAULT_OUTPUT "-w%w");
         rc = gt_session_open_trace(pattern, gt_session_window + 1, why, path, path_len, err, err_len);
         if (rc == 0)
