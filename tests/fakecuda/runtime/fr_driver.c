@@ -309,10 +309,19 @@ static cudaError_t fr_entry_point(const char *symbol, void **fn, unsigned versio
     cudaError_t e = fr_ready();
     if (e)
         return e;
+    if (!symbol || !fn)
+        return fr_set_error(cudaErrorInvalidValue);
     CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SUCCESS;
     CUresult r = fr_default.getProcAddress(symbol, fn, (int)version, flags, &st);
     if (status)
         *status = (enum cudaDriverEntryPointQueryResult)st;
+    /* A symbol the driver lacks is no error: success with a NULL pointer
+     * and the status saying so, as NVIDIA documents (PyTorch asks for
+     * functions it can live without and would fail on a sticky error). */
+    if (r == CUDA_ERROR_NOT_FOUND) {
+        *fn = NULL;
+        return cudaSuccess;
+    }
     return fr_set_error(fr_error(r));
 }
 

@@ -76,6 +76,8 @@
     X(streamBeginCapture, cuStreamBeginCapture_v2, "cuStreamBeginCapture") \
     X(streamEndCapture, cuStreamEndCapture, "cuStreamEndCapture") \
     X(streamIsCapturing, cuStreamIsCapturing, "cuStreamIsCapturing") \
+    X(streamGetCaptureInfo, cuStreamGetCaptureInfo_v3, "cuStreamGetCaptureInfo") \
+    X(threadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode") \
     X(graphInstantiate, cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags") \
     X(graphLaunch, cuGraphLaunch, "cuGraphLaunch")             \
     X(graphExecDestroy, cuGraphExecDestroy, "cuGraphExecDestroy") \
