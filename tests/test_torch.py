@@ -231,3 +231,19 @@ def test_torch_report_against_the_oracle():
     _, db, _, _ = traced()
     errs = oracle.verify([db])
     assert not errs, "\n".join(e[:400] for e in errs[:12])
+
+
+def test_torch_memory_info_follows_its_allocations():
+    """torch.cuda.mem_get_info (cudaMemGetInfo) on the simulated device:
+    what the caching allocator reserves is what the free memory drops by."""
+    code = ("import torch\n"
+            "f0, t = torch.cuda.mem_get_info()\n"
+            "x = torch.empty(256 << 20, dtype=torch.uint8, device='cuda')\n"
+            "f1, _ = torch.cuda.mem_get_info()\n"
+            "print(t, f0 - f1, torch.cuda.memory_reserved())\n")
+    r = subprocess.run([PYENV_PYTHON, "-c", code], env=torch_env(), capture_output=True, text=True, timeout=300)
+    assert_eq(r.returncode, 0, "exit status (stderr: %s)" % r.stderr[-2000:])
+    total, dropped, reserved = map(int, r.stdout.split())
+    assert_eq(total, 80 << 30, "total memory")
+    assert_eq(dropped, reserved, "free memory's drop vs the allocator's reserve")
+    assert reserved >= 256 << 20, reserved

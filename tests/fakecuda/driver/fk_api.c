@@ -70,7 +70,7 @@ FK_API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d)
         return CUDA_ERROR_INVALID_VALUE;
     if (d < 0 || d >= fk_cfg.devices)
         return CUDA_ERROR_INVALID_DEVICE;
-    *bytes = 80ull << 30;
+    *bytes = FK_DEVICE_BYTES;
     return CUDA_SUCCESS;
 }
 

@@ -235,6 +235,13 @@ int fk_mem_device(uintptr_t p);
 #define FK_MAP_BYTES (64u << 10)
 int fk_mem_remove(uintptr_t base, int *kind, size_t *len);
 int fk_mem_kind(uintptr_t p);
+/* The device (or managed) allocation holding p: 1 and its start and length, else 0. */
+int fk_mem_range(uintptr_t p, uintptr_t *base, size_t *len);
+/* Bytes of device and managed memory allocated on the device now. */
+uint64_t fk_mem_device_used(int device);
+/* Memory the device has, and what its context keeps for itself. */
+#define FK_DEVICE_BYTES (80ull << 30)
+#define FK_CONTEXT_BYTES (1ull << 30)
 /* For a pointer into a registered allocation: 1 when [p, p + n) lies
  * inside it, else 0. A pointer outside every allocation (pageable host
  * memory) is not the driver's to check: 1. */
