@@ -129,6 +129,7 @@ CAUSE_CATEGORY = {"graph_build": "other"}
 CAUSES = [c for _, c in CAUSE_OF]
 ALL_CAUSES = CAUSES + ["host", "startup", "teardown"]
 NO_CALL = "(no recorded call)"
+NO_PYTHON = "(no Python frame)"  # outermost frame of a native-only site in a Python process
 # step ranges' names (docs/report.md, Steps)
 STEP_NAME = re.compile(r"^(profilerstep|training_step|train_step|step)([#_ :-]?[0-9]+)?$", re.I)
 NO_AFTER = "(no GPU work after)"
@@ -484,6 +485,8 @@ class Sites:
                     "SELECT pystack_id, depth, file, function, line FROM py_stack_frames ORDER BY pystack_id, depth"):
                 self.py[pid].append((file, function, line))
         self.cache = {}
+        # a process that ran Python: a site without Python frames says so
+        self.python = bool(con.execute("SELECT count(*) FROM meta WHERE key = 'python' AND value != ''").fetchone()[0])
 
     def native_text(self, frame):
         module, offset, function, file, line = frame
@@ -543,6 +546,8 @@ class Sites:
             if not user:
                 user = frames  # no user frame: the innermost three stand in
             out = [self.native_text(f) for f in user[:3]]
+            if out and self.python:
+                out.append(NO_PYTHON)
         out = tuple(out)
         self.cache[key] = out
         return out

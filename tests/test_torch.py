@@ -197,11 +197,15 @@ def test_torch_autograd_thread_launches_never_name_a_wrong_line():
     other = {r[0] for r in rows}
     ids = [r[0] for r in query(db, "SELECT id FROM api_calls WHERE category = 'launch' AND tid != ?", pid)]
     assert ids
-    # The report's launch sites for those launches: no Python frame at all.
-    py_sites = [r["site"] for r in rep["launch_overhead"]["sites"] if not any(".py:" in f for f in r["site"])]
-    assert py_sites, "no launch site without Python frames (autograd's)"
-    for s in py_sites:
-        assert any("libtorch" in f for f in s), s
+    # The report's launch sites for those launches: no line of any Python
+    # file, the op that ran (its libtorch frames), and saying plainly that
+    # the call had no Python frame.
+    native = [r for r in rep["launch_overhead"]["sites"] if not any(".py:" in f for f in r["site"])]
+    assert native, "no launch site without Python frames (autograd's)"
+    for r in native:
+        assert_eq(r["site"][-1], "(no Python frame)", "outermost frame of %r" % r["site"])
+        assert any("libtorch" in f for f in r["site"][:-1]), r["site"]
+    assert_eq(sum(r["count"] for r in native), sum(n for _, n, _ in rows), "launches at those sites")
     assert other
 
 
