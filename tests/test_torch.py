@@ -251,3 +251,57 @@ def test_torch_memory_info_follows_its_allocations():
     assert_eq(total, 80 << 30, "total memory")
     assert_eq(dropped, reserved, "free memory's drop vs the allocator's reserve")
     assert reserved >= 256 << 20, reserved
+
+
+COMPILE_SCRIPT = os.path.join(ROOT, "tests", "progs", "py", "torch_compile.py")
+COMPILE_CALLS = 4
+
+
+def _run_compile(traced, d):
+    log = os.path.join(d, "gpu.log")
+    # Inductor's and Triton's caches in the test's own directory: every run
+    # compiles the kernel anew (Triton's LLVM and ptxas, on the CPU).
+    env = torch_env({"FAKECUDA_LOG": log, "TORCHINDUCTOR_CACHE_DIR": os.path.join(d, "inductor"),
+                     "TRITON_CACHE_DIR": os.path.join(d, "triton"), "TRITON_DEFAULT_FP_FUSION": "1"})
+    argv = [PYENV_PYTHON, COMPILE_SCRIPT, str(COMPILE_CALLS)]
+    if traced:
+        argv = [GPUTRACE, "record", "-q", "-o", os.path.join(d, "trace-%p.db"), "--"] + argv
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900), log
+
+
+def test_torch_compile_triton_kernels_traced():
+    """torch.compile: the Triton kernel Inductor generates is loaded from
+    its cubin file (cuModuleLoad) and launched with cuLaunchKernel; each
+    launch is in the trace with its name and its GPU record, as many as
+    the simulated driver ran, and its Python stack reaches the program's
+    line."""
+    plain, _ = _run_compile(False, tmpdir("gputrace-torch-compile-"))
+    d = tmpdir("gputrace-torch-compile-")
+    proc, log = _run_compile(True, d)
+    assert_eq(plain.returncode, 0, "untraced exit status (stderr: %s)" % plain.stderr[-2000:])
+    assert_eq(proc.returncode, 0, "traced exit status (stderr: %s)" % proc.stderr[-2000:])
+    assert_eq(proc.stdout, plain.stdout, "stdout traced vs untraced")
+    assert "log calls=%d " % COMPILE_CALLS in proc.stdout, proc.stdout
+    traces = [f for f in os.listdir(d) if f.endswith(".db")]
+    assert_eq(len(traces), 1, "traces (%r)" % traces)
+    db = os.path.join(d, traces[0])
+    want = sorted((s, e) for k, name, _, s, e, *_ in gpu_log(log) if k == "kernel" and name.startswith("triton_"))
+    assert_eq(len(want), COMPILE_CALLS, "Triton kernels the driver ran")
+    got = query(db, "SELECT k.start_ns, k.end_ns, c.name, k.via FROM kernels k JOIN api_calls c ON c.id = k.api_call_id "
+                    "WHERE k.name LIKE 'triton\\_%' ESCAPE '\\'")
+    assert_eq(sorted((s, e) for s, e, _, _ in got), want, "Triton kernels in the trace (GPU times)")
+    assert_eq({(n, v) for _, _, n, v in got}, {("cuLaunchKernel", "launch")}, "how they were launched")
+    line = _marker(COMPILE_SCRIPT, "compiled")
+    at_line = query(db, "SELECT count(DISTINCT c.id) FROM api_calls c JOIN py_stack_frames f ON f.pystack_id = c.pystack_id "
+                        "WHERE c.name = 'cuLaunchKernel' AND f.file LIKE '%torch_compile.py' AND f.line = ? "
+                        "AND f.function = 'main'", line)[0][0]
+    assert_eq(at_line, COMPILE_CALLS, "Triton launches whose Python stack holds the compiled call's line")
+    assert not oracle.verify([db]), oracle.verify([db])[:5]
+
+
+def _marker(path, name):
+    with open(path) as f:
+        for n, text in enumerate(f, 1):
+            if re.search(r"# @%s\s*$" % name, text):
+                return n
+    raise AssertionError("no # @%s in %s" % (name, path))
