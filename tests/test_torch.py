@@ -237,6 +237,35 @@ def test_torch_report_against_the_oracle():
     assert not errs, "\n".join(e[:400] for e in errs[:12])
 
 
+def test_torch_device_properties_are_the_drivers_attributes():
+    """torch.cuda.get_device_properties (the runtime's cudaGetDeviceProperties)
+    says what the simulated driver's cuDeviceGetAttribute, cuDeviceGetUuid
+    and cuDeviceGetPCIBusId say, asked directly through ctypes."""
+    code = ("import ctypes, torch\n"
+            "p = torch.cuda.get_device_properties(0)\n"
+            "d = ctypes.CDLL('libcuda.so.1')\n"
+            "def attr(a):\n"
+            "    v = ctypes.c_int()\n"
+            "    assert d.cuDeviceGetAttribute(ctypes.byref(v), a, 0) == 0\n"
+            "    return v.value\n"
+            "bus = ctypes.create_string_buffer(32)\n"
+            "assert d.cuDeviceGetPCIBusId(bus, 32, 0) == 0\n"
+            "u = ctypes.create_string_buffer(16)\n"
+            "assert d.cuDeviceGetUuid_v2(u, 0) == 0\n"
+            "print(p.multi_processor_count, attr(16), p.warp_size, attr(10), p.L2_cache_size, attr(38),\n"
+            "      p.max_threads_per_multi_processor, attr(39), p.regs_per_multiprocessor, attr(82),\n"
+            "      p.shared_memory_per_block_optin, attr(97), p.major, attr(75), p.minor, attr(76))\n"
+            "print(p.pci_bus_id, int(bus.value.split(b':')[1], 16), attr(33))\n"
+            "print(str(p.uuid).replace('-', ''), u.raw.hex())\n")
+    r = subprocess.run([PYENV_PYTHON, "-c", code], env=torch_env(), capture_output=True, text=True, timeout=300)
+    assert_eq(r.returncode, 0, "exit status (stderr: %s)" % r.stderr[-2000:])
+    pairs, bus, uuid = [list(map(str, line.split())) for line in r.stdout.strip().split("\n")]
+    for i in range(0, len(pairs), 2):
+        assert_eq(pairs[i], pairs[i + 1], "property %d vs the driver's attribute" % (i // 2))
+    assert_eq(len(set(bus)), 1, "PCI bus: properties, cuDeviceGetPCIBusId, attribute (%r)" % bus)
+    assert_eq(uuid[0], uuid[1], "uuid vs cuDeviceGetUuid")
+
+
 def test_torch_memory_info_follows_its_allocations():
     """torch.cuda.mem_get_info (cudaMemGetInfo) on the simulated device:
     what the caching allocator reserves is what the free memory drops by."""

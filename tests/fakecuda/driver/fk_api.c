@@ -95,7 +95,7 @@ FK_API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:
     case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: *v = 1; break;
     case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: *v = 2; break;
-    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *v = 0x10 + d; break;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *v = FAKECUDA_FIRST_BUS + d; break; /* as cuDeviceGetPCIBusId */
     /* an H100 SXM's limits, for occupancy calculators */
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = FK_SM_THREADS; break;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *v = FK_SM_BLOCKS; break;

@@ -251,7 +251,10 @@ FR_API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
     p->asyncEngineCount = 2;
     p->cooperativeLaunch = 1;
     p->streamPrioritiesSupported = 1;
-    p->pciBusID = 0x10 + device;
+    fr_default.deviceGetAttribute(&p->pciBusID, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, device);
+    fr_default.deviceGetAttribute(&p->pciDeviceID, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, device);
+    fr_default.deviceGetAttribute(&p->pciDomainID, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, device);
+    fr_default.deviceGetUuid((CUuuid *)&p->uuid, device);
     fr_default.deviceGetAttribute(&p->maxThreadsPerMultiProcessor, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
                                   device);
     fr_default.deviceGetAttribute(&p->maxBlocksPerMultiProcessor, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,

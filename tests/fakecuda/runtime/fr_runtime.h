@@ -19,6 +19,7 @@
     X(deviceGetName, cuDeviceGetName, "cuDeviceGetName")       \
     X(deviceGetAttribute, cuDeviceGetAttribute, "cuDeviceGetAttribute") \
     X(deviceTotalMem, cuDeviceTotalMem_v2, "cuDeviceTotalMem") \
+    X(deviceGetUuid, cuDeviceGetUuid_v2, "cuDeviceGetUuid") \
     X(primaryCtxRetain, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") \
     X(ctxSetCurrent, cuCtxSetCurrent, "cuCtxSetCurrent")       \
     X(ctxSynchronize, cuCtxSynchronize, "cuCtxSynchronize")    \
