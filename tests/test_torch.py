@@ -334,3 +334,36 @@ def _marker(path, name):
             if re.search(r"# @%s\s*$" % name, text):
                 return n
     raise AssertionError("no # @%s in %s" % (name, path))
+
+
+def test_torch_events_keep_their_flags():
+    """torch.cuda.Event: timing events measure (at least the simulated
+    GPU's durations, here 10 kernels of FAKECUDA_KERNEL_NS); events created
+    without timing (torch refuses before asking CUDA, so asked here of the
+    runtime torch loaded, through ctypes) make cudaEventElapsedTime fail
+    with cudaErrorInvalidResourceHandle, as a real runtime does."""
+    code = ("import ctypes, torch\n"
+            "x = torch.ones(1024, device='cuda')\n"
+            "a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)\n"
+            "a.record()\n"
+            "for _ in range(10):\n"
+            "    x.mul_(2)\n"
+            "b.record()\n"
+            "b.synchronize()\n"
+            "print(round(a.elapsed_time(b) * 1e6))\n"
+            "rt = ctypes.CDLL('libcudart.so.13')\n"
+            "c, d, ms = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_float()\n"
+            "assert rt.cudaEventCreateWithFlags(ctypes.byref(c), 2) == 0\n"
+            "assert rt.cudaEventCreateWithFlags(ctypes.byref(d), 2) == 0\n"
+            "assert rt.cudaEventRecord(c, None) == 0 and rt.cudaEventRecord(d, None) == 0\n"
+            "assert rt.cudaEventSynchronize(d) == 0\n"
+            "print(rt.cudaEventElapsedTime(ctypes.byref(ms), c, d), rt.cudaGetLastError())\n"
+            "print(rt.cudaEventCreateWithFlags(ctypes.byref(c), 4), rt.cudaGetLastError())\n")
+    r = subprocess.run([PYENV_PYTHON, "-c", code], env=torch_env({"FAKECUDA_KERNEL_NS": "20000"}),
+                       capture_output=True, text=True, timeout=300)
+    assert_eq(r.returncode, 0, "exit status (stderr: %s)" % r.stderr[-2000:])
+    ns, untimed, ipc = r.stdout.strip().split("\n")
+    # at least the 10 kernels' GPU time (more where the host launched slower than they ran)
+    assert int(ns) >= 10 * 20000, "elapsed time of 10 kernels of 20 us: %s ns" % ns
+    assert_eq(untimed, "400 400", "cudaEventElapsedTime between events without timing, and the last error")
+    assert_eq(ipc, "1 1", "an interprocess event that times (cudaErrorInvalidValue)")

@@ -151,6 +151,7 @@ uint64_t fk_node_ns(const struct fk_node *n);
 
 struct CUevent_st {
     uint32_t magic;
+    unsigned flags;      /* CU_EVENT_DISABLE_TIMING, ... as created */
     int recorded;
     uint64_t time;       /* GPU time the event completes */
     uint64_t effect;     /* memory effects it waits for */
@@ -270,6 +271,10 @@ int fk_clamp_priority(int p);
 void fk_stream_destroy(struct CUstream_st *s);
 void fk_event_record(struct CUevent_st *e, struct CUstream_st *s);
 void fk_stream_wait_event(struct CUstream_st *s, struct CUevent_st *e);
+
+/* Emits the record of a sync the host waited in from t0 to now (fk_api.c);
+ * type as CUPTI's synchronization types. */
+void fk_emit_sync(uint32_t corr, int type, uint32_t stream_id, uint64_t t0);
 
 /* Activity (fk_activity.c). */
 uint32_t fk_api_enter(const char *api);
