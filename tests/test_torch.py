@@ -84,6 +84,13 @@ def test_torch_every_gpu_record_once_and_linked_to_its_call():
     _, db, log, _ = traced()
     want = gpu_log(log)
     assert want, "the simulated driver logged no GPU work"
+    # GPU times from the simulated CUPTI beside the simulated runtime, not
+    # the wheel's libcupti.so.13 that libtorch_cpu.so also loads (unused
+    # unless torch.profiler runs).
+    meta = dict(query(db, "SELECT key, value FROM meta WHERE key LIKE 'gpu_timing%'"))
+    assert_eq(meta.get("gpu_timing"), "cupti", "GPU times")
+    assert_eq(os.path.realpath(meta.get("gpu_timing_detail", "")),
+              os.path.realpath(os.path.join(gtlib.FAKECUDA, "libcupti.so.13")), "the CUPTI the tracer used")
     # Every kernel, copy and memset the GPU ran is in the trace once, with
     # its times and bytes, tied to the call that submitted it.
     got = query(db, "SELECT kind, start_ns, end_ns, COALESCE(bytes, 0), linked FROM gpu_activity")
