@@ -168,6 +168,20 @@ static int fu_on(CUpti_ActivityKind k)
     return (unsigned)k < sizeof(fu_enabled) && fu_enabled[k];
 }
 
+/* When each kind was last enabled and, if it is off now, disabled (GPU
+ * clock): a record reaches CUPTI late, on the driver's thread, and a kind
+ * disabled meanwhile still gets the records of work that started while it
+ * was on, as a real CUPTI's, which decides at the work's launch (PyTorch's
+ * profiler disables its kinds, then flushes). */
+static uint64_t fu_on_since[sizeof(fu_enabled)], fu_off_at[sizeof(fu_enabled)];
+
+static int fu_on_at(CUpti_ActivityKind k, uint64_t t)
+{
+    if (fu_on(k))
+        return 1;
+    return (unsigned)k < sizeof(fu_enabled) && fu_off_at[k] && fu_on_since[k] <= t && t < fu_off_at[k];
+}
+
 /* ---- records from the simulated GPU ---- */
 
 static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
@@ -176,8 +190,8 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
     pthread_mutex_lock(&fu_lock);
     switch (a->kind) {
     case FAKECUDA_ACT_KERNEL: {
-        CUpti_ActivityKind k = fu_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
-                               : fu_on(CUPTI_ACTIVITY_KIND_KERNEL)         ? CUPTI_ACTIVITY_KIND_KERNEL
+        CUpti_ActivityKind k = fu_on_at(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, a->start_ns) ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+                               : fu_on_at(CUPTI_ACTIVITY_KIND_KERNEL, a->start_ns)         ? CUPTI_ACTIVITY_KIND_KERNEL
                                                                            : CUPTI_ACTIVITY_KIND_INVALID;
         CUpti_ActivityKernel10 *r = k ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
         if (!r)
@@ -203,7 +217,7 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
         break;
     }
     case FAKECUDA_ACT_MEMCPY: {
-        CUpti_ActivityMemcpy6 *r = fu_on(CUPTI_ACTIVITY_KIND_MEMCPY) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
+        CUpti_ActivityMemcpy6 *r = fu_on_at(CUPTI_ACTIVITY_KIND_MEMCPY, a->start_ns) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
         if (!r)
             break;
         r->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
@@ -222,7 +236,7 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
         break;
     }
     case FAKECUDA_ACT_MEMSET: {
-        CUpti_ActivityMemset4 *r = fu_on(CUPTI_ACTIVITY_KIND_MEMSET) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
+        CUpti_ActivityMemset4 *r = fu_on_at(CUPTI_ACTIVITY_KIND_MEMSET, a->start_ns) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
         if (!r)
             break;
         r->kind = CUPTI_ACTIVITY_KIND_MEMSET;
@@ -241,7 +255,7 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
     }
     case FAKECUDA_ACT_SYNC: {
         CUpti_ActivitySynchronization2 *r =
-            fu_on(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
+            fu_on_at(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, a->start_ns) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
         if (!r)
             break;
         r->kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
@@ -429,7 +443,14 @@ static CUptiResult fu_set_kind(CUpti_ActivityKind k, uint8_t on)
     CUptiResult r = fu_attach();
     if (r != CUPTI_SUCCESS)
         return r;
+    uint64_t now = fu_gpu_now();
     pthread_mutex_lock(&fu_lock);
+    if (on && !fu_enabled[k]) {
+        fu_on_since[k] = now;
+        fu_off_at[k] = 0;
+    } else if (!on && fu_enabled[k]) {
+        fu_off_at[k] = now;
+    }
     fu_enabled[k] = on;
     pthread_mutex_unlock(&fu_lock);
     return CUPTI_SUCCESS;
