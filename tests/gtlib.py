@@ -151,3 +151,17 @@ def site_function(frame):
     if m:
         return m.group(2).split("(")[0]
     return frame.split(" ")[0]
+
+
+PYENV_PYTHON = os.path.join(BUILD, "pyenv", "bin", "python")
+
+
+def torch_env(extra=None):
+    """The environment PyTorch from PyPI runs on the simulated GPU in: its
+    own CUDA runtime (libcudart.so.13, in its nvidia wheel) is replaced by
+    the simulated one of the same soname, preloaded so that torch's
+    libraries bind to it whatever RPATH they carry; the simulated driver
+    comes from LD_LIBRARY_PATH (docs/testing.md, "PyTorch")."""
+    e = {"LD_PRELOAD": os.path.join(FAKECUDA, "libcudart.so.13")}
+    e.update(extra or {})
+    return base_env(e)

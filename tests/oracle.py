@@ -129,6 +129,7 @@ CAUSE_CATEGORY = {"graph_build": "other"}
 CAUSES = [c for _, c in CAUSE_OF]
 ALL_CAUSES = CAUSES + ["host", "startup", "teardown"]
 NO_CALL = "(no recorded call)"
+NO_PYTHON = "(no Python frame)"  # outermost frame of a native-only site in a Python process
 # step ranges' names (docs/report.md, Steps)
 STEP_NAME = re.compile(r"^(profilerstep|training_step|train_step|step)([#_ :-]?[0-9]+)?$", re.I)
 NO_AFTER = "(no GPU work after)"
@@ -141,6 +142,8 @@ BANDS = [(4 << 10, "<4KiB"), (64 << 10, "4KiB-64KiB"), (1 << 20, "64KiB-1MiB"), 
 CUDA_LIBS = re.compile(r"^lib(cuda|cudart|cupti|nvidia-|cublas|cublasLt|cudnn|nccl|cufft|curand|cusparse|cusolver|"
                        r"nvrtc|nvJitLink|nvToolsExt|nvtx|npp|nvjpeg|cufile|cutensor|nvperf|cudadevrt)")
 TRACER = re.compile(r"^libgputrace")
+# libc, and the C++ runtime (libstdc++: std::thread's start routine is the
+# outermost frame of every thread a C++ framework starts, autograd's too)
 LIBC = re.compile(r"^(libc\.so|libc-|ld-linux|ld64\.so|libpthread|libdl\.so|libdl-|librt\.so|libm\.so|libstdc\+\+)")
 PYTHON = re.compile(r"^(lib)?python\d")
 FRAMEWORKS = re.compile(r"^lib(torch|c10|caffe2|shm\.so|nvfuser|triton|xla|jax|tensorflow|tensorrt|nvinfer)")
@@ -499,6 +502,8 @@ class Sites:
         self.kernel_full = {f for f, _ in forms if f is not None}
         self.kernel_bare = {b for _, b in forms}
         self.cache = {}
+        # a process that ran Python: a site without Python frames says so
+        self.python = bool(con.execute("SELECT count(*) FROM meta WHERE key = 'python' AND value != ''").fetchone()[0])
 
     def native_text(self, frame):
         module, offset, function, file, line = frame
@@ -589,6 +594,8 @@ class Sites:
             if not user:  # no user frame: the innermost three other than nvcc's stand in (any three if none)
                 user = [f for f, p in zip(frames, plumbing) if not p] or frames
             out = [self.native_text(f) for f in user[:3]]
+            if out and self.python:
+                out.append(NO_PYTHON)
         out = tuple(out)
         self.cache[key] = out
         return out

@@ -97,6 +97,11 @@ int gt_sites_init(struct gt_sites *s, sqlite3 *db, int schema_version)
     if (sqlite3_prepare_v2(db, "SELECT file, function, line FROM py_stack_frames WHERE pystack_id = ? ORDER BY depth",
                            -1, &s->pyframes, NULL) != SQLITE_OK)
         return -1;
+    /* A process that ran Python (meta.python) */
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM meta WHERE key = 'python' AND value != ''", -1, &q, NULL) == SQLITE_OK) {
+        s->python = sqlite3_step(q) == SQLITE_ROW;
+        sqlite3_finalize(q);
+    }
     return gt_nvcc_init(&s->nvcc, db, schema_version);
 }
 
@@ -306,6 +311,11 @@ static struct gt_site *gt_site_get(struct gt_sites *s, int64_t key)
     sqlite3_reset(s->frames);
     if (!site->nframes)
         *site = lib.nframes ? lib : any;
+    /* In a Python process, a call without Python frames (made by a thread
+     * that runs none, as PyTorch's autograd threads) says so, outermost,
+     * rather than leave a reader to guess which line made it. */
+    if (s->python && site->nframes && site->nframes < GT_SITE_FRAMES)
+        snprintf(site->frames[site->nframes++], sizeof(site->frames[0]), "%s", GT_SITE_NO_PYTHON);
     gt_site_text(site);
     s->cache[stack_id] = site;
     return site;

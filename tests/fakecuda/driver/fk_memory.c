@@ -156,10 +156,28 @@ FK_API CUresult cuMemHostGetFlags(unsigned int *flags, void *p)
 FK_API CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total)
 {
     CHECK_CTX();
+    /* What is free is what the program has not allocated on the current
+     * device, less the context's own share, as nvidia-smi would say. */
+    uint64_t used = fk_mem_device_used(fk_current_device()) + FK_CONTEXT_BYTES;
     if (free_b)
-        *free_b = 79ull << 30;
+        *free_b = used < FK_DEVICE_BYTES ? FK_DEVICE_BYTES - used : 0;
     if (total)
-        *total = 80ull << 30;
+        *total = FK_DEVICE_BYTES;
+    return CUDA_SUCCESS;
+}
+
+/* The allocation a device pointer lies in (PyTorch's driver API asks for it). */
+FK_API CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+    CHECK_CTX();
+    uintptr_t b = 0;
+    size_t n = 0;
+    if (!fk_mem_range((uintptr_t)p, &b, &n))
+        return CUDA_ERROR_NOT_FOUND;
+    if (base)
+        *base = (CUdeviceptr)b;
+    if (size)
+        *size = n;
     return CUDA_SUCCESS;
 }
 

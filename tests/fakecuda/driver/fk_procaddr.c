@@ -67,6 +67,9 @@ static fk_result fk_proc(const char *symbol, void **pfn, uint64_t flags, int *st
     *pfn = NULL;
     if (status)
         *status = FK_SYMBOL_NOT_FOUND;
+    const char *log = getenv("FAKECUDA_STUB_LOG");
+    if (log && *log == '1')
+        fprintf(stderr, "fakecuda: cuGetProcAddress(\"%s\"): not simulated (CUDA_ERROR_NOT_FOUND)\n", symbol);
     return FK_ERROR_NOT_FOUND;
 }
 
