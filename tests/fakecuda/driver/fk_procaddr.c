@@ -59,17 +59,15 @@ static fk_result fk_proc(const char *symbol, void **pfn, uint64_t flags, int *st
             *status = FK_SYMBOL_SUCCESS;
         return FK_SUCCESS;
     }
-    /* FAKECUDA_EXPORT_LOG=1: which driver function a runtime wanted and the
-     * simulated driver lacks (fk_export.c names the private tables) */
-    const char *log = getenv("FAKECUDA_EXPORT_LOG");
-    if (log && *log == '1')
-        fprintf(stderr, "fakecuda: no driver function %s\n", symbol);
+    /* FAKECUDA_EXPORT_LOG=1 or FAKECUDA_STUB_LOG=1: which driver function a
+     * runtime wanted and the simulated driver lacks (fk_export.c names the
+     * private tables) */
+    const char *elog = getenv("FAKECUDA_EXPORT_LOG"), *slog = getenv("FAKECUDA_STUB_LOG");
+    if ((elog && *elog == '1') || (slog && *slog == '1'))
+        fprintf(stderr, "fakecuda: cuGetProcAddress(\"%s\"): not simulated (CUDA_ERROR_NOT_FOUND)\n", symbol);
     *pfn = NULL;
     if (status)
         *status = FK_SYMBOL_NOT_FOUND;
-    const char *log = getenv("FAKECUDA_STUB_LOG");
-    if (log && *log == '1')
-        fprintf(stderr, "fakecuda: cuGetProcAddress(\"%s\"): not simulated (CUDA_ERROR_NOT_FOUND)\n", symbol);
     return FK_ERROR_NOT_FOUND;
 }
 
