@@ -147,7 +147,7 @@ struct gt_graph_row {
  * (its creating call's site) and where the graph was launched
  * (docs/report.md, Graph nodes). */
 struct gt_gnode_row {
-    char kind[8];                   /* kernel, memcpy, memset */
+    char kind[12];                  /* kernel, memcpy, memset, host, empty, other, mem_alloc, mem_free */
     char kernel[256];               /* kernel nodes: the kernel the GPU ran */
     struct gt_site created, launched;
     uint64_t nodes, runs, gpu_ns;   /* distinct nodes, operations, their GPU time */

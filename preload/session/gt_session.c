@@ -310,6 +310,7 @@ static void gt_atexit(void)
     gt_tls_busy = 1;
     pthread_mutex_lock(&gt_session_lock);
     if (atomic_load(&gt_state) == GT_STATE_ACTIVE) {
+        gt_ring_release_held(); /* this thread's run of polls, if one is open */
         atomic_store(&gt_state, GT_STATE_FINISHED);
         gt_sampler_stop();
         gt_cupti_stop();
@@ -357,6 +358,7 @@ int gt_finish_at_exit(void)
         return 0;
     int saved = errno;
     gt_tls_busy = 1;
+    gt_ring_release_held(); /* not inside a hook of ours on this thread (checked above) */
     gt_writer_finish_on_signal(GT_FINISH_EXIT);
     int done = gt_writer_wait_finished(5) == 0;
     gt_tls_busy = 0;

@@ -1,0 +1,71 @@
+"""Calls a tracer used to miss (issue 31, "Calls not recorded"): event and
+stream polls, folded run by run into one row with its count, and shown by
+the report as the spin-wait they are; stream callbacks; graph updates;
+cudaSetDevice. Truth: the program's own count of not-ready answers and
+what it called, and the report's figures recomputed by the oracle."""
+import re
+import subprocess
+
+import oracle
+from gtlib import GPUTRACE, assert_eq, prog, run_traced
+
+N = 2
+ENV = {"FAKECUDA_KERNEL_NS": "5000,slow_event=20000000,slow_stream=10000000"}
+
+
+def polls_run():
+    run = run_traced([prog("polls"), str(N)], env=ENV)
+    assert run.proc.returncode == 0, run.proc.stderr
+    lines = run.proc.stdout.splitlines()
+    counts = [tuple(int(x) for x in re.match(r"polls: event (\d+) stream (\d+)$", l).groups()) for l in lines[:N]]
+    assert_eq(lines[N:], ["polls: callback ran 1 times"])
+    # each spin answered not-ready many times (the kernels run for ms)
+    assert all(a > 10 and b > 10 for a, b in counts), counts
+    return run, counts
+
+
+def test_polls_fold_into_one_row_per_run_with_their_count():
+    run, counts = polls_run()
+    rows = run.q("SELECT c.name, s.kind, s.polls, c.error, %s FROM api_calls c JOIN sync_args s ON s.call_id = c.id "
+                 "WHERE s.kind IN ('event_query', 'stream_query') ORDER BY c.start_ns" %
+                 "(SELECT substr(f.function, 1, instr(f.function || '(', '(') - 1) FROM stack_frames f "
+                 "WHERE f.stack_id = c.stack_id AND f.depth = 0)")
+    want = []
+    for a, b in counts:
+        want += [("cudaEventQuery", "event_query", a, "cudaErrorNotReady", "spin_event"),
+                 ("cudaEventQuery", "event_query", 1, None, "spin_event"),
+                 ("cudaStreamQuery", "stream_query", b, "cudaErrorNotReady", "spin_stream"),
+                 ("cudaStreamQuery", "stream_query", 1, None, "spin_stream")]
+    assert_eq(rows, want)
+    # a folded run spans its polls: from the first's start to the last's end, inside the spin
+    spans = run.q("SELECT c.end_ns - c.start_ns FROM api_calls c JOIN sync_args s ON s.call_id = c.id "
+                  "WHERE s.kind = 'event_query' AND s.polls > 1")
+    assert spans and all(15e6 < d < 25e6 for (d,) in spans), spans
+
+
+def test_report_shows_the_spin_wait_as_a_sync():
+    run, counts = polls_run()
+    assert_eq(oracle.verify([run.trace]), [])
+    rc, doc, err = oracle.run_report([run.trace])
+    assert_eq(rc, 0, err)
+    got = sorted((r["kind"], r["count"]) for r in doc["syncs"] if r["kind"].endswith("_query"))
+    assert_eq(got, [("event_query", sum(a for a, _ in counts) + N), ("stream_query", sum(b for _, b in counts) + N)])
+    text = subprocess.run([GPUTRACE, "report", run.trace], capture_output=True, text=True).stdout
+    sec = text.split("Syncs by call site (host time blocked)\n")[1]
+    assert re.search(r"  event_query +%d calls, [0-9.]+ ms blocked\n    at polls.c:\d+ in spin_event\n"
+                     % (sum(a for a, _ in counts) + N), sec), sec
+
+
+def test_set_device_callbacks_and_graph_updates_are_recorded():
+    run, _ = polls_run()
+    names = run.q("SELECT name, category, count(*), sum(result != 0) FROM api_calls WHERE name IN "
+                  "('cudaSetDevice', 'cudaStreamAddCallback', 'cudaGraphExecKernelNodeSetParams', "
+                  "'cudaGraphKernelNodeSetParams', 'cudaGraphExecUpdate') GROUP BY 1, 2 ORDER BY 1")
+    assert_eq(names, [("cudaGraphExecKernelNodeSetParams", "graph_build", 1, 0),
+                      ("cudaGraphExecUpdate", "graph_build", 1, 0),
+                      ("cudaGraphKernelNodeSetParams", "graph_build", 1, 0),
+                      ("cudaSetDevice", "other", 2, 0),
+                      ("cudaStreamAddCallback", "other", 1, 0)])
+    # the callback is on its stream, as host functions are
+    assert_eq(run.q1("SELECT count(*) FROM api_calls c WHERE name = 'cudaStreamAddCallback' AND stream IN "
+                     "(SELECT stream FROM api_calls WHERE name = 'cudaStreamQuery')"), 1)
