@@ -367,6 +367,8 @@ class Trace:
                 "WHERE api_call_id IS NOT NULL %s" % via):
             self.copy_rows[cid].append((nbytes, host_mem, ts, e - s))
         # mapped (zero-copy) host memory allocated or registered: count, bytes
+        row = con.execute("SELECT value FROM meta WHERE key = 'tracer_startup_ns'").fetchone()
+        self.startup_ns = int(row[0]) if row and row[0] and int(row[0]) > 0 else 0
         self.mapped = con.execute("SELECT count(*), COALESCE(sum(a.bytes), 0) FROM allocations a "
                                   "JOIN api_calls c ON c.id = a.api_call_id "
                                   "WHERE a.kind = 'mapped' AND a.result = 0 AND c.category = 'alloc'").fetchone()
@@ -841,6 +843,8 @@ class Process:
             "pageable_h2d_bytes": sum(r["pageable_bytes"] for r in h2d.values()),
             "mapped_host_allocs": self.t.mapped[0],
             "mapped_host_bytes": self.t.mapped[1],
+            # the tracer's start-up on the program's thread, as meta says (issue 31, item 5)
+            "tracer_startup_ns": self.t.startup_ns,
         }
 
     def notes_expect(self):

@@ -37,10 +37,18 @@ def test_polls_fold_into_one_row_per_run_with_their_count():
                  ("cudaStreamQuery", "stream_query", b, "cudaErrorNotReady", "spin_stream"),
                  ("cudaStreamQuery", "stream_query", 1, None, "spin_stream")]
     assert_eq(rows, want)
-    # a folded run spans its polls: from the first's start to the last's end, inside the spin
-    spans = run.q("SELECT c.end_ns - c.start_ns FROM api_calls c JOIN sync_args s ON s.call_id = c.id "
-                  "WHERE s.kind = 'event_query' AND s.polls > 1")
-    assert spans and all(15e6 < d < 25e6 for (d,) in spans), spans
+    # a folded run spans its polls: it starts after the event was recorded and
+    # before the kernel ended on the GPU (its polls answered not ready), and
+    # the poll that answered done ended after the kernel did
+    k = run.q("SELECT start_ns, end_ns FROM kernels WHERE name = 'slow_event' ORDER BY start_ns")
+    rec = run.q("SELECT end_ns FROM api_calls WHERE name = 'cudaEventRecord' ORDER BY start_ns")
+    q = run.q("SELECT c.start_ns, c.end_ns, s.polls FROM api_calls c JOIN sync_args s ON s.call_id = c.id "
+              "WHERE s.kind = 'event_query' ORDER BY c.start_ns")
+    assert_eq((len(k), len(rec), len(q)), (N, N, 2 * N))
+    for i in range(N):
+        (ks, ke), (re_,), run_, done = k[i], rec[i], q[2 * i], q[2 * i + 1]
+        assert re_ <= run_[0] < ke <= done[1], (k[i], rec[i], run_, done)
+        assert run_[1] <= done[0], (run_, done)
 
 
 def test_report_shows_the_spin_wait_as_a_sync():

@@ -267,6 +267,10 @@ struct gt_summary {
     /* mapped (zero-copy) host memory: allocations and registrations with
      * the mapped flag, their bytes (kernels may read it over the bus) */
     uint64_t mapped_host_allocs, mapped_host_bytes;
+    /* the tracer's own start-up on the program's thread, inside its first
+     * CUDA call before that call's clock started (meta tracer_startup_ns;
+     * 0 in traces written before it was recorded): in no other figure */
+    uint64_t tracer_startup_ns;
 };
 
 /* Rows per table that --top left out. */

@@ -384,6 +384,10 @@ static void gt_text_api(FILE *out, const struct gt_report *r)
                 DUR(a->max_ns, gt_b3), U(a->errors));
     }
     gt_more(out, r->more.api, "functions");
+    if (r->summary.tracer_startup_ns)
+        fprintf(out, "  and the tracer's own start-up: %s on the thread of\n"
+                     "  the first CUDA call, before that call's time started (in no figure above)\n",
+                DUR(r->summary.tracer_startup_ns, gt_b1));
 }
 
 /* Only when the trace has top-level NVTX ranges. */

@@ -294,11 +294,18 @@ void gt_session_window_close(void)
     pthread_mutex_unlock(&gt_session_lock);
 }
 
+/* On the program's thread, inside its first recorded CUDA call and before
+ * that call's clock starts: what it costs the program is recorded apart
+ * (meta tracer_startup_ns), never as the call's time. */
 static void gt_session_start(void)
 {
+    uint64_t t0 = gt_now_ns();
     pthread_mutex_lock(&gt_session_lock);
-    if (atomic_load(&gt_state) == GT_STATE_IDLE)
+    if (atomic_load(&gt_state) == GT_STATE_IDLE) {
         gt_session_start_locked();
+        if (atomic_load(&gt_state) == GT_STATE_ACTIVE)
+            gt_writer_note_startup(gt_now_ns() - t0);
+    }
     pthread_mutex_unlock(&gt_session_lock);
 }
 

@@ -120,10 +120,8 @@ void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg)
         gt_meta(w, "rank", getenv(rank_var));
         gt_meta(w, "rank_source", rank_var);
     }
-    gt_meta_u64(w, "start_ns", gt_now_ns());
-    struct timespec rt;
-    clock_gettime(CLOCK_REALTIME, &rt);
-    gt_meta_u64(w, "start_time_unix_ns", (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
+    gt_meta_u64(w, "start_ns", w->start_ns);
+    gt_meta_u64(w, "start_time_unix_ns", w->start_unix_ns);
     gt_meta(w, "clock", "CLOCK_MONOTONIC");
     gt_meta_u64(w, "stack_depth", (uint64_t)cfg->stack_depth);
     /* Which interpreter's stacks are recorded; "" when none are. */

@@ -139,6 +139,10 @@ struct CUgraph_st *fk_graph_new(void);
 struct CUgraphNode_st *fk_graph_add_locked(struct CUgraph_st *g, const struct fk_node *w,
                                           struct CUgraphNode_st *const *deps, size_t ndeps);
 int fk_graph_ok(CUgraph g);
+/* Adds a node doing `w` to g after deps (distinct nodes of g), as cuGraphAdd*Node do. */
+CUresult fk_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t ndeps, const struct fk_node *w);
+/* A memory pool handle the driver gave out (fk_mempool.c). */
+int fk_pool_valid(CUmemoryPool pool);
 int fk_graph_node_ok(CUgraphNode n);
 /* Fills e with a copy of g's nodes. */
 CUresult fk_exec_build(struct CUgraphExec_st *e, const struct CUgraph_st *g);

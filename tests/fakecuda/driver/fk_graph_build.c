@@ -103,7 +103,7 @@ FK_API CUresult cuGraphCreate(CUgraph *out, unsigned int flags)
 }
 
 /* Adds a node: its dependencies must be distinct nodes of the same graph. */
-static CUresult fk_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t ndeps, const struct fk_node *w)
+CUresult fk_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t ndeps, const struct fk_node *w)
 {
     if (!out || !fk_graph_ok(g) || (ndeps && !deps))
         return CUDA_ERROR_INVALID_VALUE;
