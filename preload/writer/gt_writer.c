@@ -61,7 +61,10 @@ static const char *const gt_sql[ST_COUNT] = {
                "copy_kind,src_kind,dst_kind,sync_type,graph_id,graph_node_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_GPU_BATCH] = NULL, /* GT_BATCH_ROWS rows of ST_GPU's, built at open */
     [ST_GPU_CORR] = "UPDATE gpu_ops SET corr = ? WHERE id = ?",
-    [ST_GNODE] = "INSERT OR REPLACE INTO graph_node_rows VALUES(?,?,?,?,?,?,?,?,?,?)",
+    /* A node's first row stands: the call that made it comes first, and a
+     * later call that only read the same capture state (an event record,
+     * a wait, work the driver did not capture) must not take it over. */
+    [ST_GNODE] = "INSERT OR IGNORE INTO graph_node_rows VALUES(?,?,?,?,?,?,?,?,?,?)",
     /* A clone's node takes its original's kind, kernel and site. */
     [ST_GNODE_CLONE] = "INSERT OR REPLACE INTO graph_node_rows SELECT ?1, ?2, kind, name_id, api_id, tid, ns, "
                        "stack_id, pystack_id, ?3 FROM graph_node_rows WHERE node_id = ?3",
