@@ -18,7 +18,8 @@ def polls_run():
     assert run.proc.returncode == 0, run.proc.stderr
     lines = run.proc.stdout.splitlines()
     counts = [tuple(int(x) for x in re.match(r"polls: event (\d+) stream (\d+)$", l).groups()) for l in lines[:N]]
-    assert_eq(lines[N:], ["polls: callback ran 1 times"])
+    assert_eq(lines[N:], ["polls: updated graph wrote 4096 fives, host functions 0 old 1 new",
+                          "polls: callback ran 1 times"])
     # each spin answered not-ready many times (the kernels run for ms)
     assert all(a > 10 and b > 10 for a, b in counts), counts
     return run, counts
@@ -68,8 +69,13 @@ def test_set_device_callbacks_and_graph_updates_are_recorded():
     run, _ = polls_run()
     names = run.q("SELECT name, category, count(*), sum(result != 0) FROM api_calls WHERE name IN "
                   "('cudaSetDevice', 'cudaStreamAddCallback', 'cudaGraphExecKernelNodeSetParams', "
+                  "'cudaGraphExecMemsetNodeSetParams', 'cudaGraphExecHostNodeSetParams', "
+                  "'cudaGraphExecMemcpyNodeSetParams1D', "
                   "'cudaGraphKernelNodeSetParams', 'cudaGraphExecUpdate') GROUP BY 1, 2 ORDER BY 1")
-    assert_eq(names, [("cudaGraphExecKernelNodeSetParams", "graph_build", 1, 0),
+    assert_eq(names, [("cudaGraphExecHostNodeSetParams", "graph_build", 1, 0),
+                      ("cudaGraphExecKernelNodeSetParams", "graph_build", 1, 0),
+                      ("cudaGraphExecMemcpyNodeSetParams1D", "graph_build", 1, 0),
+                      ("cudaGraphExecMemsetNodeSetParams", "graph_build", 1, 0),
                       ("cudaGraphExecUpdate", "graph_build", 1, 0),
                       ("cudaGraphKernelNodeSetParams", "graph_build", 1, 0),
                       ("cudaSetDevice", "other", 2, 0),

@@ -141,6 +141,8 @@ struct CUgraphNode_st *fk_graph_add_locked(struct CUgraph_st *g, const struct fk
 int fk_graph_ok(CUgraph g);
 /* Adds a node doing `w` to g after deps (distinct nodes of g), as cuGraphAdd*Node do. */
 CUresult fk_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t ndeps, const struct fk_node *w);
+/* A memset node's work from its parameters (fk_graph_build.c). */
+CUresult fk_memset_work(const CUDA_MEMSET_NODE_PARAMS *p, struct fk_node *w);
 /* A memory pool handle the driver gave out (fk_mempool.c). */
 int fk_pool_valid(CUmemoryPool pool);
 int fk_graph_node_ok(CUgraphNode n);

@@ -160,7 +160,7 @@ FK_API CUresult cuGraphAddMemcpyNode(CUgraphNode *out, CUgraph g, const CUgraphN
     return r == CUDA_SUCCESS ? fk_add(out, g, deps, ndeps, &w) : r;
 }
 
-static CUresult fk_memset_work(const CUDA_MEMSET_NODE_PARAMS *p, struct fk_node *w)
+CUresult fk_memset_work(const CUDA_MEMSET_NODE_PARAMS *p, struct fk_node *w)
 {
     if (!p || !p->dst || (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4) || !p->width)
         return CUDA_ERROR_INVALID_VALUE;
