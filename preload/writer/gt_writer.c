@@ -440,28 +440,6 @@ int gt_writer_wait_finished(int seconds)
     return rc;
 }
 
-struct gt_setup_job {
-    struct gt_writer *w;
-    char *err;
-    size_t err_len;
-    int rc;
-};
-
-static void *gt_writer_setup_main(void *arg)
-{
-    struct gt_setup_job *job = arg;
-    gt_tls_busy = 1;
-    pid_t tid = (pid_t)syscall(SYS_gettid);
-    gt_threads_mark_tracer((uint32_t)tid);
-    errno = 0;
-    int nice_now = getpriority(PRIO_PROCESS, (id_t)tid);
-    if (errno == 0)
-        setpriority(PRIO_PROCESS, (id_t)tid, nice_now + 10 > 19 ? 19 : nice_now + 10);
-    job->rc = gt_writer_setup(job->w, gt_sql, (const char *)gt_schema_sql, gt_schema_sql_len, GT_INDEX_MARK,
-                              job->err, job->err_len);
-    return NULL;
-}
-
 static void *gt_writer_main(void *arg)
 {
     struct gt_writer *w = arg;
@@ -470,17 +448,8 @@ static void *gt_writer_main(void *arg)
     if (w->setup_on_thread) {
         char err[768];
         pthread_mutex_lock(&gt_work_lock);
-        /* On a thread of its own that yields to the program's (the trace
-         * file's tables are tens of milliseconds of CPU on a loaded machine,
-         * at the program's start, when its threads must not wait for a
-         * CPU), ended once done: this thread keeps its priority. */
-        struct gt_setup_job job = {w, err, sizeof(err), -1};
-        pthread_t t;
-        if (gt_thread_spawn(&t, 0, gt_writer_setup_main, &job) == 0)
-            pthread_join(t, NULL);
-        else
-            gt_writer_setup_main(&job);
-        int rc = job.rc;
+        int rc = gt_writer_setup_apart(w, gt_sql, (const char *)gt_schema_sql, gt_schema_sql_len, GT_INDEX_MARK, err,
+                                       sizeof(err));
         pthread_mutex_unlock(&gt_work_lock);
         if (rc < 0) {
             /* As a failed open on the program's thread: one line, no trace,

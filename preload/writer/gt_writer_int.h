@@ -169,6 +169,9 @@ int gt_writer_create_file(const char *path, char *err, size_t err_len);
  * deferred so far, in one transaction; w->ready after. -1 with the reason. */
 int gt_writer_setup(struct gt_writer *w, const char *const *sql, const char *schema, size_t schema_len,
                     const char *index_mark, char *err, size_t err_len);
+/* The same on a short-lived thread at a lower priority (nice +10), waited for. */
+int gt_writer_setup_apart(struct gt_writer *w, const char *const *sql, const char *schema, size_t schema_len,
+                          const char *index_mark, char *err, size_t err_len);
 /* A meta set before the file is ready, kept for gt_writer_setup. */
 void gt_meta_defer(struct gt_writer *w, const char *key, const char *value);
 /* gt_writer_file.c: who, where, when, with which settings, into meta. */

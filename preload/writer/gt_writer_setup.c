@@ -3,10 +3,17 @@
  * thread at its start for a trace opened at the program's first CUDA call
  * (tens of milliseconds on a loaded machine that were the program's), on
  * the opening thread for a standby window's. */
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include "base/gt_base.h"
+#include "hot/gt_threads.h"
 #include "writer/gt_writer_int.h"
 
 void gt_meta_defer(struct gt_writer *w, const char *key, const char *value)
@@ -101,4 +108,45 @@ int gt_writer_setup(struct gt_writer *w, const char *const *gt_sql, const char *
         return -1;
     }
     return 0;
+}
+
+struct gt_setup_job {
+    struct gt_writer *w;
+    const char *const *sql;
+    const char *schema, *index_mark;
+    size_t schema_len;
+    char *err;
+    size_t err_len;
+    int rc;
+};
+
+static void *gt_setup_main(void *arg)
+{
+    struct gt_setup_job *job = arg;
+    gt_tls_busy = 1; /* the tracer's own thread: never recorded */
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    gt_threads_mark_tracer((uint32_t)tid); /* and never sampled */
+    errno = 0;
+    int nice_now = getpriority(PRIO_PROCESS, (id_t)tid);
+    if (errno == 0)
+        setpriority(PRIO_PROCESS, (id_t)tid, nice_now + 10 > 19 ? 19 : nice_now + 10);
+    job->rc = gt_writer_setup(job->w, job->sql, job->schema, job->schema_len, job->index_mark, job->err,
+                              job->err_len);
+    return NULL;
+}
+
+/* On a thread of its own at nice +10, ended once done, so that the
+ * caller (the writer thread) keeps its priority: making the file is tens
+ * of milliseconds of CPU on a loaded machine, at the program's start, when
+ * the program's threads must not wait for a CPU. */
+int gt_writer_setup_apart(struct gt_writer *w, const char *const *sql, const char *schema, size_t schema_len,
+                          const char *index_mark, char *err, size_t err_len)
+{
+    struct gt_setup_job job = {w, sql, schema, index_mark, schema_len, err, err_len, -1};
+    pthread_t t;
+    if (gt_thread_spawn(&t, 0, gt_setup_main, &job) == 0)
+        pthread_join(t, NULL);
+    else
+        job.rc = gt_writer_setup(w, sql, schema, schema_len, index_mark, err, err_len);
+    return job.rc;
 }
