@@ -12,9 +12,36 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include "base/gt_base.h"
 #include "hot/gt_threads.h"
 #include "writer/gt_writer_int.h"
+#include "gt_schema_db.h"
+
+/* The new, empty file at path becomes an empty trace: the schema's tables
+ * and views as scripts/gen_schema_db.py made them from the same schema
+ * (8 KiB pages, WAL). 0, or -1 (the caller runs the schema's SQL instead). */
+static int gt_copy_template(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t done = 0;
+    while (done < gt_schema_db_len) {
+        ssize_t n = write(fd, gt_schema_db + done, gt_schema_db_len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        done += (size_t)n;
+    }
+    int ok = done == gt_schema_db_len;
+    if (!ok && ftruncate(fd, 0) != 0)
+        ok = 0; /* left as it was: an empty file SQLite makes a database of */
+    close(fd);
+    return ok ? 0 : -1;
+}
 
 void gt_meta_defer(struct gt_writer *w, const char *key, const char *value)
 {
@@ -55,10 +82,16 @@ static int gt_prepare_batch(struct gt_writer *w, const char *const *gt_sql, stru
 int gt_writer_setup(struct gt_writer *w, const char *const *gt_sql, const char *schema_sql, size_t schema_len,
                     const char *index_mark, char *err, size_t err_len)
 {
+    int copied = gt_copy_template(w->path) == 0;
     int rc = sqlite3_open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
                              NULL);
     char *schema = NULL;
-    if (rc == SQLITE_OK) {
+    if (rc == SQLITE_OK && copied) {
+        /* the tables and views are there: this connection's settings only */
+        rc = sqlite3_exec(w->db, "PRAGMA synchronous=OFF; PRAGMA cache_size=-8192; PRAGMA wal_autocheckpoint=4000; "
+                                 "BEGIN",
+                          NULL, NULL, NULL);
+    } else if (rc == SQLITE_OK) {
         schema = malloc(schema_len + 1);
         if (schema) {
             memcpy(schema, schema_sql, schema_len);
