@@ -164,7 +164,7 @@ def test_info_json():
     assert j["syncs_by_kind"] == c["syncs_by_kind"]
     assert [(k["name"], k["launches"]) for k in j["top_kernels"]] == c["top_kernels"]
     assert j["complete"] is True and j["pid"] == 4242 and j["duration_ns"] == 18000
-    assert j["gpu_timing"] is None and j["schema_version"] == 7
+    assert j["gpu_timing"] is None and j["schema_version"] == 8
     # several traces: one object per line
     r = gt("info", "--format=json", path, path)
     assert [json.loads(l)["api_calls"] for l in r.stdout.splitlines()] == [17, 17]
@@ -295,7 +295,7 @@ def test_info_foreign_sqlite():
 def test_info_schema_versions():
     d = tmpdir()
     new = mt.make_trace(os.path.join(d, "new.db"), user_version=99)
-    _bad(new, "schema version 99 is newer than this gputrace supports (7); upgrade gputrace")
+    _bad(new, "schema version 99 is newer than this gputrace supports (8); upgrade gputrace")
     old = mt.make_trace(os.path.join(d, "old.db"), user_version=0)
     _bad(old, "schema version 0")
 
@@ -415,7 +415,7 @@ def export_view(doc):
     return out
 
 
-def test_versions_2_to_7_traces_read_the_same():
+def test_versions_2_to_8_traces_read_the_same():
     """The same calls stored as schema version 2 wrote them (a row in calls
     plus one in its kind's table, GPU records linked through ext_corr), as
     version 3 wrote them (one events row with nine argument columns, GPU
@@ -430,6 +430,7 @@ def test_versions_2_to_7_traces_read_the_same():
     v4 = os.path.join(ROOT, "tests", "data", "gputrace-v4.sql")
     v5 = os.path.join(ROOT, "tests", "data", "gputrace-v5.sql")
     v6 = os.path.join(ROOT, "tests", "data", "gputrace-v6.sql")
+    v7 = os.path.join(ROOT, "tests", "data", "gputrace-v7.sql")
     calls = [mt.launch("k%d" % (i % 3), stack=[("/bin/app", "f%d" % (i % 2))], stream=i % 2,
                        pystack=[("train.py", "step", 10 + i % 4)] if i % 2 else None) for i in range(12)]
     calls += [mt.memcpy("HtoD", 4096 << i, host_mem="pinned" if i % 2 else "pageable", is_async=i % 2 == 1,
@@ -441,8 +442,9 @@ def test_versions_2_to_7_traces_read_the_same():
     for name, version, schema, fold in (("v2", 2, v2, True), ("v3", 3, v3, True), ("v4", 4, v4, True),
                                         ("v4-gpu_ops", 4, v4, False), ("v5", 5, v5, True),
                                         ("v5-gpu_ops", 5, v5, False), ("v6", 6, v6, True),
-                                        ("v6-gpu_ops", 6, v6, False), ("v7", 7, mt.SCHEMA, True),
-                                        ("v7-gpu_ops", 7, mt.SCHEMA, False)):
+                                        ("v6-gpu_ops", 6, v6, False), ("v7", 7, v7, True),
+                                        ("v7-gpu_ops", 7, v7, False), ("v8", 8, mt.SCHEMA, True),
+                                        ("v8-gpu_ops", 8, mt.SCHEMA, False)):
         path = mt.make_trace(os.path.join(d, name + ".db"), calls=calls, schema=schema)
         db = sqlite3.connect(path)
         for i, (cid,) in enumerate(db.execute("SELECT call_id FROM launch_args ORDER BY call_id").fetchall()[:8]):

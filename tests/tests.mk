@@ -80,7 +80,7 @@ tests-build: $(TEST_PROGS) $(UNIT_TESTS) $(BUILD)/asan/libgputrace.so $(BUILD)/t
 # Call paths beyond symbol interposition.
 tests-build: $(TPROG)/dl_launcher $(TPROG)/rt_basic_static $(TPROG)/rtld_next $(TPROG)/graph $(TPROG)/copy3d $(TPROG)/batch
 # CUDA Graphs built every way, and mapped host memory (tests/test_graphs.py).
-tests-build: $(TPROG)/graph_build $(TPROG)/graph_nvcc $(TPROG)/mapped_mem
+tests-build: $(TPROG)/graph_build $(TPROG)/graph_nvcc $(TPROG)/mapped_mem $(TPROG)/graph_fork $(TPROG)/polls $(TPROG)/first_call
 
 $(TPROG)/dl_launcher: tests/progs/dl_launcher.c
 	@mkdir -p $(dir $@)

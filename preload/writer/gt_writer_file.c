@@ -119,7 +119,7 @@ void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg)
     char buf[8192];
     gt_meta(w, "tracer", "gputrace");
     gt_meta(w, "tracer_version", GT_VERSION);
-    gt_meta(w, "schema_version", "7");
+    gt_meta(w, "schema_version", "8");
     gt_meta_u64(w, "pid", (uint64_t)getpid());
     gt_meta_u64(w, "ppid", (uint64_t)getppid());
     gt_meta_u64(w, "process_start_ticks", gt_process_start_ticks());
@@ -135,10 +135,8 @@ void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg)
         gt_meta(w, "rank", getenv(rank_var));
         gt_meta(w, "rank_source", rank_var);
     }
-    gt_meta_u64(w, "start_ns", gt_now_ns());
-    struct timespec rt;
-    clock_gettime(CLOCK_REALTIME, &rt);
-    gt_meta_u64(w, "start_time_unix_ns", (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
+    gt_meta_u64(w, "start_ns", w->start_ns);
+    gt_meta_u64(w, "start_time_unix_ns", w->start_unix_ns);
     gt_meta(w, "clock", "CLOCK_MONOTONIC");
     gt_meta_u64(w, "stack_depth", (uint64_t)cfg->stack_depth);
     /* Which interpreter's stacks are recorded; "" when none are. */
