@@ -80,7 +80,7 @@ def test_python_loop_names_each_stall_with_its_share():
         assert_eq(run.proc.stdout, "host_stalls: done\n")
         meta = dict(query(db, "SELECT key, value FROM meta WHERE key LIKE 'sample%'"))
         assert_eq(meta["sample_hz"], "100")
-        assert_eq(meta["sample_native_stacks"], "blocked_pc_only")
+        assert_eq(meta["sample_native_stacks"], "blocked_unwound")
         assert int(meta["samples_taken"]) > 0, meta
         shares, total = sql_shares(db)
         assert total >= 3 * steps * stall * MS * 0.95, total
@@ -225,8 +225,8 @@ def test_c_busy_loop_named_with_perf():
 def test_perf_refused_falls_back():
     """Where perf_event_open is refused (a seccomp filter returning EPERM,
     as a container's profile does: tests/progs/no_perf), the sampler goes
-    on as by default: meta says blocked_pc_only, running samples have no
-    native stack, blocked ones keep their program counter; silent with
+    on as by default: meta says blocked_unwound, running samples have no
+    native stack, blocked ones keep theirs (unwound); silent with
     auto, one line when perf was asked for by name; the program is
     unchanged."""
     argv = [prog("host_wait"), "2", "60"]
@@ -238,7 +238,7 @@ def test_perf_refused_falls_back():
         assert_eq(len(said), lines, run.proc.stderr)
         if lines:
             assert said[0].startswith("gputrace: GPUTRACE_SAMPLE_NATIVE=perf: perf events refused"), said
-        assert_eq(run.q1("SELECT value FROM meta WHERE key = 'sample_native_stacks'"), "blocked_pc_only")
+        assert_eq(run.q1("SELECT value FROM meta WHERE key = 'sample_native_stacks'"), "blocked_unwound")
         assert run.q1("SELECT count(*) FROM host_samples WHERE state = 'running'") > 0
         assert_eq(run.q1("SELECT count(stack_id) FROM host_samples WHERE state = 'running'"), 0)
         assert run.q1("SELECT count(stack_id) FROM host_samples WHERE state = 'syscall'") > 0

@@ -29,6 +29,18 @@ $(TPROG)/%: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
 # kernel walks them for a running thread's callers (test_samples.py).
 $(TPROG)/host_wait: TEST_CFLAGS += -fno-omit-frame-pointer
 
+# A C++ program blocked in its own functions (test_samples_native.py), built
+# as users build a program they profile (-O2 -g) and as they ship it (-O3,
+# no -g): the sampler unwinds from .eh_frame, which both keep.
+TEST_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -D_GNU_SOURCE $(CUDA_INC) -Itests/fakecuda
+$(TPROG)/native_wait_g: tests/progs/native_wait.cpp tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TEST_CXXFLAGS) -O2 -g -o $@ $< $(TEST_LIBS)
+$(TPROG)/native_wait_O3: tests/progs/native_wait.cpp tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TEST_CXXFLAGS) -O3 -o $@ $< $(TEST_LIBS)
+tests-build: $(TPROG)/native_wait_g $(TPROG)/native_wait_O3
+
 # The same programs built for the per-thread default stream: they call the
 # _ptsz/_ptds entry points.
 $(TPROG)/%_ptsz: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)

@@ -28,11 +28,15 @@ void gt_sampler_after_fork_child(void);
 uint64_t gt_sampler_rounds(void);
 uint64_t gt_sampler_taken(void);
 uint64_t gt_sampler_torn(void);
+/* Blocked threads' samples dropped because the thread ran while its
+ * native stack was unwound (twice in a row). */
+uint64_t gt_sampler_stale(void);
 uint64_t gt_sampler_dropped(void);
 /* The sampler thread's CPU time so far, in ns (bench/). */
 uint64_t gt_sampler_cpu_ns(void);
 /* meta.sample_native_stacks as the last start found it: "perf_callchain"
- * or "blocked_pc_only"; NULL before any start. */
+ * (blocked threads unwound too), "blocked_unwound", or "blocked_pc_only"
+ * (the unwinder could not start); NULL before any start. */
 const char *gt_sampler_native(void);
 
 /* The stack of another thread, from its frames in this process's memory

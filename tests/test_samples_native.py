@@ -1,0 +1,101 @@
+"""Why the GPU waited, in native programs (issue 31, item 2): a C++
+program whose main thread blocks in its own functions (a sleep in
+load_batch(), a condition-variable wait in wait_for_batch()) while the GPU
+idles. The sampler unwinds a blocked thread's stack from the two registers
+/proc/self/task/TID/syscall gives and the binaries' .eh_frame (no signal,
+no ptrace), so the report names the program's function, and with -g its
+line, not libc's clock_nanosleep.
+
+The answers are set from outside the tracer: the functions and lines from
+the marker comments in tests/progs/native_wait.cpp, the planted stalls
+(equal, so each function holds about half of the idle time), and every
+figure of the report recomputed from host_samples and stack_frames by
+tests/oracle.py."""
+import os
+import re
+import subprocess
+
+from gtlib import GPUTRACE, assert_eq, prog, run_plain, run_traced
+import oracle
+
+MS = 1_000_000
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs", "native_wait.cpp")
+# each function and the system calls its thread blocks in there
+WANT = {"load_batch": ("clock_nanosleep", "nanosleep"), "wait_for_batch": ("futex",)}
+# -O2 -g: named by file and line; -O3 without -g: by symbol and module
+BUILDS = (("native_wait_g", True), ("native_wait_O3", False))
+
+
+def markers():
+    """{function: line} from the "// marker: FUNCTION" comments."""
+    out = {}
+    with open(SRC) as f:
+        for i, line in enumerate(f, 1):
+            m = re.search(r"// marker: (\w+)", line)
+            if m:
+                out[m.group(1)] = i
+    return out
+
+
+def names(text, fn, line, build):
+    """Whether a host-stack text ("WHERE (STATE)") names fn: its file and
+    marked line with -g, else its symbol in the program (a compiler's
+    clone, "load_batch() [clone .isra.0]", included)."""
+    if line:
+        return text.startswith("native_wait.cpp:%d in %s(" % (line, fn))
+    return text.startswith(fn + "(") and "(%s)" % build in text
+
+
+def test_blocked_native_thread_named_by_its_own_function():
+    m = markers()
+    assert_eq(set(m), set(WANT), m)
+    steps, stall = 3, 100
+    for build, with_lines in BUILDS:
+        argv = [prog(build), str(steps), str(stall)]
+        plain = run_plain(argv)
+        run = run_traced(argv)
+        assert_eq((run.proc.returncode, run.proc.stdout), (plain.returncode, plain.stdout), run.proc.stderr)
+        assert_eq(plain.returncode, 0, plain.stderr)
+        db = run.trace
+        assert_eq(run.q1("SELECT value FROM meta WHERE key = 'sample_native_stacks'"), "blocked_unwound")
+        rc, doc, err = oracle.run_report([db], 10 * MS)
+        assert_eq(rc, 0, err)
+        # every figure, the host stacks and each gap's host included, as
+        # the oracle recomputes it from host_samples and stack_frames
+        errs = oracle.check([db], doc, 10 * MS)
+        assert not errs, (build, errs[:10])
+        rows = doc["idle_by_host_stack"]
+        total = 0
+        for fn, calls in WANT.items():
+            line = m[fn] if with_lines else None
+            mine = [r for r in rows if names(r["stack"], fn, line, build)]
+            assert mine, (build, fn, [r["stack"] for r in rows])
+            # blocked where its code blocks, for about half of the idle time
+            assert all(any(r["stack"].endswith("(blocked in %s)" % c) for c in calls) for r in mine), mine
+            share = sum(r["pct"] for r in mine)
+            assert 35 <= share <= 65, (build, fn, share, rows)
+            total += share
+        assert total >= 90, (build, rows)
+        # each stall's gap: its function for most of the gap's samples
+        tops = {fn: 0 for fn in WANT}
+        for g in doc["idle_gaps"]:
+            if g["cause"] != "host" or not g["host"] or not g["host"]["stacks"]:
+                continue
+            top = g["host"]["stacks"][0]
+            fn = [f for f in WANT if names(top["stack"], f, m[f] if with_lines else None, build)]
+            assert fn and top["pct"] >= 50, (build, g["host"])
+            tops[fn[0]] += 1
+        assert_eq(tops, {fn: steps for fn in WANT}, (build, doc["idle_gaps"]))
+        # the walk goes on past the program's function to main
+        deep = run.q1("SELECT count(*) FROM host_samples h WHERE h.state = 'syscall' AND EXISTS "
+                      "(SELECT 1 FROM stack_frames f WHERE f.stack_id = h.stack_id AND f.function = 'main')")
+        assert deep >= run.q1("SELECT count(*) FROM host_samples WHERE state = 'syscall'") * 0.9, (build, deep)
+        # the text report says the same
+        text = subprocess.run([GPUTRACE, "report", "--min-gap", "10ms", db], capture_output=True, text=True).stdout
+        section = text.split("GPU idle by host stack")[1].split("\n\n")[0]
+        for fn in WANT:
+            head = "native_wait.cpp:%d in %s(" % (m[fn], fn) if with_lines else fn + "("
+            assert head in section, (build, section)
+            # each of its gaps' lines: "host during the gap", then its top stack
+            gaps = text.split("GPU idle gaps of")[1].split("\n\n")[0]
+            assert_eq(gaps.count("% " + head), steps, (build, gaps))
