@@ -118,10 +118,11 @@ def test_python_loop_names_each_stall_with_its_share():
 
 
 def test_c_program_busy_loop_and_sleep():
-    """spin() busy-loops and nap() sleeps between launches: the sleep is
-    named by its blocked system call and the libc function it is in, the
-    busy loop as running (no signal is sent, so a running thread's native
-    stack is not read: docs/report.md)."""
+    """spin() busy-loops, nap() sleeps and drain() reads a pipe between
+    launches: the sleep and the read are named by their blocked system
+    call and the program's function they block in (the blocked thread's
+    stack unwound past libc), the busy loop as running (no signal is sent,
+    so a running thread's native stack is not read: docs/report.md)."""
     run = run_traced([prog("host_wait"), "3", "100"])
     assert_eq(run.proc.returncode, 0, run.proc.stderr)
     db = run.trace
@@ -131,7 +132,8 @@ def test_c_program_busy_loop_and_sleep():
     read = [t for t in rows if "(blocked in read)" in t]
     running = [t for t in rows if t.endswith("(running)")]
     assert sleep and read and running, sorted(rows)
-    assert any("nanosleep" in t.split(" (")[0] for t in sleep), sleep
+    assert all(t.split(" (")[0].endswith(" in nap") for t in sleep), sleep
+    assert all(t.split(" (")[0].endswith(" in drain") for t in read), read
     shares, total = sql_shares(db)
     for pick, st in ((sleep, ("clock_nanosleep", "nanosleep")), (read, ("read",)), (running, ("running",))):
         sq = sum(v for k, v in shares.items() if k[2] in st) / total
