@@ -110,6 +110,11 @@ $(TPROG)/launch_loop: bench/launch_loop.c tests/fakecuda/fakecuda.h $(FAKECUDA_L
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -O2 -g $(CUDA_INC) -Itests/fakecuda -o $@ $< $(TEST_LIBS)
 tests-build: $(TPROG)/launch_loop
+# The sampler bench's native threads, built as shipped (-O2, no -g).
+$(TPROG)/native_threads: bench/native_threads.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -g,$(CFLAGS_BASE)) -O2 $(CUDA_INC) -Itests/fakecuda -o $@ $< $(TEST_LIBS)
+tests-build: $(TPROG)/native_threads
 -include tests/truth.mk
 
 # NVTX (tests/test_nvtx.py): the library Python drives through ctypes and

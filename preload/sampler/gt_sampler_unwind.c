@@ -359,8 +359,10 @@ int gt_sunw_init(void)
         return -1;
     }
     /* the rules found for a pc are kept: a thread blocked where it blocked
-     * before is walked from its stack's pages alone */
-    unw_set_caching_policy(as, UNW_CACHE_GLOBAL);
+     * before is walked from its stack's pages alone. Per thread (only the
+     * sampler's uses it): the global cache takes a lock, and masks
+     * signals around it, twice a frame */
+    unw_set_caching_policy(as, UNW_CACHE_PER_THREAD);
     gt_u.pages = mem;
     gt_u.mods = (struct gt_sunw_mod *)(mem + (size_t)GT_SUNW_SLOTS * GT_SUNW_PAGE);
     gt_u.maps = (char *)(gt_u.mods + GT_SUNW_MODS);
