@@ -10,8 +10,12 @@
  * each stall ended by the next launch. The lines the test expects are
  * marked "marker: FUNCTION". Built -O2 -g and -O3 without -g (tests.mk):
  * the sampler unwinds the blocked thread from .eh_frame alone.
+ * With TICK_US > 0 a ticker thread (never calling CUDA) sleeps TICK_US at a
+ * time for the whole run: blocked nearly always, awake every few tens of
+ * microseconds, so the sampler's walks of its stack race its wake-ups.
  * Prints what it did; exits 0, or 3 when a sleep returned early.
- *   native_wait STEPS STALL_MS */
+ *   native_wait STEPS STALL_MS [TICK_US] */
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -28,6 +32,16 @@ static bool bad;
 static std::mutex mu;
 static std::condition_variable cv;
 static int ready;
+static std::atomic<bool> stop_ticker;
+static long ticks;
+
+__attribute__((noinline)) static void ticker(long us)
+{
+    while (!stop_ticker.load()) {
+        std::this_thread::sleep_for(std::chrono::microseconds(us)); // marker: ticker
+        ticks++;
+    }
+}
 
 static void step_gpu()
 {
@@ -79,6 +93,10 @@ int main(int argc, char **argv)
     }
     int steps = std::atoi(argv[1]);
     stall_ms = std::atol(argv[2]);
+    long tick_us = argc > 3 ? std::atol(argv[3]) : 0;
+    std::thread tick;
+    if (tick_us > 0)
+        tick = std::thread(ticker, tick_us);
     kern = fakecuda_runtime_kernel("native_wait_kernel", 100000);
     double slept = 0;
     int batches = 0;
@@ -89,6 +107,12 @@ int main(int argc, char **argv)
         batches += wait_for_batch();
     }
     step_gpu();
+    if (tick_us > 0) {
+        stop_ticker = true;
+        tick.join();
+        if (ticks == 0)
+            bad = true;
+    }
     std::printf("native_wait: %d steps of %ld ms, %d batches: %s\n", steps, stall_ms, batches, bad ? "FAILED" : "ok");
     (void)slept;
     return bad ? 3 : 0;
