@@ -13,7 +13,9 @@
  * With TICK_US > 0 a ticker thread (never calling CUDA) sleeps TICK_US at a
  * time for the whole run: blocked nearly always, awake every few tens of
  * microseconds, so the sampler's walks of its stack race its wake-ups.
- * Prints what it did; exits 0, or 3 when a sleep returned early.
+ * Prints what it did, and on stderr the time it spent in each of the two
+ * (its own log, which the test compares the report's shares with);
+ * exits 0, or 3 when a sleep returned early.
  *   native_wait STEPS STALL_MS [TICK_US] */
 #include <atomic>
 #include <chrono>
@@ -71,8 +73,9 @@ static void loader()
     cv.notify_one();
 }
 
-__attribute__((noinline)) static int wait_for_batch()
+__attribute__((noinline)) static int wait_for_batch(double *ms)
 {
+    auto t0 = std::chrono::steady_clock::now();
     std::thread t(loader);
     int got;
     {
@@ -81,6 +84,7 @@ __attribute__((noinline)) static int wait_for_batch()
         got = ready;
         ready = 0;
     }
+    *ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     t.join();
     return got;
 }
@@ -98,13 +102,13 @@ int main(int argc, char **argv)
     if (tick_us > 0)
         tick = std::thread(ticker, tick_us);
     kern = fakecuda_runtime_kernel("native_wait_kernel", 100000);
-    double slept = 0;
+    double slept = 0, waited = 0;
     int batches = 0;
     for (int s = 0; s < steps; s++) {
         step_gpu();
         slept += load_batch();
         step_gpu();
-        batches += wait_for_batch();
+        batches += wait_for_batch(&waited);
     }
     step_gpu();
     if (tick_us > 0) {
@@ -114,6 +118,6 @@ int main(int argc, char **argv)
             bad = true;
     }
     std::printf("native_wait: %d steps of %ld ms, %d batches: %s\n", steps, stall_ms, batches, bad ? "FAILED" : "ok");
-    (void)slept;
+    std::fprintf(stderr, "native_wait: load_batch %.3f ms, wait_for_batch %.3f ms\n", slept, waited);
     return bad ? 3 : 0;
 }
