@@ -3,8 +3,9 @@
  * GPUTRACE_SAMPLE_THREADS=all) and records what it is doing: running, or
  * blocked in which system call (/proc/self/task/TID/syscall), the Python
  * stack it is in (read without the GIL through process_vm_readv, every
- * object checked), and, for a blocked thread, the program counter the
- * kernel reports (for a running one, with GPUTRACE_SAMPLE_NATIVE=perf,
+ * object checked), and, for a blocked thread, its native stack unwound
+ * from the stack and instruction pointers the kernel reports
+ * (gt_sampler_unwind.h; for a running one, with GPUTRACE_SAMPLE_NATIVE=perf,
  * the stack of a perf event's sample: gt_sampler_perf.h). No signal is
  * ever sent to the program's threads.
  * Samples go through the sampler's own ring to the writer, like calls. */
