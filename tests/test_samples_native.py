@@ -22,8 +22,9 @@ MS = 1_000_000
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs", "native_wait.cpp")
 # each function and the system calls its thread blocks in there
 WANT = {"load_batch": ("clock_nanosleep", "nanosleep"), "wait_for_batch": ("futex",)}
-# -O2 -g: named by file and line; -O3 without -g: by symbol and module
-BUILDS = (("native_wait_g", True), ("native_wait_O3", False))
+# -O2 -g and -O0 -g (its frames found through rbp, which libc's sleep
+# never saves): named by file and line; -O3 without -g: by symbol and module
+BUILDS = (("native_wait_g", True), ("native_wait_O3", False), ("native_wait_O0g", True))
 
 
 def markers():

@@ -30,8 +30,9 @@ $(TPROG)/%: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
 $(TPROG)/host_wait: TEST_CFLAGS += -fno-omit-frame-pointer
 
 # A C++ program blocked in its own functions (test_samples_native.py), built
-# as users build a program they profile (-O2 -g) and as they ship it (-O3,
-# no -g): the sampler unwinds from .eh_frame, which both keep.
+# as users build a program they profile (-O2 -g), as they ship it (-O3, no
+# -g) and debug it (-O0 -g: frames found through rbp): the sampler unwinds
+# from .eh_frame, which all keep.
 TEST_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -D_GNU_SOURCE $(CUDA_INC) -Itests/fakecuda
 $(TPROG)/native_wait_g: tests/progs/native_wait.cpp tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
 	@mkdir -p $(dir $@)
@@ -39,7 +40,10 @@ $(TPROG)/native_wait_g: tests/progs/native_wait.cpp tests/fakecuda/fakecuda.h $(
 $(TPROG)/native_wait_O3: tests/progs/native_wait.cpp tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TEST_CXXFLAGS) -O3 -o $@ $< $(TEST_LIBS)
-tests-build: $(TPROG)/native_wait_g $(TPROG)/native_wait_O3
+$(TPROG)/native_wait_O0g: tests/progs/native_wait.cpp tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TEST_CXXFLAGS) -O0 -g -o $@ $< $(TEST_LIBS)
+tests-build: $(TPROG)/native_wait_g $(TPROG)/native_wait_O3 $(TPROG)/native_wait_O0g
 
 # The same programs built for the per-thread default stream: they call the
 # _ptsz/_ptds entry points.

@@ -8,9 +8,11 @@
  * read once each), the two registers, and each module's binary search
  * table of .eh_frame_hdr, found without the loader's lock: the mappings
  * at file offset 0 in /proc/self/maps, their ELF and program headers read
- * from memory. A register the walk needs that the kernel did not report
- * (a caller that finds its frame through rbp, before any callee saved
- * it) ends the walk there; what was found stays. The thread may wake at
+ * from memory. rbp, which a frame built -O0 (or with frame pointers)
+ * finds itself through and which the kernel does not report, is found
+ * from the stack when the walk needs it and no callee saved it; any
+ * other register the walk needs ends it there (what was found stays).
+ * The thread may wake at
  * any time: nothing read is trusted to be mapped, and the caller checks
  * the thread's CPU clock around the walk. */
 #include <elf.h>
@@ -62,6 +64,8 @@ static struct {
     uint64_t next_scan_ns, backoff_ns;
     char *maps;
     uintptr_t sp, pc;          /* the walk's two registers */
+    uintptr_t rbp;             /* and rbp, once found (0: unknown) */
+    int wanted_rbp;            /* the walk asked for rbp, unknown */
 } gt_u;
 
 static uint64_t gt_sunw_now(void)
@@ -309,8 +313,12 @@ static int gt_sunw_access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t 
         *val = gt_u.sp;
     else if (reg == UNW_X86_64_RIP)
         *val = gt_u.pc;
-    else
+    else if (reg == UNW_X86_64_RBP && gt_u.rbp)
+        *val = gt_u.rbp;
+    else {
+        gt_u.wanted_rbp |= reg == UNW_X86_64_RBP;
         return -UNW_EBADREG;
+    }
     return 0;
 }
 
@@ -377,6 +385,62 @@ void gt_sunw_after_fork_child(void)
         unw_flush_cache(gt_u.as, 0, 0);
 }
 
+/* Whether r is a return address: in a module's code, right after a call
+ * (e8 rel32, or ff /2 through a register or memory, 2 to 7 bytes). */
+static int gt_sunw_is_return(uintptr_t r)
+{
+    unsigned char b[8];
+    if (r < 8 || !gt_sunw_find(r - 1) || gt_sunw_read(r - 8, b, 8) < 0)
+        return 0;
+    if (b[3] == 0xe8) /* r - 5 */
+        return 1;
+    for (int len = 2; len <= 7; len++)
+        if (b[8 - len] == 0xff && (b[9 - len] & 0x38) == 0x10)
+            return 1;
+    return 0;
+}
+
+/* The frame at sp finds its own through rbp, which no callee saved, so
+ * rbp still holds it: the frame base where the caller's rbp and this
+ * frame's return address lie, the lowest word pair above sp whose second
+ * is a return address (locals lie below it; -O0 code keeps a frame of a
+ * few hundred bytes). 0 when none is found in 16 KiB. */
+static uintptr_t gt_sunw_guess_rbp(uintptr_t sp)
+{
+    for (uintptr_t a = (sp + 7) & ~(uintptr_t)7; a < sp + 16384; a += 8) {
+        uintptr_t r;
+        if (gt_sunw_read(a + 8, &r, sizeof(r)) < 0)
+            return 0;
+        if (gt_sunw_is_return(r))
+            return a;
+    }
+    return 0;
+}
+
+/* One walk from the registers in gt_u; the frames after ips[0]. *top is
+ * the stack pointer of the last frame found. */
+static uint32_t gt_sunw_walk(uintptr_t *ips, uint32_t max, uintptr_t *top)
+{
+    unw_cursor_t c;
+    uint32_t n = 1;
+    *top = gt_u.sp;
+    gt_u.wanted_rbp = 0;
+    if (unw_init_remote(&c, gt_u.as, NULL) < 0)
+        return n;
+    while (n < max && unw_step(&c) > 0) {
+        unw_word_t ip, csp;
+        if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip || unw_get_reg(&c, UNW_REG_SP, &csp) < 0)
+            break;
+        /* a frame always lies above its callee's: anything else is a
+         * stack that changed, or rules that went wrong */
+        if ((uintptr_t)csp <= *top)
+            break;
+        *top = (uintptr_t)csp;
+        ips[n++] = (uintptr_t)ip;
+    }
+    return n;
+}
+
 uint32_t gt_sunw_stack(uintptr_t sp, uintptr_t pc, uintptr_t *ips, uint32_t max)
 {
     if (!max)
@@ -388,21 +452,16 @@ uint32_t gt_sunw_stack(uintptr_t sp, uintptr_t pc, uintptr_t *ips, uint32_t max)
         gt_u.walk = 1; /* 0 marks an empty slot */
     gt_u.sp = sp;
     gt_u.pc = pc;
-    unw_cursor_t c;
-    if (unw_init_remote(&c, gt_u.as, NULL) < 0)
-        return 1;
-    uint32_t n = 1;
-    uintptr_t last_sp = sp;
-    while (n < max && unw_step(&c) > 0) {
-        unw_word_t ip, csp;
-        if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip || unw_get_reg(&c, UNW_REG_SP, &csp) < 0)
-            break;
-        /* a frame always lies above its callee's: anything else is a
-         * stack that changed, or rules that went wrong */
-        if ((uintptr_t)csp <= last_sp)
-            break;
-        last_sp = (uintptr_t)csp;
-        ips[n++] = (uintptr_t)ip;
+    gt_u.rbp = 0;
+    uintptr_t top;
+    uint32_t n = gt_sunw_walk(ips, max, &top);
+    /* stopped for rbp (code built -O0, or with frame pointers, under
+     * libc functions that never touch it): found from the stack, once */
+    if (gt_u.wanted_rbp && n < max && (gt_u.rbp = gt_sunw_guess_rbp(top))) {
+        uint32_t m = gt_sunw_walk(ips, max, &top);
+        if (m > n)
+            return m;
+        gt_sunw_walk(ips, n, &top); /* the first walk's frames again */
     }
     return n;
 }

@@ -21,9 +21,10 @@
  * threads then keep their program counter alone. */
 int gt_sunw_init(void);
 /* ips[0] = pc, then the return addresses its callers' frames hold, as
- * far as the binaries' .eh_frame and the two registers lead (code that
- * needs another register's value to find its frame ends the walk):
- * the frame count, at least 1. */
+ * far as the binaries' .eh_frame and the two registers lead (rbp, which
+ * -O0 code finds its frame through, found from the stack when no callee
+ * saved it; code that needs another register ends the walk): the frame
+ * count, at least 1. */
 uint32_t gt_sunw_stack(uintptr_t sp, uintptr_t pc, uintptr_t *ips, uint32_t max);
 /* In a fork child: same mappings, another process to read. */
 void gt_sunw_after_fork_child(void);

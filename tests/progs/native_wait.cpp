@@ -8,8 +8,8 @@
  *                     and made the batch ready (blocked in futex, under
  *                     libstdc++ and libc)
  * each stall ended by the next launch. The lines the test expects are
- * marked "marker: FUNCTION". Built -O2 -g and -O3 without -g (tests.mk):
- * the sampler unwinds the blocked thread from .eh_frame alone.
+ * marked "marker: FUNCTION". Built -O2 -g, -O3 without -g and -O0 -g
+ * (tests.mk): the sampler unwinds the blocked thread from .eh_frame alone.
  * With TICK_US > 0 a ticker thread (never calling CUDA) sleeps TICK_US at a
  * time for the whole run: blocked nearly always, awake every few tens of
  * microseconds, so the sampler's walks of its stack race its wake-ups.
