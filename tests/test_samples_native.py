@@ -116,7 +116,7 @@ def test_threads_waking_and_ending_while_unwound():
     reused). The program is unchanged; every stack kept for the ticker
     goes through ticker() (a walk of a stack that moved under it would
     not: it is dropped, counted in samples_stale); no sample is of a
-    thread the process did not have."""
+    thread the process did not have. The same under ASan and TSan."""
     m = markers()
     for build, with_lines in BUILDS:
         argv = [prog(build), "20", "5", "20"]
@@ -146,3 +146,12 @@ def test_threads_waking_and_ending_while_unwound():
                                          "AND f.file LIKE '%native_wait.cpp'", tick[0])}
             assert_eq(lines, {m["ticker"]}, build)
         assert_eq(run.q1("SELECT count(*) FROM samples WHERE tid NOT IN (SELECT tid FROM threads)"), 0)
+    # the shim under ASan+UBSan and under TSan: the walks' reads and the
+    # sampler's state, while the threads come, go and wake
+    argv = [prog("native_wait_g"), "5", "20", "20"]
+    plain = run_plain(argv)
+    for san in ("asan", "tsan"):
+        run = run_traced(argv, env={"GPUTRACE_SAMPLE_HZ": "1000", "GPUTRACE_SAMPLE_THREADS": "all"}, sanitizer=san)
+        assert_eq((run.proc.returncode, run.proc.stdout), (plain.returncode, plain.stdout), (san, run.proc.stderr))
+        assert run.q1("SELECT count(*) FROM host_samples h JOIN stack_frames f ON f.stack_id = h.stack_id "
+                      "WHERE f.function LIKE 'ticker(%'") > 0, san
