@@ -39,6 +39,26 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip
 #define GT_SUNW_SLOTS 32u     /* pages cached for one walk, direct mapped */
 #define GT_SUNW_MODS 2048
 #define GT_SUNW_MAPS_BUF 65536
+/* Walks remembered, by (pc, sp), with the stack words each read */
+#define GT_SUNW_MEMOS 64u
+#define GT_SUNW_WORDS 192
+#define GT_SUNW_SPAN 65536u    /* stack bytes above sp a memo may cover */
+
+/* A walk is a function of its registers and the words it read: the same
+ * pc and sp, and the same words at the same places on the stack (the
+ * modules' tables do not change), give the same frames. So a thread that
+ * blocks again where it blocked before (a loader's loop) is checked with
+ * one copy of its stack instead of walked (6 to 7 us against 37 to 49 us
+ * for a walk of 18 frames on the development VM, loaded: libunwind masks
+ * signals around its cache's lock twice a frame). */
+struct gt_sunw_memo {
+    uintptr_t pc, sp, rbp;
+    uint32_t n, nw, span;
+    int ok;                    /* every stack read of its walk came */
+    uintptr_t ips[GT_SUNW_MAX];
+    uint16_t at[GT_SUNW_WORDS]; /* word offsets from sp */
+    uintptr_t val[GT_SUNW_WORDS];
+};
 
 struct gt_sunw_mod {
     uintptr_t lo, hi;          /* its executable segments */
@@ -63,10 +83,15 @@ static struct {
     size_t nmods;
     uint64_t next_scan_ns, backoff_ns;
     char *maps;
+    struct gt_sunw_memo *memos;
+    struct gt_sunw_memo *rec;  /* the memo the walk under way fills */
+    unsigned char *copy;       /* a memo's check: the stack, in one copy */
     uintptr_t sp, pc;          /* the walk's two registers */
     uintptr_t rbp;             /* and rbp, once found (0: unknown) */
     int wanted_rbp;            /* the walk asked for rbp, unknown */
 } gt_u;
+
+static int gt_sunw_read_failed(uintptr_t addr);
 
 static uint64_t gt_sunw_now(void)
 {
@@ -107,14 +132,34 @@ static int gt_sunw_read(uintptr_t addr, void *out, size_t n)
     size_t off = addr - pg, first = n < GT_SUNW_PAGE - off ? n : GT_SUNW_PAGE - off;
     const unsigned char *p = gt_sunw_page(pg);
     if (!p)
-        return -1;
+        return gt_sunw_read_failed(addr);
     memcpy(out, p + off, first);
     if (first < n) {
         if (!(p = gt_sunw_page(pg + GT_SUNW_PAGE)))
-            return -1;
+            return gt_sunw_read_failed(addr);
         memcpy((unsigned char *)out + first, p, n - first);
     }
+    struct gt_sunw_memo *m = gt_u.rec;
+    if (m && addr >= m->sp && addr - m->sp < GT_SUNW_SPAN) {
+        /* a word of the stack the walk depends on */
+        if (n != 8 || (addr & 7) || m->nw == GT_SUNW_WORDS) {
+            m->ok = 0;
+        } else {
+            m->at[m->nw] = (uint16_t)((addr - m->sp) / 8);
+            memcpy(&m->val[m->nw++], out, 8);
+            if ((uint32_t)(addr - m->sp) + 8 > m->span)
+                m->span = (uint32_t)(addr - m->sp) + 8;
+        }
+    }
     return 0;
+}
+
+static int gt_sunw_read_failed(uintptr_t addr)
+{
+    struct gt_sunw_memo *m = gt_u.rec;
+    if (m && addr >= m->sp && addr - m->sp < GT_SUNW_SPAN)
+        m->ok = 0; /* the walk ended on a read that may come next time */
+    return -1;
 }
 
 /* One mapping at file offset 0 (start): its module, when it is an ELF
@@ -357,7 +402,8 @@ int gt_sunw_init(void)
     gt_u.pid = getpid();
     if (gt_u.as)
         return 0;
-    size_t len = (size_t)GT_SUNW_SLOTS * GT_SUNW_PAGE + GT_SUNW_MODS * sizeof(struct gt_sunw_mod) + GT_SUNW_MAPS_BUF;
+    size_t len = (size_t)GT_SUNW_SLOTS * GT_SUNW_PAGE + GT_SUNW_MODS * sizeof(struct gt_sunw_mod) + GT_SUNW_MAPS_BUF +
+                 GT_SUNW_MEMOS * sizeof(struct gt_sunw_memo) + GT_SUNW_SPAN;
     unsigned char *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mem == MAP_FAILED)
         return -1;
@@ -366,14 +412,15 @@ int gt_sunw_init(void)
         munmap(mem, len);
         return -1;
     }
-    /* the rules found for a pc are kept: a thread blocked where it blocked
-     * before is walked from its stack's pages alone. Per thread (only the
-     * sampler's uses it): the global cache takes a lock, and masks
-     * signals around it, twice a frame */
+    /* the rules found for a pc are kept (only the sampler's thread walks):
+     * a walk reads its stack's pages and no table again; each frame still
+     * masks signals around the cache's lock, which the memos spare */
     unw_set_caching_policy(as, UNW_CACHE_PER_THREAD);
     gt_u.pages = mem;
     gt_u.mods = (struct gt_sunw_mod *)(mem + (size_t)GT_SUNW_SLOTS * GT_SUNW_PAGE);
     gt_u.maps = (char *)(gt_u.mods + GT_SUNW_MODS);
+    gt_u.memos = (struct gt_sunw_memo *)(gt_u.maps + GT_SUNW_MAPS_BUF);
+    gt_u.copy = (unsigned char *)(gt_u.memos + GT_SUNW_MEMOS);
     gt_u.as = as;
     return 0;
 }
@@ -381,8 +428,24 @@ int gt_sunw_init(void)
 void gt_sunw_after_fork_child(void)
 {
     gt_u.pid = getpid();
-    if (gt_u.as)
+    if (gt_u.as) {
         unw_flush_cache(gt_u.as, 0, 0);
+        for (uint32_t i = 0; i < GT_SUNW_MEMOS; i++)
+            gt_u.memos[i].n = 0;
+    }
+}
+
+/* The memo of (pc, sp), when its stack words are all as they were. */
+static int gt_sunw_memo_holds(const struct gt_sunw_memo *m, uintptr_t pc, uintptr_t sp)
+{
+    if (!m->n || m->pc != pc || m->sp != sp)
+        return 0;
+    if (m->span && gt_sunw_copy(sp, gt_u.copy, m->span) < 0)
+        return 0;
+    for (uint32_t i = 0; i < m->nw; i++)
+        if (memcmp(gt_u.copy + (size_t)m->at[i] * 8, &m->val[i], 8) != 0)
+            return 0;
+    return 1;
 }
 
 /* Whether r is a return address: in a module's code, right after a call
@@ -450,6 +513,16 @@ uint32_t gt_sunw_stack(uintptr_t sp, uintptr_t pc, uintptr_t *ips, uint32_t max)
         return 1;
     if (++gt_u.walk == 0)
         gt_u.walk = 1; /* 0 marks an empty slot */
+    struct gt_sunw_memo *memo = &gt_u.memos[((pc >> 2) ^ (sp >> 4) ^ (sp >> 12)) % GT_SUNW_MEMOS];
+    if (max == GT_SUNW_MAX && gt_sunw_memo_holds(memo, pc, sp)) {
+        memcpy(ips, memo->ips, memo->n * sizeof(*ips));
+        return memo->n;
+    }
+    memo->n = memo->nw = memo->span = 0;
+    memo->pc = pc;
+    memo->sp = sp;
+    memo->ok = 1;
+    gt_u.rec = memo;
     gt_u.sp = sp;
     gt_u.pc = pc;
     gt_u.rbp = 0;
@@ -459,9 +532,16 @@ uint32_t gt_sunw_stack(uintptr_t sp, uintptr_t pc, uintptr_t *ips, uint32_t max)
      * libc functions that never touch it): found from the stack, once */
     if (gt_u.wanted_rbp && n < max && (gt_u.rbp = gt_sunw_guess_rbp(top))) {
         uint32_t m = gt_sunw_walk(ips, max, &top);
-        if (m > n)
-            return m;
-        gt_sunw_walk(ips, n, &top); /* the first walk's frames again */
+        if (m <= n)
+            m = gt_sunw_walk(ips, n, &top); /* the first walk's frames again, rbp as found */
+        n = m;
+    }
+    gt_u.rec = NULL;
+    if (memo->ok && max == GT_SUNW_MAX) {
+        memcpy(memo->ips, ips, n * sizeof(*ips));
+        memo->n = n;
+    } else {
+        memo->n = 0;
     }
     return n;
 }
