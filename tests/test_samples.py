@@ -133,7 +133,11 @@ def test_c_program_busy_loop_and_sleep():
     running = [t for t in rows if t.endswith("(running)")]
     assert sleep and read and running, sorted(rows)
     assert all(t.split(" (")[0].endswith(" in nap") for t in sleep), sleep
-    assert all(t.split(" (")[0].endswith(" in drain") for t in read), read
+    # (under the sanitized suite the ASan runtime's read interceptor, which
+    # jumps to a part of itself that keeps its frame through rbp, ends the
+    # walk: the sampler takes no guess it cannot check)
+    if os.environ.get("GPUTRACE_TEST_SANITIZER") != "asan":
+        assert all(t.split(" (")[0].endswith(" in drain") for t in read), read
     shares, total = sql_shares(db)
     for pick, st in ((sleep, ("clock_nanosleep", "nanosleep")), (read, ("read",)), (running, ("running",))):
         sq = sum(v for k, v in shares.items() if k[2] in st) / total

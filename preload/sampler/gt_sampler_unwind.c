@@ -463,18 +463,87 @@ static int gt_sunw_is_return(uintptr_t r)
     return 0;
 }
 
-/* The frame at sp finds its own through rbp, which no callee saved, so
- * rbp still holds it: the frame base where the caller's rbp and this
- * frame's return address lie, the lowest word pair above sp whose second
- * is a return address (locals lie below it; -O0 code keeps a frame of a
- * few hundred bytes). 0 when none is found in 16 KiB. */
-static uintptr_t gt_sunw_guess_rbp(uintptr_t sp)
+/* Where a call that returns to r goes: its e8 rel32 target, through a
+ * PLT entry to the GOT's address (jmp *GOT, after endbr64 and bnd where
+ * present); 0 for an indirect call. */
+static uintptr_t gt_sunw_callee(uintptr_t r)
 {
+    int32_t rel;
+    unsigned char op, plt[16];
+    if (gt_sunw_read(r - 5, &op, 1) < 0 || op != 0xe8 || gt_sunw_read(r - 4, &rel, 4) < 0)
+        return 0;
+    uintptr_t t = r + (intptr_t)rel;
+    if (gt_sunw_read(t, plt, sizeof(plt)) < 0)
+        return t;
+    size_t k = memcmp(plt, "\xf3\x0f\x1e\xfa", 4) == 0 ? 4 : 0;
+    k += plt[k] == 0xf2; /* bnd */
+    if (plt[k] == 0xff && plt[k + 1] == 0x25) {
+        memcpy(&rel, plt + k + 2, 4);
+        uintptr_t got = t + k + 6 + (intptr_t)rel, to;
+        if (gt_sunw_read(got, &to, sizeof(to)) == 0)
+            return to;
+    }
+    return t;
+}
+
+/* How far above its stack pointer at a call a function's rbp lies, from
+ * its prologue: [endbr64] push rbp; mov rbp,rsp; then pushes of saved
+ * registers and sub rsp (what gcc and clang emit with frame pointers, -O0
+ * included). -1 when the prologue is not that. */
+static long gt_sunw_frame_size(uintptr_t start)
+{
+    unsigned char c[40];
+    if (gt_sunw_read(start, c, sizeof(c)) < 0)
+        return -1;
+    size_t k = memcmp(c, "\xf3\x0f\x1e\xfa", 4) == 0 ? 4 : 0;
+    if (c[k] != 0x55 || !(memcmp(c + k + 1, "\x48\x89\xe5", 3) == 0 || memcmp(c + k + 1, "\x48\x8b\xec", 3) == 0))
+        return -1;
+    long size = 0;
+    for (k += 4; k + 7 <= sizeof(c);) {
+        if (c[k] >= 0x50 && c[k] <= 0x57) {
+            size += 8, k += 1;
+        } else if (c[k] == 0x41 && c[k + 1] >= 0x50 && c[k + 1] <= 0x57) {
+            size += 8, k += 2;
+        } else if (c[k] == 0x48 && c[k + 1] == 0x83 && c[k + 2] == 0xec) {
+            return size + c[k + 3];
+        } else if (c[k] == 0x48 && c[k + 1] == 0x81 && c[k + 2] == 0xec) {
+            int32_t n;
+            memcpy(&n, c + k + 3, 4);
+            return n < 0 ? -1 : size + n;
+        } else {
+            return size; /* no sub: the pushes alone */
+        }
+    }
+    return -1;
+}
+
+/* The frame at sp (its function starting at start) finds its own through
+ * rbp, which no callee saved, so rbp still holds it: the frame base,
+ * where the caller's rbp and this frame's return address lie above its
+ * locals, as far above sp as the function's prologue put it. Else the
+ * lowest word pair above sp whose second returns from a call of this
+ * very function (or of its PLT entry). Stale return addresses lie among
+ * the locals (the frames of calls made before), and a tail call or a
+ * function split in parts breaks the second test, so nothing else is
+ * guessed: none found ends the walk, which is better than a wrong one.
+ * 0 when none. */
+static uintptr_t gt_sunw_guess_rbp(uintptr_t sp, uintptr_t start)
+{
+    if (!start)
+        return 0;
+    long size = gt_sunw_frame_size(start);
+    uintptr_t r, callee;
+    /* its return address follows a call of it, or one that cannot be
+     * followed (an indirect call); a direct call of another function is
+     * a frame further up (a caller's, where this one was reached by a
+     * jump: a tail call, a function split in parts) */
+    if (size >= 0 && gt_sunw_read(sp + (uintptr_t)size + 8, &r, sizeof(r)) == 0 && gt_sunw_is_return(r) &&
+        ((callee = gt_sunw_callee(r)) == start || !callee))
+        return sp + (uintptr_t)size;
     for (uintptr_t a = (sp + 7) & ~(uintptr_t)7; a < sp + 16384; a += 8) {
-        uintptr_t r;
         if (gt_sunw_read(a + 8, &r, sizeof(r)) < 0)
-            return 0;
-        if (gt_sunw_is_return(r))
+            break;
+        if (gt_sunw_is_return(r) && gt_sunw_callee(r) == start)
             return a;
     }
     return 0;
@@ -530,7 +599,10 @@ uint32_t gt_sunw_stack(uintptr_t sp, uintptr_t pc, uintptr_t *ips, uint32_t max)
     uint32_t n = gt_sunw_walk(ips, max, &top);
     /* stopped for rbp (code built -O0, or with frame pointers, under
      * libc functions that never touch it): found from the stack, once */
-    if (gt_u.wanted_rbp && n < max && (gt_u.rbp = gt_sunw_guess_rbp(top))) {
+    unw_proc_info_t pi;
+    if (gt_u.wanted_rbp && n < max &&
+        (gt_u.rbp = gt_sunw_guess_rbp(top, gt_sunw_find_proc_info(gt_u.as, ips[n - 1] - (n > 1), &pi, 0, NULL) == 0
+                                               ? (uintptr_t)pi.start_ip : 0))) {
         uint32_t m = gt_sunw_walk(ips, max, &top);
         if (m <= n)
             m = gt_sunw_walk(ips, n, &top); /* the first walk's frames again, rbp as found */
