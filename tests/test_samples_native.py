@@ -98,6 +98,14 @@ def test_blocked_native_thread_named_by_its_own_function():
         deep = run.q1("SELECT count(*) FROM host_samples h WHERE h.state = 'syscall' AND EXISTS "
                       "(SELECT 1 FROM stack_frames f WHERE f.stack_id = h.stack_id AND f.function = 'main')")
         assert deep >= run.q1("SELECT count(*) FROM host_samples WHERE state = 'syscall'") * 0.9, (build, deep)
+        # blocked in cudaDeviceSynchronize under the tracer's hook: the
+        # program's function and the runtime's, never the tracer's frames
+        syncs = run.q("SELECT group_concat(f.function, '|') FROM host_samples h JOIN stack_frames f "
+                      "ON f.stack_id = h.stack_id WHERE h.state = 'syscall' GROUP BY h.id "
+                      "HAVING group_concat(f.function, '|') LIKE '%sync_long%'")
+        assert len(syncs) >= 3, (build, syncs)
+        assert all("cudaDeviceSynchronize" in s[0] for s in syncs), syncs[:2]
+        assert_eq(run.q1("SELECT count(*) FROM stack_frames WHERE module LIKE '%libgputrace%'"), 0, build)
         # the text report says the same
         text = subprocess.run([GPUTRACE, "report", "--min-gap", "10ms", db], capture_output=True, text=True).stdout
         section = text.split("GPU idle by host stack")[1].split("\n\n")[0]

@@ -234,7 +234,13 @@ static int gt_unwind_blocked(struct gt_sfd *f, struct gt_event *e, uintptr_t sp,
         if (gt_sfd_runtime(f, &now) < 0)
             return -1; /* ended */
         if (now == f->runtime) {
-            e->stack_id = gt_stack_intern(ips, n);
+            /* the tracer's own frames (a hook, in a thread blocked in a
+             * CUDA call) are cut, as from the calls' stacks */
+            uint32_t k = 0;
+            for (uint32_t i = 0; i < n; i++)
+                if (!gt_stacks_is_self(ips[i]))
+                    ips[k++] = ips[i];
+            e->stack_id = k ? gt_stack_intern(ips, k) : gt_stack_intern(&pc, 1);
             return 0;
         }
         f->runtime = now;

@@ -7,7 +7,9 @@
  *                     (std::thread, never calling CUDA) has slept STALL_MS
  *                     and made the batch ready (blocked in futex, under
  *                     libstdc++ and libc)
- * each stall ended by the next launch. The lines the test expects are
+ * each stall ended by the next launch; last, sync_long() waits 60 ms in
+ * cudaDeviceSynchronize for a long kernel (blocked inside a CUDA call,
+ * under the tracer's hook, while the GPU is busy). The lines the test expects are
  * marked "marker: FUNCTION". Built -O2 -g, -O3 without -g and -O0 -g
  * (tests.mk): the sampler unwinds the blocked thread from .eh_frame alone.
  * With TICK_US > 0 a ticker thread (never calling CUDA) sleeps TICK_US at a
@@ -28,7 +30,7 @@
 #include <cuda_runtime_api.h>
 #include "fakecuda.h"
 
-static const void *kern;
+static const void *kern, *long_kern;
 static long stall_ms;
 static bool bad;
 static std::mutex mu;
@@ -89,6 +91,14 @@ __attribute__((noinline)) static int wait_for_batch(double *ms)
     return got;
 }
 
+__attribute__((noinline)) static void sync_long()
+{
+    dim3 g(1, 1, 1), b(32, 1, 1);
+    cudaLaunchKernel(long_kern, g, b, nullptr, 0, nullptr);
+    cudaDeviceSynchronize(); // marker: sync_long
+    std::fflush(stdout); /* not a tail call: the frame stays */
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -102,6 +112,7 @@ int main(int argc, char **argv)
     if (tick_us > 0)
         tick = std::thread(ticker, tick_us);
     kern = fakecuda_runtime_kernel("native_wait_kernel", 100000);
+    long_kern = fakecuda_runtime_kernel("native_wait_long", 60000000);
     double slept = 0, waited = 0;
     int batches = 0;
     for (int s = 0; s < steps; s++) {
@@ -111,6 +122,7 @@ int main(int argc, char **argv)
         batches += wait_for_batch(&waited);
     }
     step_gpu();
+    sync_long();
     if (tick_us > 0) {
         stop_ticker = true;
         tick.join();
