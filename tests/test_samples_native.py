@@ -85,14 +85,17 @@ def test_blocked_native_thread_named_by_its_own_function():
         assert total >= 75, (build, rows)
         assert_eq(run.q1("SELECT value FROM meta WHERE key = 'sample_native_stacks'"), "blocked_unwound")
         # each stall's gap: its function for most of the gap's samples
+        # (other gaps may be listed where the host is slow, as under the
+        # sanitizers: starting the loader thread, running)
         tops = {fn: 0 for fn in WANT}
         for g in doc["idle_gaps"]:
             if g["cause"] != "host" or not g["host"] or not g["host"]["stacks"]:
                 continue
             top = g["host"]["stacks"][0]
             fn = [f for f in WANT if names(top["stack"], f, m[f] if with_lines else None, build)]
-            assert fn and top["pct"] >= 50, (build, g["host"])
-            tops[fn[0]] += 1
+            if fn:
+                assert top["pct"] >= 50, (build, g["host"])
+                tops[fn[0]] += 1
         assert_eq(tops, {fn: steps for fn in WANT}, (build, doc["idle_gaps"]))
         # the walk goes on past the program's function to main
         deep = run.q1("SELECT count(*) FROM host_samples h WHERE h.state = 'syscall' AND EXISTS "

@@ -12,11 +12,9 @@
  * finds itself through and which the kernel does not report, is found
  * from the stack when the walk needs it and no callee saved it; any
  * other register the walk needs ends it there (what was found stays).
- * The thread may wake at
- * any time: nothing read is trusted to be mapped, and the caller checks
- * the thread's CPU clock around the walk. */
+ * The thread may wake at any time: nothing read is trusted to be mapped,
+ * and the caller checks the thread's CPU clock around the walk. */
 #include <elf.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -46,13 +44,14 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip
 
 /* A walk is a function of its registers and the words it read: the same
  * pc and sp, and the same words at the same places on the stack (the
- * modules' tables do not change), give the same frames. So a thread that
+ * modules' tables do not change; a rescan of the mappings, as after a
+ * library was loaded, forgets every memo), give the same frames. So a thread that
  * blocks again where it blocked before (a loader's loop) is checked with
  * one copy of its stack instead of walked (6 to 7 us against 37 to 49 us
  * for a walk of 18 frames on the development VM, loaded: libunwind masks
  * signals around its cache's lock twice a frame). */
 struct gt_sunw_memo {
-    uintptr_t pc, sp, rbp;
+    uintptr_t pc, sp;
     uint32_t n, nw, span;
     int ok;                    /* every stack read of its walk came */
     uintptr_t ips[GT_SUNW_MAX];
@@ -85,6 +84,7 @@ static struct {
     char *maps;
     struct gt_sunw_memo *memos;
     struct gt_sunw_memo *rec;  /* the memo the walk under way fills */
+    int rescanned;             /* the mappings were read again since */
     unsigned char *copy;       /* a memo's check: the stack, in one copy */
     uintptr_t sp, pc;          /* the walk's two registers */
     uintptr_t rbp;             /* and rbp, once found (0: unknown) */
@@ -271,6 +271,9 @@ static void gt_sunw_scan(void)
             have = 0; /* a line longer than the buffer: not one of ours */
     }
     close(fd);
+    /* what was found with the mappings before may not hold: forgotten
+     * before the next walk (not inside libunwind's step) */
+    gt_u.rescanned = 1;
     size_t kept = 0;
     for (size_t k = 0; k < n; k++)
         if (gt_u.mods[k].mapped)
@@ -582,6 +585,12 @@ uint32_t gt_sunw_stack(uintptr_t sp, uintptr_t pc, uintptr_t *ips, uint32_t max)
         return 1;
     if (++gt_u.walk == 0)
         gt_u.walk = 1; /* 0 marks an empty slot */
+    if (gt_u.rescanned) {
+        gt_u.rescanned = 0;
+        unw_flush_cache(gt_u.as, 0, 0);
+        for (uint32_t i = 0; i < GT_SUNW_MEMOS; i++)
+            gt_u.memos[i].n = 0;
+    }
     struct gt_sunw_memo *memo = &gt_u.memos[((pc >> 2) ^ (sp >> 4) ^ (sp >> 12)) % GT_SUNW_MEMOS];
     if (max == GT_SUNW_MAX && gt_sunw_memo_holds(memo, pc, sp)) {
         memcpy(ips, memo->ips, memo->n * sizeof(*ips));
