@@ -6,26 +6,22 @@
  * ours: memory through process_vm_readv on this process (a page at a
  * time, cached for one walk: the stack's and the unwind tables' pages are
  * read once each), the two registers, and each module's binary search
- * table of .eh_frame_hdr, found without the loader's lock: the mappings
- * at file offset 0 in /proc/self/maps, their ELF and program headers read
- * from memory. rbp, which a frame built -O0 (or with frame pointers)
+ * table of .eh_frame_hdr (gt_sampler_mods.h). rbp, which a frame built -O0 (or with frame pointers)
  * finds itself through and which the kernel does not report, is found
  * from the stack when the walk needs it and no callee saved it; any
  * other register the walk needs ends it there (what was found stays).
  * The thread may wake at any time: nothing read is trusted to be mapped,
  * and the caller checks the thread's CPU clock around the walk. */
-#include <elf.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libunwind.h>
 
+#include "sampler/gt_sampler_mods.h"
 #include "sampler/gt_sampler_unwind.h"
 
 /* libunwind's lookup in a remote binary search table (exported, not in
@@ -35,8 +31,6 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip
 
 #define GT_SUNW_PAGE 4096u
 #define GT_SUNW_SLOTS 32u     /* pages cached for one walk, direct mapped */
-#define GT_SUNW_MODS 2048
-#define GT_SUNW_MAPS_BUF 65536
 /* Walks remembered, by (pc, sp), with the stack words each read */
 #define GT_SUNW_MEMOS 64u
 #define GT_SUNW_WORDS 192
@@ -59,14 +53,6 @@ struct gt_sunw_memo {
     uintptr_t val[GT_SUNW_WORDS];
 };
 
-struct gt_sunw_mod {
-    uintptr_t lo, hi;          /* its executable segments */
-    uintptr_t segbase;         /* .eh_frame_hdr */
-    uintptr_t table;           /* its binary search table */
-    uintptr_t table_len;       /* in words: one per entry (two int32) */
-    int mapped;                /* an executable mapping lies in [lo, hi) */
-};
-
 static struct {
     unw_addr_space_t as;
     pid_t pid;
@@ -76,15 +62,8 @@ static struct {
     uintptr_t tag[GT_SUNW_SLOTS];
     uint32_t gen[GT_SUNW_SLOTS];
     uint32_t walk;
-    /* the modules, by lo; rebuilt when a pc is in none of them, at most
-     * once per backoff (code outside any file: a JIT's, never found) */
-    struct gt_sunw_mod *mods;
-    size_t nmods;
-    uint64_t next_scan_ns, backoff_ns;
-    char *maps;
     struct gt_sunw_memo *memos;
     struct gt_sunw_memo *rec;  /* the memo the walk under way fills */
-    int rescanned;             /* the mappings were read again since */
     unsigned char *copy;       /* a memo's check: the stack, in one copy */
     uintptr_t sp, pc;          /* the walk's two registers */
     uintptr_t rbp;             /* and rbp, once found (0: unknown) */
@@ -92,13 +71,6 @@ static struct {
 } gt_u;
 
 static int gt_sunw_read_failed(uintptr_t addr);
-
-static uint64_t gt_sunw_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
 
 /* n bytes at addr, copied by the kernel: 0, or -1 where any is unmapped. */
 static int gt_sunw_copy(uintptr_t addr, void *out, size_t n)
@@ -162,162 +134,9 @@ static int gt_sunw_read_failed(uintptr_t addr)
     return -1;
 }
 
-/* One mapping at file offset 0 (start): its module, when it is an ELF
- * object whose .eh_frame_hdr has the binary search table libunwind reads
- * (entries of two datarel sdata4, the count udata4). 0, or -1. */
-static int gt_sunw_probe(uintptr_t start, struct gt_sunw_mod *m)
-{
-    Elf64_Ehdr eh;
-    if (gt_sunw_copy(start, &eh, sizeof(eh)) < 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) || !eh.e_phnum ||
-        eh.e_phnum > 64)
-        return -1;
-    Elf64_Phdr ph[64];
-    if (gt_sunw_copy(start + eh.e_phoff, ph, eh.e_phnum * sizeof(Elf64_Phdr)) < 0)
-        return -1;
-    uintptr_t first = UINTPTR_MAX, lo = UINTPTR_MAX, hi = 0, hdr = 0;
-    for (int i = 0; i < eh.e_phnum; i++) {
-        if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr < first)
-            first = ph[i].p_vaddr;
-        if (ph[i].p_type == PT_GNU_EH_FRAME)
-            hdr = ph[i].p_vaddr;
-    }
-    if (first == UINTPTR_MAX || !hdr)
-        return -1;
-    /* the load bias: the first segment is mapped at start, page aligned */
-    uintptr_t bias = start - (first & ~(uintptr_t)(GT_SUNW_PAGE - 1));
-    for (int i = 0; i < eh.e_phnum; i++)
-        if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
-            if (bias + ph[i].p_vaddr < lo)
-                lo = bias + ph[i].p_vaddr;
-            if (bias + ph[i].p_vaddr + ph[i].p_memsz > hi)
-                hi = bias + ph[i].p_vaddr + ph[i].p_memsz;
-        }
-    /* version 1, eh_frame_ptr (4 bytes in every encoding we accept), the
-     * count udata4 (0x03), the table datarel|sdata4 (0x3b) */
-    unsigned char h[12];
-    if (lo >= hi || gt_sunw_copy(bias + hdr, h, sizeof(h)) < 0 || h[0] != 1 ||
-        ((h[1] & 0x0f) != 0x0b && (h[1] & 0x0f) != 0x03) || h[2] != 0x03 || h[3] != 0x3b)
-        return -1;
-    uint32_t count;
-    memcpy(&count, h + 8, 4);
-    m->lo = lo;
-    m->hi = hi;
-    m->segbase = bias + hdr;
-    m->table = bias + hdr + 12;
-    m->table_len = count; /* 8 bytes an entry: one word */
-    m->mapped = 0;
-    return 0;
-}
-
-static int gt_sunw_mod_cmp(const void *a, const void *b)
-{
-    const struct gt_sunw_mod *x = a, *y = b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-/* The modules, afresh from /proc/self/maps (read with read(2) into a
- * buffer of ours: no stdio, no allocation). */
-static void gt_sunw_scan(void)
-{
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    size_t n = 0, have = 0;
-    for (;;) {
-        ssize_t got = read(fd, gt_u.maps + have, GT_SUNW_MAPS_BUF - 1 - have);
-        if (got <= 0)
-            break;
-        have += (size_t)got;
-        gt_u.maps[have] = 0;
-        char *line = gt_u.maps, *nl;
-        while ((nl = strchr(line, '\n'))) {
-            *nl = 0;
-            /* start-end perms offset dev inode path */
-            char *p;
-            uintptr_t start = (uintptr_t)strtoull(line, &p, 16);
-            if (*p == '-') {
-                strtoull(p + 1, &p, 16);
-                while (*p == ' ')
-                    p++;
-                int readable = p[0] == 'r', exec = p[2] == 'x';
-                p += 4;
-                unsigned long long off = strtoull(p, &p, 16);
-                /* dev, inode, then the path */
-                for (int f = 0; f < 2 && *p; f++) {
-                    while (*p == ' ')
-                        p++;
-                    while (*p && *p != ' ')
-                        p++;
-                }
-                while (*p == ' ')
-                    p++;
-                if (readable && off == 0 && (*p == '/' || strcmp(p, "[vdso]") == 0) && n < GT_SUNW_MODS &&
-                    gt_sunw_probe(start, &gt_u.mods[n]) == 0)
-                    n++;
-                /* a module is one whose code is mapped where its headers
-                 * say (not a file merely mapped to be read): its
-                 * executable mapping follows its headers' closely */
-                for (size_t k = n; exec && k-- > 0 && k + 4 >= n;)
-                    if (gt_u.mods[k].lo <= start && start < gt_u.mods[k].hi)
-                        gt_u.mods[k].mapped = 1;
-            }
-            line = nl + 1;
-        }
-        /* a line cut by the buffer's end goes on in the next read */
-        have = strlen(line);
-        memmove(gt_u.maps, line, have);
-        if (have == GT_SUNW_MAPS_BUF - 1)
-            have = 0; /* a line longer than the buffer: not one of ours */
-    }
-    close(fd);
-    /* what was found with the mappings before may not hold: forgotten
-     * before the next walk (not inside libunwind's step) */
-    gt_u.rescanned = 1;
-    size_t kept = 0;
-    for (size_t k = 0; k < n; k++)
-        if (gt_u.mods[k].mapped)
-            gt_u.mods[kept++] = gt_u.mods[k];
-    n = kept;
-    qsort(gt_u.mods, n, sizeof(*gt_u.mods), gt_sunw_mod_cmp);
-    gt_u.nmods = n;
-}
-
-static const struct gt_sunw_mod *gt_sunw_find(uintptr_t ip)
-{
-    size_t lo = 0, hi = gt_u.nmods;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (gt_u.mods[mid].lo <= ip)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo && ip < gt_u.mods[lo - 1].hi ? &gt_u.mods[lo - 1] : NULL;
-}
-
-/* The module of ip; a pc in none rescans the mappings (a library loaded
- * since), each fruitless rescan waiting twice as long for the next. */
-static const struct gt_sunw_mod *gt_sunw_module(uintptr_t ip)
-{
-    const struct gt_sunw_mod *m = gt_sunw_find(ip);
-    if (m)
-        return m;
-    uint64_t now = gt_sunw_now();
-    if (now < gt_u.next_scan_ns)
-        return NULL;
-    gt_sunw_scan();
-    m = gt_sunw_find(ip);
-    gt_u.backoff_ns = m ? 0 : gt_u.backoff_ns ? gt_u.backoff_ns * 2 : 1000000000ull;
-    if (gt_u.backoff_ns > 64000000000ull)
-        gt_u.backoff_ns = 64000000000ull;
-    gt_u.next_scan_ns = now + gt_u.backoff_ns;
-    return m;
-}
-
 static int gt_sunw_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need, void *arg)
 {
-    const struct gt_sunw_mod *m = gt_sunw_module((uintptr_t)ip);
+    const struct gt_smod *m = gt_smods_of((uintptr_t)ip);
     if (!m)
         return -UNW_ENOINFO;
     unw_dyn_info_t di;
@@ -405,8 +224,9 @@ int gt_sunw_init(void)
     gt_u.pid = getpid();
     if (gt_u.as)
         return 0;
-    size_t len = (size_t)GT_SUNW_SLOTS * GT_SUNW_PAGE + GT_SUNW_MODS * sizeof(struct gt_sunw_mod) + GT_SUNW_MAPS_BUF +
-                 GT_SUNW_MEMOS * sizeof(struct gt_sunw_memo) + GT_SUNW_SPAN;
+    size_t len = (size_t)GT_SUNW_SLOTS * GT_SUNW_PAGE + GT_SUNW_MEMOS * sizeof(struct gt_sunw_memo) + GT_SUNW_SPAN;
+    if (gt_smods_init() < 0)
+        return -1;
     unsigned char *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mem == MAP_FAILED)
         return -1;
@@ -420,9 +240,7 @@ int gt_sunw_init(void)
      * masks signals around the cache's lock, which the memos spare */
     unw_set_caching_policy(as, UNW_CACHE_PER_THREAD);
     gt_u.pages = mem;
-    gt_u.mods = (struct gt_sunw_mod *)(mem + (size_t)GT_SUNW_SLOTS * GT_SUNW_PAGE);
-    gt_u.maps = (char *)(gt_u.mods + GT_SUNW_MODS);
-    gt_u.memos = (struct gt_sunw_memo *)(gt_u.maps + GT_SUNW_MAPS_BUF);
+    gt_u.memos = (struct gt_sunw_memo *)(mem + (size_t)GT_SUNW_SLOTS * GT_SUNW_PAGE);
     gt_u.copy = (unsigned char *)(gt_u.memos + GT_SUNW_MEMOS);
     gt_u.as = as;
     return 0;
@@ -431,6 +249,7 @@ int gt_sunw_init(void)
 void gt_sunw_after_fork_child(void)
 {
     gt_u.pid = getpid();
+    gt_smods_after_fork_child();
     if (gt_u.as) {
         unw_flush_cache(gt_u.as, 0, 0);
         for (uint32_t i = 0; i < GT_SUNW_MEMOS; i++)
@@ -456,7 +275,7 @@ static int gt_sunw_memo_holds(const struct gt_sunw_memo *m, uintptr_t pc, uintpt
 static int gt_sunw_is_return(uintptr_t r)
 {
     unsigned char b[8];
-    if (r < 8 || !gt_sunw_find(r - 1) || gt_sunw_read(r - 8, b, 8) < 0)
+    if (r < 8 || !gt_smods_find(r - 1) || gt_sunw_read(r - 8, b, 8) < 0)
         return 0;
     if (b[3] == 0xe8) /* r - 5 */
         return 1;
@@ -585,8 +404,7 @@ uint32_t gt_sunw_stack(uintptr_t sp, uintptr_t pc, uintptr_t *ips, uint32_t max)
         return 1;
     if (++gt_u.walk == 0)
         gt_u.walk = 1; /* 0 marks an empty slot */
-    if (gt_u.rescanned) {
-        gt_u.rescanned = 0;
+    if (gt_smods_rescanned()) {
         unw_flush_cache(gt_u.as, 0, 0);
         for (uint32_t i = 0; i < GT_SUNW_MEMOS; i++)
             gt_u.memos[i].n = 0;
