@@ -10,7 +10,7 @@ GT_GEN_HEADERS := $(BUILD)/gen/gt_schema_sql.h $(BUILD)/gen/gt_schema_db.h $(BUI
 PRELOAD_HDR := $(foreach d,$(PRELOAD_LAYERS),$(wildcard preload/$(d)/*.h)) preload/hot/gt_hooks.def \
                $(GT_GEN_HEADERS)
 PRELOAD_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden $(CUDA_INC) -I$(BUILD)/gen -Ipreload
-PRELOAD_LIBS := -lsqlite3 -lunwind -ldl -lpthread -ldw -lelf
+PRELOAD_LIBS := -lsqlite3 -lunwind -lunwind-x86_64 -ldl -lpthread -ldw -lelf
 
 $(BUILD)/gen/gt_schema_sql.h: schema/gputrace.sql
 	@mkdir -p $(dir $@)

@@ -246,9 +246,12 @@ def _read_samples(con):
         return ("%s:%d in %s" % (_base(f), line, fn or "?")) if f and line is not None else \
             "%s (%s)" % (fn or "?", _base(mod))
     system = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
+    headers = ("/usr/include/", "/usr/lib/")
     for sid, frames in rows.items():
-        # the innermost frame outside the system's libraries, else the innermost
-        own = [fr for fr in frames if fr[1] and not fr[1].startswith(system)]
+        # the innermost frame outside the system's libraries and headers
+        # (inlined from them: std::this_thread::sleep_for), else the innermost
+        own = [fr for fr in frames if fr[1] and not fr[1].startswith(system)
+               and not (fr[2] or "").startswith(headers)]
         nat[sid] = named(own[0] if own else frames[0])
     io = {"read", "write", "pread64", "pwrite64", "readv", "writev", "poll", "ppoll", "select", "pselect6",
           "epoll_wait", "epoll_pwait", "epoll_pwait2", "accept", "accept4", "recvfrom", "recvmsg", "recvmmsg",

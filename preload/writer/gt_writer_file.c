@@ -146,11 +146,12 @@ void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg)
     gt_meta(w, "gpu_timing", "none");
     gt_meta_u64(w, "sample_hz", (uint64_t)cfg->sample_hz);
     gt_meta(w, "sample_threads", cfg->sample_all ? "all" : "cuda");
-    /* Python stacks of every sampled thread; native stacks only as the
-     * program counter of a blocked thread: unwinding a running thread
-     * needs a signal, which the sampler never sends. With perf events
-     * (GPUTRACE_SAMPLE_NATIVE=perf/auto) the sampler's counters say
-     * perf_callchain once it has them open. */
-    gt_meta(w, "sample_native_stacks", cfg->sample_hz ? "blocked_pc_only" : "off");
+    /* Python stacks of every sampled thread; native stacks of blocked
+     * threads only, unwound: a running thread's needs a signal, which the
+     * sampler never sends. The sampler's counters say what it found at
+     * its start: blocked_unwound, perf_callchain with perf events
+     * (GPUTRACE_SAMPLE_NATIVE=perf/auto), blocked_pc_only without an
+     * unwinder. */
+    gt_meta(w, "sample_native_stacks", cfg->sample_hz ? "blocked_unwound" : "off");
     gt_meta(w, "complete", "0");
 }
