@@ -91,8 +91,15 @@ def _addr2line(module, offsets):
     """{offset: [(function, file, line), ...]} innermost first."""
     if not offsets:
         return {}
-    out = subprocess.run(["addr2line", "-a", "-f", "-i", "-C", "-e", module] + ["0x%x" % o for o in offsets],
+    # Each address is asked twice and its first answer dropped: GNU
+    # addr2line 2.40 may name an address it meets anew by the function its
+    # code was inlined into (0x2356 read as main's, not the inlined
+    # step_gpu's it is); asked again at once, it reads the inlined entry.
+    out = subprocess.run(["addr2line", "-a", "-f", "-i", "-C", "-e", module]
+                         + ["0x%x" % o for o in offsets for _ in (0, 1)],
                          capture_output=True, text=True, check=True).stdout.splitlines()
+    heads = [i for i, line in enumerate(out) if re.match(r"^0x[0-9a-f]+$", line)] + [len(out)]
+    out = [line for k in range(1, len(heads) - 1, 2) for line in out[heads[k]:heads[k + 1]]]
     chains, cur, i = {}, None, 0
     while i < len(out):
         line = out[i]
