@@ -73,6 +73,8 @@ def test_cupy_each_operation_is_at_the_line_that_made_it():
         (("sync", "context"), m["device_sync"]): 1,
     })
     assert_eq(cl.ops_by_line(run, SCRIPT), want)
+    # CuPy's own polls, if any, at lines of the script that made GPU work
+    assert cl.poll_lines(run, SCRIPT) <= {line for (_, line) in want}, cl.poll_lines(run, SCRIPT)
 
 
 def test_cupy_report_sites_and_nvtx_phases_and_steps():
