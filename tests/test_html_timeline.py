@@ -115,7 +115,11 @@ def test_html_timeline_zoom_pan_and_gap_links():
                                      run.trace], capture_output=True, text=True).stdout)
     gaps = doc["idle_gaps"]
     assert len(gaps) >= 2, gaps
-    span = doc["summary"]["span_ns"]
+    # the whole run on the page: from the trace's start (meta.start_ns, the
+    # origin of every +time) to the span's end
+    origin = gaps[0]["start_ns"] - gaps[0]["offset_ns"]
+    first = run.q1("SELECT min(start_ns) FROM api_calls")
+    span = first - origin + doc["summary"]["span_ns"]
     # the shortest gap
     def offset(g):
         return g["start_ns"] - doc["summary"]["first_ns"] if "first_ns" in doc["summary"] else g["offset_ns"]
