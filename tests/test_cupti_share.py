@@ -209,6 +209,40 @@ def test_program_clock_wins_and_the_trace_converts():
             check_shared(run, 50)
 
 
+def test_collector_that_flushes_only_while_a_buffer_is_lent():
+    """The PyTorch profiler's collector (Kineto) flushes CUPTI only while
+    CUPTI holds a buffer it lent: "nothing in flight, nothing to flush".
+    CUPTI asks for one as it writes a call's first record; the tracer must
+    too, at the program's first call with a kind of its on, not when its
+    own buffers come back (later than the window's end: the collector then
+    never flushed, and got none of its kernels). Two cycles on a schedule,
+    its clock in TSC-like ticks: each keeps its 10 kernels inside its
+    window, with their external ids of two kinds and driver records, as
+    untraced; the trace keeps GPU times for all 70 kernels."""
+    env = {"CUPTI_CLIENT_TICKS": "1"}
+    for client in CLIENTS:
+        plain = run_plain([prog(client), "kineto"], env=env)
+        assert plain.returncode == 0, plain.stderr
+        run = run_traced([prog(client), "kineto"], env=env)
+        assert run.proc.returncode == 0, run.proc.stderr
+        lines = run.proc.stderr.splitlines()
+        assert len(lines) == 1 and "clock of its own" in lines[0], lines
+        assert_eq(run.proc.stdout, plain.stdout, "%s: the collector's records traced and untraced" % client)
+        recs, tail = records(run.proc.stdout)
+        assert_eq((tail["foreign_buffers"], tail["bad_walks"], tail["dropped"]), ("0", "0", "0"), client)
+        for c in (0, 1):
+            assert_eq(recs["%d active_%d kept" % (c, c)], 10, client)
+            assert_eq((recs["%d outside 0" % c], recs["%d driver 11" % c]), (1, 1), client)
+            assert_eq(sorted(int(l.split()[3]) for l in recs if l.startswith("%d external 3 " % c)),
+                      list(range(100 * c, 100 * c + 10)), client)
+            assert_eq(sorted(int(l.split()[3]) for l in recs if l.startswith("%d external 4 " % c)),
+                      list(range(1000, 1010)), client)
+        assert_eq(kernels(run), {"before": (10, 10), "warm_0": (5, 5), "active_0": (10, 10), "between_0": (10, 10),
+                                 "warm_1": (5, 5), "active_1": (10, 10), "between_1": (10, 10)}, client)
+        assert_eq(meta(run, "cupti_program"), "shared")
+        assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE linked = 0"), 0, "GPU records not linked to a call")
+
+
 def test_torch_profiler_on_a_schedule_inside_a_traced_loop():
     """torch.profiler (Kineto) on a schedule inside a traced training loop:
     its trace lists the same kernels as untraced, and ours keeps GPU times
