@@ -106,6 +106,7 @@ def test_threads_launch_while_the_collector_turns_on_and_off():
     that overlap one; the trace has GPU times for all 1200."""
     run = run_traced([prog("cupti_client"), "threads"], env={"CUPTI_CLIENT_WINDOWS": "1"})
     assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(meta(run, "cupti_dropped_records"), "0", "records CUPTI dropped for want of a tracer's buffer")
     assert_eq(run.proc.stdout, "all_w 1\nforeign_buffers 0\nbad_walks 0\ndropped 0\n")
     err = [l.split() for l in run.proc.stderr.splitlines()]
     windows = [(int(a), int(b)) for w, a, b in (l for l in err if l[0] == "window")]
@@ -117,6 +118,19 @@ def test_threads_launch_while_the_collector_turns_on_and_off():
     assert inside <= got[0] <= overlap, (inside, got, overlap)
     assert_eq(kernels(run), {"w": (1200, 1200)})
     check_shared(run, got[0])
+
+
+def test_collector_flushing_faster_than_the_writer_drains():
+    """Each flush of the program's hands the tracer's buffer back with a
+    few records: 50 in a row, faster than the writer drains, must not leave
+    CUPTI without a buffer of the tracer's (it would drop records, and
+    kernels lose their GPU times). Nearly empty buffers are copied out and
+    lent again at once."""
+    recs, run = traced_same_as_plain("cupti_client", "flushes")
+    assert_eq(by_name(recs), {"concurrent_kernel f": 50})
+    assert_eq(meta(run, "cupti_dropped_records"), "0", "records CUPTI dropped for want of a tracer's buffer")
+    assert_eq(kernels(run), {"f": (50, 50)})
+    check_shared(run, 50)
 
 
 def test_enable_and_disable_repeated():

@@ -37,6 +37,9 @@
  *             cudaProfilerStart and Stop; prints "on_my_clock N": the
  *             records whose start and end lie on its clock between its
  *             reading before the first launch and after the last ended
+ *   flushes   CONCURRENT_KERNEL on; 50 times one "f" kernel, synchronized,
+ *             then cuptiActivityFlushAll(0) (faster than a tracer's writer
+ *             drains the buffers each flush hands back)
  *   kineto    as the PyTorch profiler's collector (Kineto's
  *             CuptiActivityApi) on a schedule, twice: its clock given to
  *             CUPTI and its callbacks registered at each start; MEMCPY,
@@ -543,6 +546,15 @@ int main(int argc, char **argv)
                 fprintf(stderr, "%lld %lld\n", (long long)(kstart[i] - lo), (long long)(hi - kend[i]));
         pthread_mutex_unlock(&lock);
         printf("on_my_clock %d\n", on);
+    } else if (strcmp(mode, "flushes") == 0) {
+        start_collector();
+        CHECK(CU(cuptiActivityEnable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+        for (int i = 0; i < 50; i++) {
+            launch("f", 1);
+            cudaDeviceSynchronize();
+            CHECK(CU(cuptiActivityFlushAll)(0));
+        }
+        CHECK(CU(cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
     } else if (strcmp(mode, "kineto") == 0) {
         kineto();
     } else {
