@@ -65,34 +65,11 @@ static uint64_t fu_gpu_now(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t fu_read_between(CUpti_TimestampCallbackFunc cb, uint64_t *g);
-
-/* The latest reading of both clocks (lock held): records are mapped from
- * it, and the rate remeasured over the whole span since the clock was
- * given, so that the error of a rate measured over 5 ms (a reading
- * descheduled on a loaded machine) is not carried across the run: a
- * kernel that ended before the client read its clock must not come back
- * after it, as on a real CUPTI. Refreshed at most once a millisecond. */
-static uint64_t fu_clock_ga, fu_clock_ca;
-
-static void fu_clock_refresh_locked(void)
-{
-    if (!fu_clock_g0 || fu_gpu_now() - fu_clock_ga < 1000000)
-        return;
-    uint64_t g, c = fu_read_between(fu_clock, &g);
-    if (g - fu_clock_g0 >= 5000000) {
-        double rate = (double)(int64_t)(c - fu_clock_c0) / (double)(int64_t)(g - fu_clock_g0);
-        fu_clock_rate = rate > 0.9999 && rate < 1.0001 ? 1.0 : rate;
-    }
-    fu_clock_ga = g;
-    fu_clock_ca = c;
-}
-
 static uint64_t fu_ts(uint64_t gpu)
 {
     if (!fu_clock_g0)
         return gpu;
-    return (uint64_t)((int64_t)fu_clock_ca + (int64_t)((double)((int64_t)gpu - (int64_t)fu_clock_ga) * fu_clock_rate));
+    return (uint64_t)((int64_t)fu_clock_c0 + (int64_t)((double)((int64_t)gpu - (int64_t)fu_clock_g0) * fu_clock_rate));
 }
 
 /* ---- buffers ---- */
@@ -229,7 +206,6 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&fu_lock);
-    fu_clock_refresh_locked();
     switch (a->kind) {
     case FAKECUDA_ACT_KERNEL: {
         uint32_t c = a->correlation_id;
@@ -335,7 +311,6 @@ static void fu_on_api(uint32_t corr, const char *api, void *arg)
      * the call starts, so only calls made while the kind is on have one. */
     CUpti_ActivityAPI *d = fu_on(CUPTI_ACTIVITY_KIND_DRIVER) ? fu_reserve_locked(sizeof(*d)) : NULL;
     if (d) {
-        fu_clock_refresh_locked();
         d->kind = CUPTI_ACTIVITY_KIND_DRIVER;
         d->start = d->end = fu_ts(fu_gpu_now());
         d->processId = (uint32_t)getpid();
@@ -391,7 +366,6 @@ static void fu_flush_current(int with_overhead)
     if (with_overhead && fu_on(CUPTI_ACTIVITY_KIND_OVERHEAD) && fu_buf) {
         CUpti_ActivityOverhead3 *o = fu_reserve_locked(sizeof(*o));
         if (o) {
-            fu_clock_refresh_locked();
             o->kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
             o->overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
             o->objectKind = CUPTI_ACTIVITY_OBJECT_PROCESS;
@@ -516,8 +490,6 @@ FU_API CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbac
     fu_clock = cb;
     fu_clock_g0 = same ? 0 : g0;
     fu_clock_c0 = c0;
-    fu_clock_ga = g1;
-    fu_clock_ca = c1;
     fu_clock_rate = same ? 1.0 : (double)(c1 - c0) / (double)(g1 - g0);
     if (fu_clock_rate > 0.9999 && fu_clock_rate < 1.0001)
         fu_clock_rate = 1.0; /* nanoseconds, as the GPU's: the offset alone */
