@@ -106,6 +106,7 @@ def test_threads_launch_while_the_collector_turns_on_and_off():
     that overlap one; the trace has GPU times for all 1200."""
     run = run_traced([prog("cupti_client"), "threads"], env={"CUPTI_CLIENT_WINDOWS": "1"})
     assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(meta(run, "cupti_dropped_records"), "0", "records CUPTI dropped for want of a tracer's buffer")
     assert_eq(run.proc.stdout, "all_w 1\nforeign_buffers 0\nbad_walks 0\ndropped 0\n")
     err = [l.split() for l in run.proc.stderr.splitlines()]
     windows = [(int(a), int(b)) for w, a, b in (l for l in err if l[0] == "window")]
@@ -117,6 +118,19 @@ def test_threads_launch_while_the_collector_turns_on_and_off():
     assert inside <= got[0] <= overlap, (inside, got, overlap)
     assert_eq(kernels(run), {"w": (1200, 1200)})
     check_shared(run, got[0])
+
+
+def test_collector_flushing_faster_than_the_writer_drains():
+    """Each flush of the program's hands the tracer's buffer back with a
+    few records: 50 in a row, faster than the writer drains, must not leave
+    CUPTI without a buffer of the tracer's (it would drop records, and
+    kernels lose their GPU times). Nearly empty buffers are copied out and
+    lent again at once."""
+    recs, run = traced_same_as_plain("cupti_client", "flushes")
+    assert_eq(by_name(recs), {"concurrent_kernel f": 50})
+    assert_eq(meta(run, "cupti_dropped_records"), "0", "records CUPTI dropped for want of a tracer's buffer")
+    assert_eq(kernels(run), {"f": (50, 50)})
+    check_shared(run, 50)
 
 
 def test_enable_and_disable_repeated():
@@ -207,6 +221,40 @@ def test_program_clock_wins_and_the_trace_converts():
             assert min(s for _, s in rows) > -2000, min(s for _, s in rows)
             assert max(s for _, s in rows) < 10**9, max(s for _, s in rows)
             check_shared(run, 50)
+
+
+def test_collector_that_flushes_only_while_a_buffer_is_lent():
+    """The PyTorch profiler's collector (Kineto) flushes CUPTI only while
+    CUPTI holds a buffer it lent: "nothing in flight, nothing to flush".
+    CUPTI asks for one as it writes a call's first record; the tracer must
+    too, at the program's first call with a kind of its on, not when its
+    own buffers come back (later than the window's end: the collector then
+    never flushed, and got none of its kernels). Two cycles on a schedule,
+    its clock in TSC-like ticks: each keeps its 10 kernels inside its
+    window, with their external ids of two kinds and driver records, as
+    untraced; the trace keeps GPU times for all 70 kernels."""
+    env = {"CUPTI_CLIENT_TICKS": "1"}
+    for client in CLIENTS:
+        plain = run_plain([prog(client), "kineto"], env=env)
+        assert plain.returncode == 0, plain.stderr
+        run = run_traced([prog(client), "kineto"], env=env)
+        assert run.proc.returncode == 0, run.proc.stderr
+        lines = run.proc.stderr.splitlines()
+        assert len(lines) == 1 and "clock of its own" in lines[0], lines
+        assert_eq(run.proc.stdout, plain.stdout, "%s: the collector's records traced and untraced" % client)
+        recs, tail = records(run.proc.stdout)
+        assert_eq((tail["foreign_buffers"], tail["bad_walks"], tail["dropped"]), ("0", "0", "0"), client)
+        for c in (0, 1):
+            assert_eq(recs["%d active_%d kept" % (c, c)], 10, client)
+            assert_eq((recs["%d outside 0" % c], recs["%d driver 11" % c]), (1, 1), client)
+            assert_eq(sorted(int(l.split()[3]) for l in recs if l.startswith("%d external 3 " % c)),
+                      list(range(100 * c, 100 * c + 10)), client)
+            assert_eq(sorted(int(l.split()[3]) for l in recs if l.startswith("%d external 4 " % c)),
+                      list(range(1000, 1010)), client)
+        assert_eq(kernels(run), {"before": (10, 10), "warm_0": (5, 5), "active_0": (10, 10), "between_0": (10, 10),
+                                 "warm_1": (5, 5), "active_1": (10, 10), "between_1": (10, 10)}, client)
+        assert_eq(meta(run, "cupti_program"), "shared")
+        assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE linked = 0"), 0, "GPU records not linked to a call")
 
 
 def test_torch_profiler_on_a_schedule_inside_a_traced_loop():

@@ -26,9 +26,17 @@
  * than the tracer's memory growing with the run. */
 #define GT_CUPTI_BUFFER (2u << 20)
 #define GT_CUPTI_MAX_BUFFERS 8
+/* A buffer handed back nearly empty (a flush: the program's collector, as
+ * the PyTorch profiler's, flushes CUPTI at each window's end) is copied
+ * out and lent again at once: a program flushing faster than the writer
+ * drains would otherwise hold every buffer with a few records each, and
+ * CUPTI drop the rest. The copies are bounded too. */
+#define GT_CUPTI_COPY_MAX (GT_CUPTI_BUFFER / 16)
+#define GT_CUPTI_COPIES_MAX (16u << 20)
 struct gt_cupti_buf {
     uint8_t *data;
     size_t valid;
+    int copy; /* a copy of a nearly empty buffer: freed, not lent again */
     struct gt_cupti_buf *next;
 };
 
@@ -45,6 +53,7 @@ static uint8_t *gt_cupti_spare[GT_CUPTI_MAX_BUFFERS]; /* written out, ready to l
 static int gt_cupti_nspare, gt_cupti_nbuffers;     /* under gt_cupti_lock */
 static uint8_t *gt_cupti_mine[GT_CUPTI_MAX_BUFFERS]; /* every buffer of ours that exists */
 static _Atomic(uint64_t) gt_cupti_dropped_records;
+static _Atomic(size_t) gt_cupti_copied; /* bytes in copies not yet drained */
 static int gt_cupti_forked; /* CUPTI was running in the parent */
 
 static uint64_t CUPTIAPI gt_cupti_clock(void)
@@ -91,6 +100,26 @@ static int gt_cupti_is_mine(const uint8_t *data)
     return mine;
 }
 
+/* A nearly empty buffer's records copied out, and the buffer lent again. */
+static void gt_cupti_copy_out(struct gt_cupti_buf *b)
+{
+    if (b->valid > GT_CUPTI_COPY_MAX)
+        return;
+    if (atomic_fetch_add(&gt_cupti_copied, b->valid) + b->valid > GT_CUPTI_COPIES_MAX) {
+        atomic_fetch_sub(&gt_cupti_copied, b->valid); /* over the bound: the buffer waits for the writer */
+        return;
+    }
+    uint8_t *c = malloc(b->valid);
+    if (!c) {
+        atomic_fetch_sub(&gt_cupti_copied, b->valid);
+        return;
+    }
+    memcpy(c, b->data, b->valid);
+    gt_cupti_recycle(b->data);
+    b->data = c;
+    b->copy = 1;
+}
+
 static void CUPTIAPI gt_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
                                                size_t valid)
 {
@@ -112,7 +141,9 @@ static void CUPTIAPI gt_cupti_buffer_completed(CUcontext ctx, uint32_t stream, u
     }
     b->data = buffer;
     b->valid = valid;
+    b->copy = 0;
     b->next = NULL;
+    gt_cupti_copy_out(b);
     pthread_mutex_lock(&gt_cupti_lock);
     if (gt_cupti_tail)
         gt_cupti_tail->next = b;
@@ -460,7 +491,12 @@ void gt_cupti_drain(gt_cupti_record_fn fn, void *arg)
             fn(rec, arg);
         }
         struct gt_cupti_buf *next = b->next;
-        gt_cupti_recycle(b->data);
+        if (b->copy) {
+            free(b->data);
+            atomic_fetch_sub(&gt_cupti_copied, b->valid);
+        } else {
+            gt_cupti_recycle(b->data);
+        }
         free(b);
         b = next;
     }

@@ -26,6 +26,7 @@ static int gt_clock_rate_known;
 static uint64_t gt_clock_read(CUpti_TimestampCallbackFunc cb, uint64_t *ours)
 {
     uint64_t best = ~0ull, c = 0;
+    *ours = 0; /* set by the first round: -O3 cannot tell */
     for (int i = 0; i < 20 && best > 500; i++) {
         uint64_t a = gt_now_ns(), v = cb(), b = gt_now_ns();
         if (b - a < best) {

@@ -67,6 +67,8 @@ static _Atomic int gt_share_forwarding; /* forwards in progress */
 static _Atomic int gt_share_ended;      /* the process is ending: nothing more to the program */
 static _Atomic int gt_app_ever_on;      /* the program has turned a kind on: records may be its */
 static _Atomic int gt_app_ever_registered; /* 1: through to CUPTI, 2: while the tracer held it */
+static _Atomic int gt_app_kinds_on;     /* how many kinds the program has on */
+static _Atomic int gt_app_open;         /* the program has lent us a buffer (gt_app_buf) */
 static uint32_t gt_app_period_ms;
 
 /* The mask's changes in time, for work no noted call made. */
@@ -110,7 +112,9 @@ static void gt_share_set_locked(uint32_t kind, int on)
 {
     if (kind >= GT_SHARE_KINDS)
         return;
-    gt_app_on[kind] = (uint8_t)on;
+    if (gt_app_on[kind] != (uint8_t)!!on)
+        atomic_fetch_add(&gt_app_kinds_on, on ? 1 : -1);
+    gt_app_on[kind] = (uint8_t)!!on;
     if (on)
         atomic_store(&gt_app_ever_on, 1);
     int bit = gt_share_bit(kind);
@@ -163,6 +167,41 @@ static void gt_share_update_active(void)
     atomic_store(&gt_share_active, on);
 }
 
+/* A buffer from the program's bufferRequested, with room for `room` bytes
+ * (a smaller one is the program's to keep: CUPTI drops the record). */
+static int gt_share_request(size_t room)
+{
+    uint8_t *b = NULL;
+    size_t size = 0, max = 0;
+    CUpti_BuffersCallbackRequestFunc req = gt_app_req;
+    if (req)
+        req(&b, &size, &max);
+    if (!b || size < room)
+        return 0;
+    gt_app_buf = b;
+    gt_app_size = size;
+    gt_app_max = max;
+    gt_app_used = gt_app_nrec = 0;
+    atomic_store(&gt_app_open, 1);
+    return 1;
+}
+
+/* The program's first call with a kind of its on since its last buffer
+ * went back: CUPTI asks it for a buffer as it writes the call's first
+ * record, not when the GPU's records come in. A collector that flushes
+ * only while it has a buffer lent (the PyTorch profiler's: "nothing in
+ * flight, nothing to flush") must see one lent by the end of its window,
+ * or it never flushes and gets none of its records. */
+static void gt_share_open(void)
+{
+    if (atomic_load(&gt_share_ended))
+        return;
+    pthread_mutex_lock(&gt_share_fwd);
+    if (!gt_app_buf && atomic_load(&gt_app_kinds_on) > 0)
+        gt_share_request(sizeof(CUpti_Activity));
+    pthread_mutex_unlock(&gt_share_fwd);
+}
+
 /* ---- on the program's threads, for each work-making call ---- */
 
 void gt_cupti_share_note(uint64_t ext)
@@ -176,6 +215,9 @@ void gt_cupti_share_note(uint64_t ext)
     uint32_t m = atomic_load_explicit(&gt_app_mask, memory_order_acquire);
     atomic_store_explicit(&slots[(h >> 8) & (GT_SHARE_SLOTS - 1)], (h & ~0xffull) | 0x80u | (m & 0x7f),
                           memory_order_relaxed);
+    if (atomic_load_explicit(&gt_app_kinds_on, memory_order_relaxed) > 0 &&
+        !atomic_load_explicit(&gt_app_open, memory_order_relaxed))
+        gt_share_open();
 }
 
 /* ---- forwarding (gt_share_fwd held) ---- */
@@ -261,6 +303,7 @@ static void gt_share_retire(struct gt_share_done **done)
     gt_app_buf = NULL;
     gt_app_size = gt_app_used = gt_app_nrec = 0;
     gt_app_last_ns = gt_now_ns();
+    atomic_store(&gt_app_open, 0);
 }
 
 /* Copies one record of `n` bytes (its place in CUPTI's buffer, padding
@@ -270,21 +313,10 @@ static void gt_share_put(const CUpti_Activity *rec, size_t n, uint32_t kind, str
     size_t room = (n + 7) & ~(size_t)7;
     if (gt_app_buf && (gt_app_used + room > gt_app_size || (gt_app_max && gt_app_nrec >= gt_app_max)))
         gt_share_retire(done);
-    if (!gt_app_buf) {
-        uint8_t *b = NULL;
-        size_t size = 0, max = 0;
-        CUpti_BuffersCallbackRequestFunc req = gt_app_req;
-        if (req)
-            req(&b, &size, &max);
-        if (!b || size < room) {
-            atomic_fetch_add(&gt_app_dropped, 1);
-            atomic_fetch_add(&gt_app_dropped_unread, 1);
-            return;
-        }
-        gt_app_buf = b;
-        gt_app_size = size;
-        gt_app_max = max;
-        gt_app_used = gt_app_nrec = 0;
+    if (!gt_app_buf && !gt_share_request(room)) {
+        atomic_fetch_add(&gt_app_dropped, 1);
+        atomic_fetch_add(&gt_app_dropped_unread, 1);
+        return;
     }
     uint8_t *p = gt_app_buf + gt_app_used;
     memcpy(p, rec, n);
@@ -481,8 +513,9 @@ CUptiResult gt_cupti_app_enable_context(void *real, CUcontext ctx, CUpti_Activit
     return gt_cupti_app_enable(NULL, kind, on);
 }
 
-/* Everything CUPTI holds, then the program's partial buffer, to it. */
-static void gt_share_flush(uint32_t flag)
+/* Everything CUPTI holds, then the program's partial buffer, to it (an
+ * empty one too when `all`: the program detaches). */
+static void gt_share_flush(uint32_t flag, int all)
 {
     gt_cu.flush_all(flag);
     /* A buffer CUPTI's own thread was handing back as the flush ran may
@@ -492,7 +525,7 @@ static void gt_share_flush(uint32_t flag)
         usleep(1000);
     struct gt_share_done *done = NULL;
     pthread_mutex_lock(&gt_share_fwd);
-    if (gt_app_used)
+    if (gt_app_used || all)
         gt_share_retire(&done);
     pthread_mutex_unlock(&gt_share_fwd);
     gt_share_deliver(done);
@@ -504,7 +537,7 @@ CUptiResult gt_cupti_app_flush_all(void *real, uint32_t flag)
         CUptiResult (*fn)(uint32_t) = GT_REAL(CUptiResult(*)(uint32_t), real, flush_all);
         return fn ? fn(flag) : CUPTI_ERROR_NOT_INITIALIZED;
     }
-    gt_share_flush(flag);
+    gt_share_flush(flag, 0);
     return CUPTI_SUCCESS;
 }
 
@@ -514,7 +547,7 @@ CUptiResult gt_cupti_app_flush(void *real, CUcontext ctx, uint32_t stream, uint3
         CUptiResult (*fn)(CUcontext, uint32_t, uint32_t) = (CUptiResult(*)(CUcontext, uint32_t, uint32_t))real;
         return fn ? fn(ctx, stream, flag) : CUPTI_ERROR_NOT_INITIALIZED;
     }
-    gt_share_flush(flag);
+    gt_share_flush(flag, 0);
     return CUPTI_SUCCESS;
 }
 
@@ -566,7 +599,7 @@ CUptiResult gt_cupti_app_finalize(void *real)
         }
         return r;
     }
-    gt_share_flush(0);
+    gt_share_flush(0, 1);
     pthread_mutex_lock(&gt_share_fwd);
     pthread_mutex_lock(&gt_share_lock);
     for (uint32_t k = 0; k < GT_SHARE_KINDS; k++) {
@@ -619,4 +652,5 @@ void gt_cupti_share_after_fork_child(void)
     atomic_store(&gt_share_forwarding, 0);
     gt_app_buf = NULL;
     gt_app_size = gt_app_used = gt_app_nrec = 0;
+    atomic_store(&gt_app_open, 0);
 }

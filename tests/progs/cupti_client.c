@@ -37,6 +37,22 @@
  *             cudaProfilerStart and Stop; prints "on_my_clock N": the
  *             records whose start and end lie on its clock between its
  *             reading before the first launch and after the last ended
+ *   flushes   CONCURRENT_KERNEL on; 50 times one "f" kernel, synchronized,
+ *             then cuptiActivityFlushAll(0) (faster than a tracer's writer
+ *             drains the buffers each flush hands back)
+ *   kineto    as the PyTorch profiler's collector (Kineto's
+ *             CuptiActivityApi) on a schedule, twice: its clock given to
+ *             CUPTI and its callbacks registered at each start; MEMCPY,
+ *             MEMSET, CONCURRENT_KERNEL, EXTERNAL_CORRELATION, DRIVER and
+ *             OVERHEAD on; 5 "warm_C" kernels, then its buffers cleared;
+ *             10 "active_C" under CUSTOM0 and CUSTOM1 ids; kinds off; and
+ *             its buffers collected. It holds the buffers CUPTI hands back
+ *             until then, and flushes (cleared: 0, collected: FORCED) only
+ *             while CUPTI holds one it lent ("nothing in flight, nothing
+ *             to flush"); it keeps the kernels within its window on its
+ *             clock: "C active_C kept", "C outside N", external ids, and
+ *             driver records counted (overhead records: not printed, their
+ *             number follows the flushes)
  * Built twice: linked to libcupti (cupti_client), and finding CUPTI with
  * dlopen and dlsym (cupti_client_dl, -DCUPTI_DLOPEN), as a program that
  * loads it late does. */
@@ -121,6 +137,15 @@ static int nlines;
 static size_t dropped;
 static uint64_t kstart[MAX_LINES], kend[MAX_LINES];
 static int nk;
+/* kineto: buffers handed back are held until collected (ready), and how
+ * many lent CUPTI still holds */
+static int hold;
+static int in_flight;
+static struct {
+    uint8_t *buf;
+    size_t valid;
+} ready[MAX_BUFS];
+static int nready;
 
 static void add_line(const char *s)
 {
@@ -134,6 +159,7 @@ static void CUPTIAPI requested(uint8_t **buf, size_t *size, size_t *max)
     pthread_mutex_lock(&lock);
     if (nlent < MAX_BUFS)
         lent[nlent++] = b;
+    in_flight++;
     pthread_mutex_unlock(&lock);
     *buf = b;
     *size = BUF_SIZE;
@@ -197,6 +223,13 @@ static void CUPTIAPI completed(CUcontext ctx, uint32_t stream, uint8_t *buf, siz
     for (int i = 0; i < nlent && !mine; i++)
         mine = lent[i] == buf;
     foreign += !mine;
+    in_flight -= mine;
+    if (hold && mine && nready < MAX_BUFS) {
+        ready[nready].buf = buf;
+        ready[nready++].valid = valid;
+        pthread_mutex_unlock(&lock);
+        return;
+    }
     CUpti_Activity *r = NULL;
     uint8_t *end = buf;
     CUptiResult st;
@@ -264,6 +297,113 @@ static uint64_t CUPTIAPI my_clock(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + 3600ull * 1000000000ull;
     return ticks ? ns / 2 * 5 + ns % 2 * 5 / 2 : ns;
+}
+
+/* Kineto's CuptiActivityApi::activityBuffers and clearActivities: a flush
+ * only while CUPTI holds a buffer it lent. */
+static void kineto_flush(uint32_t flag)
+{
+    pthread_mutex_lock(&lock);
+    int any = in_flight > 0;
+    pthread_mutex_unlock(&lock);
+    if (any)
+        CHECK(CU(cuptiActivityFlushAll)(flag));
+}
+
+static void kineto_clear(void)
+{
+    kineto_flush(0);
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nready; i++)
+        free(ready[i].buf);
+    nready = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+/* The records of the held buffers, kernels kept within [lo, hi]. */
+static void kineto_collect(int cycle, uint64_t lo, uint64_t hi)
+{
+    kineto_flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    char s[512];
+    int outside = 0, driver = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nready; i++) {
+        CUpti_Activity *r = NULL;
+        while (CU(cuptiActivityGetNextRecord)(ready[i].buf, ready[i].valid, &r) == CUPTI_SUCCESS) {
+            if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+                const CUpti_ActivityKernel10 *k = (const void *)r;
+                if (k->start >= lo && k->end <= hi) {
+                    snprintf(s, sizeof(s), "%d %s kept", cycle, k->name);
+                    add_line(s);
+                } else {
+                    outside++;
+                    if (getenv("CUPTI_CLIENT_DEBUG"))
+                        fprintf(stderr, "outside %s: start - lo %lld, hi - end %lld\n", k->name,
+                                (long long)(k->start - lo), (long long)(hi - k->end));
+                }
+            } else if (r->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
+                const CUpti_ActivityExternalCorrelation *x = (const void *)r;
+                snprintf(s, sizeof(s), "%d external %d %llu", cycle, (int)x->externalKind,
+                         (unsigned long long)x->externalId);
+                add_line(s);
+            } else if (r->kind == CUPTI_ACTIVITY_KIND_DRIVER) {
+                driver++;
+            }
+        }
+        free(ready[i].buf);
+    }
+    nready = 0;
+    snprintf(s, sizeof(s), "%d outside %d", cycle, outside);
+    add_line(s);
+    snprintf(s, sizeof(s), "%d driver %d", cycle, driver);
+    add_line(s);
+    pthread_mutex_unlock(&lock);
+}
+
+static void kineto(void)
+{
+    static const CUpti_ActivityKind kinds[] = {
+        CUPTI_ACTIVITY_KIND_MEMCPY,      CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_OVERHEAD};
+    const size_t nkinds = sizeof(kinds) / sizeof(kinds[0]);
+    char name[32];
+    hold = 1;
+    launch("before", 10);
+    cudaDeviceSynchronize();
+    for (int c = 0; c < 2; c++) {
+        CHECK(CU(cuptiActivityRegisterTimestampCallback)(my_clock));
+        start_collector();
+        for (size_t i = 0; i < nkinds; i++)
+            CHECK(CU(cuptiActivityEnable)(kinds[i]));
+        snprintf(name, sizeof(name), "warm_%d", c);
+        launch(name, 5);
+        cudaDeviceSynchronize();
+        kineto_clear();
+        /* its window opens before the step's first launch and closes after
+         * the synchronize (at stop): 50 us either side, far above the
+         * simulated CUPTI's mapping of the GPU's times onto the clock */
+        struct timespec gap = {0, 50000};
+        uint64_t lo = my_clock();
+        nanosleep(&gap, NULL);
+        snprintf(name, sizeof(name), "active_%d", c);
+        for (int i = 0; i < 10; i++) {
+            uint64_t last;
+            CHECK(CU(cuptiActivityPushExternalCorrelationId)(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 100 * c + i));
+            CHECK(CU(cuptiActivityPushExternalCorrelationId)(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, 1000 + i));
+            launch(name, 1);
+            CHECK(CU(cuptiActivityPopExternalCorrelationId)(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, &last));
+            CHECK(CU(cuptiActivityPopExternalCorrelationId)(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last));
+        }
+        cudaDeviceSynchronize();
+        nanosleep(&gap, NULL);
+        uint64_t hi = my_clock();
+        for (size_t i = 0; i < nkinds; i++)
+            CHECK(CU(cuptiActivityDisable)(kinds[i]));
+        kineto_collect(c, lo, hi);
+        snprintf(name, sizeof(name), "between_%d", c);
+        launch(name, 10);
+        cudaDeviceSynchronize();
+    }
 }
 
 static void CUPTIAPI on_callback(void *data, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *info)
@@ -415,6 +555,17 @@ int main(int argc, char **argv)
                 fprintf(stderr, "%lld %lld\n", (long long)(kstart[i] - lo), (long long)(hi - kend[i]));
         pthread_mutex_unlock(&lock);
         printf("on_my_clock %d\n", on);
+    } else if (strcmp(mode, "flushes") == 0) {
+        start_collector();
+        CHECK(CU(cuptiActivityEnable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+        for (int i = 0; i < 50; i++) {
+            launch("f", 1);
+            cudaDeviceSynchronize();
+            CHECK(CU(cuptiActivityFlushAll)(0));
+        }
+        CHECK(CU(cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    } else if (strcmp(mode, "kineto") == 0) {
+        kineto();
     } else {
         fprintf(stderr, "unknown scenario %s\n", mode);
         return 2;
