@@ -670,7 +670,7 @@ def window_len(window, x, y):
 
 
 class Gap:
-    __slots__ = ("start", "end", "kind", "cause", "before", "after", "device", "wdur", "wstart")
+    __slots__ = ("start", "end", "kind", "cause", "before", "after", "device", "wdur", "wstart", "spent")
 
     def __init__(self, start, end, kind):
         self.start, self.end, self.kind = start, end, kind
@@ -678,6 +678,7 @@ class Gap:
         self.before = []  # ops that ended at the gap's start
         self.after = []   # ops that started at its end
         self.wdur = self.wstart = None  # a window's report: its time inside the window, where that starts
+        self.spent = None  # (sites, apis) of the calls that spent it (call causes), computed once
 
     @property
     def dur(self):
@@ -713,6 +714,12 @@ class Process:
             self.span = window_len(window, self.s0, self.s1)
         self.cov = {cat: Coverage([c for c in calls if CAUSE_CATEGORY.get(c.category, c.category) == cat])
                     for cat, _ in CAUSE_OF}
+        # per cause: its calls by start, and the longest, to find a gap's calls
+        self.cause_calls = {}
+        for cat, cause in CAUSE_OF:
+            v = sorted((c for c in calls if CAUSE_CATEGORY.get(c.category, c.category) == cat),
+                       key=lambda c: c.start)
+            self.cause_calls[cause] = ([c.start for c in v], v, max((c.end - c.start for c in v), default=0))
         self.whole = self.timeline(ops)
         self.devices = sorted({o.device for o in ops}, key=lambda d: (d is None, d))
         self.dev_tl = {d: self.timeline([o for o in ops if o.device == d]) for d in self.devices}
@@ -784,6 +791,45 @@ class Process:
         for g in tl["gaps"]:
             out[g.cause] += g.dur
         return out
+
+    def spent_by(self, g):
+        """A gap with a call cause: (sites, apis) the report may name as the
+        calls that spent it (docs/report.md, a gap's site): the sites whose
+        calls of that category overlapped it the most, and the entry points
+        of their calls with the longest overlap. None for other causes."""
+        if g.cause not in CAUSES:
+            return None
+        if g.spent is None:
+            starts, v, longest = self.cause_calls[g.cause]
+            by_site, best_call = defaultdict(int), defaultdict(lambda: (0, set()))
+            lo = bisect.bisect_left(starts, g.start - longest)
+            hi = bisect.bisect_left(starts, g.end)
+            for c in v[lo:hi]:
+                ov = min(c.end, g.end) - max(c.start, g.start)
+                if ov <= 0:
+                    continue
+                site = self.call_site(c.id)
+                by_site[site] += ov
+                n, apis = best_call[site]
+                if ov > n:
+                    best_call[site] = (ov, {c.name})
+                elif ov == n:
+                    apis.add(c.name)
+            top = max(by_site.values(), default=0)
+            sites = {s for s, n in by_site.items() if n == top}
+            apis = set().union(*(best_call[s][1] for s in sites)) if sites else set()
+            g.spent = (sites, apis)
+        return g.spent
+
+    def gap_site(self, g):
+        """The sites the report may name as a gap's site (docs/report.md):
+        the calls that spent it when the host was inside CUDA, else the
+        call whose work ended it; "(no GPU work after)" for a gap no
+        operation ended (Q16)."""
+        spent = self.spent_by(g)
+        if spent and spent[0]:
+            return spent[0]
+        return {(NO_AFTER,)} if not g.after else self.gap_sites(g, "after")
 
     def gap_sites(self, g, which):
         """The sites (as a set) the report may name for a gap's call after
@@ -894,11 +940,15 @@ class Process:
                 after = self.gap_sites(g, "after") if g.kind != "teardown" else {None}
                 bapi = {self.api_of(o.call_id) for o in g.before} if g.kind != "startup" else {None}
                 aapi = {self.api_of(o.call_id) for o in g.after} if g.kind != "teardown" else {None}
+                spent = self.spent_by(g)
+                if not spent or not spent[0]:
+                    spent = ({None}, {None})
                 start = g.start if g.wstart is None else g.wstart
                 rows.append({"pid": self.pid, "device": d, "start_ns": start, "offset_ns": start - self.s0,
                              "dur_ns": g.dur, "cause": g.cause,
                              "before": _one_or_any(before), "before_api": _one_or_any(bapi),
                              "after": _one_or_any(after), "after_api": _one_or_any(aapi),
+                             "spent": _one_or_any(spent[0]), "spent_api": _one_or_any(spent[1]),
                              "host": _host_of_gap(self.t, g)})
         return rows
 
@@ -936,7 +986,7 @@ class Process:
         for g in self.whole["gaps"]:
             # Q16: a gap no operation ended (tear-down, or the whole span of a
             # trace without operations) counts under "(no GPU work after)"
-            sites = {(NO_AFTER,)} if not g.after else self.gap_sites(g, "after")
+            sites = self.gap_site(g)
             for s in sites:
                 r = out[s]
                 r[1] += g.dur
@@ -1259,7 +1309,7 @@ class Process:
                 if hi <= lo:
                     continue
                 idle[g.cause] += hi - lo
-                sites = {(NO_AFTER,)} if not g.after else self.gap_sites(g, "after")
+                sites = self.gap_site(g)
                 if len(sites) == 1:
                     site_ns[g.cause][next(iter(sites))] += hi - lo
                 else:
@@ -1330,7 +1380,7 @@ class Process:
                 if g.cause != cause:
                     continue
                 # a window's last gap: no operation ended it (Q16)
-                sites = {(NO_AFTER,)} if not g.after else self.gap_sites(g, "after")
+                sites = self.gap_site(g)
                 for s in sites:
                     hi[s] += g.dur
                     if len(sites) == 1:

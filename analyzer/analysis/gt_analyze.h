@@ -97,6 +97,12 @@ struct gt_gap {
     struct gt_site before, after;   /* the calls whose work ended before it and ended it */
     int has_before, has_after;
     char before_api[64], after_api[64];
+    /* a gap the host spent inside CUDA calls of one kind: the site whose
+     * calls of that kind spent the most of it, and its longest call's
+     * entry point (docs/report.md: a gap's site) */
+    struct gt_site spent;
+    int has_spent;
+    char spent_api[64];
     /* Host during the gap (schema 7 samples): the launching thread (the
      * thread of the last call making GPU work that started inside the
      * gap; -1: none), its samples inside the gap, its top stacks. */
@@ -130,7 +136,7 @@ struct gt_host_stack_row {
     double pct;                     /* of the listed gaps' idle time */
 };
 
-/* Idle time summed over every gap, by the site of the call that ended it. */
+/* Idle time summed over every gap, by the gap's site (docs/report.md). */
 struct gt_idle_site {
     struct gt_site site;
     uint64_t idle_ns, gaps;

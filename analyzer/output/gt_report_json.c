@@ -190,6 +190,10 @@ static void gt_json_tables(FILE *out, const struct gt_report_item *v, size_t n)
             gt_json_site_or_null(out, g->has_after, &g->after);
             fputs(",\"after_api\":", out);
             gt_put_json_string(out, g->has_after && g->after_api[0] ? g->after_api : NULL);
+            fputs(",\"spent\":", out);
+            gt_json_site_or_null(out, g->has_spent, &g->spent);
+            fputs(",\"spent_api\":", out);
+            gt_put_json_string(out, g->has_spent && g->spent_api[0] ? g->spent_api : NULL);
             gt_json_gap_host(out, &v[t].r, g);
             fputc('}', out);
         }

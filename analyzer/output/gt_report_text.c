@@ -148,6 +148,10 @@ static void gt_text_gaps(FILE *out, const struct gt_report *r, const struct gt_a
         fprintf(out, "  %s idle on device %d at +%s: %s\n", DUR(g->dur_ns, gt_b1), g->device,
                 DUR(g->offset_ns, gt_b2), gt_cause_text[g->cause]);
         gt_text_gap_host(out, r, g);
+        if (g->has_spent) {
+            fprintf(out, "    spent in %s\n", g->spent_api[0] ? g->spent_api : "(no recorded call)");
+            gt_text_site(out, "      ", &g->spent);
+        }
         if (g->has_before) {
             fprintf(out, "    after the work of %s\n", g->before_api[0] ? g->before_api : "(no recorded call)");
             gt_text_site(out, "      ", &g->before);
@@ -164,7 +168,7 @@ static void gt_text_idle_sites(FILE *out, const struct gt_report *r)
 {
     if (!r->nidle_sites)
         return;
-    fprintf(out, "\nGPU idle time by the call whose work ended it (every gap)\n");
+    fprintf(out, "\nGPU idle time by the calls that spent it or ended it (every gap)\n");
     for (size_t i = 0; i < r->nidle_sites; i++) {
         const struct gt_idle_site *x = &r->idle_sites[i];
         fprintf(out, "  %s over %llu gap%s\n", DUR(x->idle_ns, gt_b1), U(x->gaps), x->gaps == 1 ? "" : "s");

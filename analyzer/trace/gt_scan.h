@@ -60,7 +60,7 @@ struct gt_rec {
 
 typedef void (*gt_rec_fn)(const struct gt_rec *r, void *arg);
 typedef void (*gt_op_fn)(const struct gt_op_rec *o, void *arg);
-typedef void (*gt_span_fn)(int cat, uint64_t start, uint64_t end, void *arg);
+typedef void (*gt_span_fn)(int cat, uint64_t start, uint64_t end, int64_t site_key, uint32_t api, void *arg);
 
 struct gt_scan;
 
