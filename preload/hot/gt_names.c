@@ -119,6 +119,12 @@ uint32_t gt_names_lookup(const void *handle, int src)
     return id;
 }
 
+uint32_t gt_names_known(const void *handle)
+{
+    uint32_t id = handle ? gt_map_get((uintptr_t)handle) : 0;
+    return id == GT_NAME_UNNAMED ? 0 : id;
+}
+
 void gt_names_register(const void *handle, const char *name)
 {
     if (!handle || !name)

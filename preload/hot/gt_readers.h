@@ -24,6 +24,8 @@ void gt_rd_launch_drv(struct gt_event *ev, int res, CUfunction f, unsigned gx, u
 void gt_rd_launch_drv_ex(struct gt_event *ev, int res, const CUlaunchConfig *config, CUfunction f, int pt);
 void gt_rd_register_function(const char *host_fun, const char *device_name);
 void gt_rd_get_kernel(int res, cudaKernel_t *kernel, const void *host_fun);
+void gt_rd_get_function(int res, void **handle, const char *name);
+void gt_rd_kernel_function(int res, CUfunction *f, CUkernel k);
 
 void gt_rd_copy_rt(struct gt_event *ev, void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
                    int async, cudaStream_t stream, int pt);
