@@ -100,10 +100,12 @@ void gt_record_summary(const char *list_path, int say_none, const char *capture_
         gt_err("and %zu more traces", n - GT_SUMMARY_LISTED);
     if (finding[0])
         gt_err("top finding: %s", finding);
-    if (n == 0 && say_none && capture_range) /* a command that failed has said more useful things */
+    /* always a closing line: a process that made no call the tracer
+     * records (none at all, or only ones it does not record) writes none */
+    if (n == 0 && say_none && capture_range)
         gt_err("no capture range (%s) was entered, no trace written", capture_range);
     else if (n == 0 && say_none)
-        gt_err("no CUDA calls, no trace written");
+        gt_err("no recorded calls, no trace written");
     if (n) {
         /* Every trace, so the line runs as it is; past what a line can
          * hold, the folder's traces by a glob. */
