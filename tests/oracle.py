@@ -723,6 +723,15 @@ class Process:
         self.whole = self.timeline(ops)
         self.devices = sorted({o.device for o in ops}, key=lambda d: (d is None, d))
         self.dev_tl = {d: self.timeline([o for o in ops if o.device == d]) for d in self.devices}
+        # device time (docs/report.md): each device that ran work counts its
+        # own busy and idle time; a trace without operations counts the span once
+        self.counting = [self.dev_tl[d] for d in self.devices] or [self.whole]
+        self.ndevtime = len(self.counting)
+        self.device_ns = self.span * self.ndevtime
+
+    def device_gaps(self):
+        """Every gap of every device's timeline: device time's idle."""
+        return [g for tl in self.counting for g in tl["gaps"]]
 
     # -- sites
     def call_site(self, cid):
@@ -889,8 +898,9 @@ class Process:
         for kind, c in sync_rows:
             sync_thread[c.tid] += c.dur
         h2d = self.h2d_rows()
-        busy = self.whole["busy_ns"]
-        idle = self.span - busy
+        busy = sum(tl["busy_ns"] for tl in self.counting)
+        idle = self.device_ns - busy
+        by_cause = {c: sum(self.by_cause(tl)[c] for tl in self.counting) for c in ALL_CAUSES}
         bound = sum(1 for x in L if x["bound"])
         return {
             "span_ns": self.span,
@@ -906,10 +916,12 @@ class Process:
             "launch_threads": len(per_thread),
             "launch_host_pct": min(100.0, pct(max(per_thread.values(), default=0), self.span)),
             "kernel_ns": sum(o.dur for o in self.t.ops if o.kind == "kernel"),
+            "devices": self.ndevtime,
+            "device_ns": self.device_ns,
             "busy_ns": busy,
             "idle_ns": idle,
-            "idle_pct": pct(idle, self.span),
-            "idle_by_cause_ns": self.by_cause(self.whole),
+            "idle_pct": pct(idle, self.device_ns),
+            "idle_by_cause_ns": by_cause,
             "sync_ns": sum(c.dur for _, c in sync_rows),
             "sync_pct": min(100.0, pct(max(sync_thread.values(), default=0), self.span)),
             "h2d_bytes": sum(r["bytes"] for r in h2d.values()),
@@ -983,7 +995,7 @@ class Process:
         gaps: exact (min = max) unless a gap may be named for more than one
         site (tied operations at its end)."""
         out = defaultdict(lambda: [0, 0, 0, 0])
-        for g in self.whole["gaps"]:
+        for g in self.device_gaps():
             # Q16: a gap no operation ended (tear-down, or the whole span of a
             # trace without operations) counts under "(no GPU work after)"
             sites = self.gap_site(g)
@@ -1370,13 +1382,13 @@ class Process:
     def findings(self):
         """[{pid, kind, cost_ns, cost_pct, site (maybe AnyOf)}] before the 1% cut and ranking."""
         out = []
-        causes = self.by_cause(self.whole)
+        gaps = self.device_gaps()
         for cause in ["host"] + CAUSES:
-            cost = causes[cause]
+            cost = sum(g.dur for g in gaps if g.cause == cause)
             if not cost:
                 continue
             lo, hi = defaultdict(int), defaultdict(int)
-            for g in self.whole["gaps"]:
+            for g in gaps:
                 if g.cause != cause:
                     continue
                 # a window's last gap: no operation ended it (Q16)
@@ -1388,7 +1400,7 @@ class Process:
             best = max(lo.values(), default=0)
             # any site whose most possible idle reaches the least the leader surely has
             cands = [list(s) for s in hi if hi[s] >= best]
-            out.append(self._finding("idle_" + cause, cost, cands))
+            out.append(self._finding("idle_" + cause, cost, cands, self.device_ns))
         srows = self.syncs()
         explicit = [r for r in srows if r["kind"] in EXPLICIT_SYNCS]
         if explicit:
@@ -1420,24 +1432,27 @@ class Process:
                                      [r["site"] for r in storms if r["host_ns"] == top]))
         return out
 
-    def _finding(self, kind, cost, sites):
+    def _finding(self, kind, cost, sites, base=None):
+        """base: what the cost is a share of (the span; device time for GPU idle)."""
         uniq = []
         for s in sites:
             if list(s) not in uniq:
                 uniq.append(list(s))
-        return {"pid": self.pid, "kind": kind, "cost_ns": cost, "cost_pct": pct(cost, self.span),
-                "site": _one_or_any(uniq)}
+        base = self.span if base is None else base
+        return {"pid": self.pid, "kind": kind, "cost_ns": cost, "cost_pct": pct(cost, base),
+                "site": _one_or_any(uniq), "_base": base}
 
     def kept_findings(self):
         """The findings the report must list (the 1% cut: cost * 100 >= span),
         and those at exactly the border (either way is accepted)."""
         keep, border = [], []
         for f in self.findings():
+            base = f.pop("_base", self.span)
             if f["cost_ns"] <= 0:
                 continue
-            if f["cost_ns"] * 100 > self.span:
+            if f["cost_ns"] * 100 > base:
                 keep.append(f)
-            elif f["cost_ns"] * 100 == self.span:
+            elif f["cost_ns"] * 100 == base:
                 border.append(f)
         return keep, border
 
@@ -1558,7 +1573,7 @@ def _totals(summaries):
         else:
             t[k] = sum(s[k] for s in summaries)
     t["launch_bound_pct"] = pct(t["launch_bound"], t["launches"])
-    t["idle_pct"] = pct(t["idle_ns"], t["span_ns"])
+    t["idle_pct"] = pct(t["idle_ns"], t["device_ns"])
     return {k: t[k] for k in summaries[0]}
 
 
@@ -1744,7 +1759,7 @@ def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):
             if glo > 0 and s not in seen:
                 c.err("idle_by_site: no row for %r (%d ns over %d gaps, pid %d)" % (s, lo, glo, p.pid))
         total = sum(r.get("idle_ns", 0) for r in mine)
-        want_idle = p.span - p.whole["busy_ns"]
+        want_idle = p.device_ns - sum(tl["busy_ns"] for tl in p.counting)
         if total != want_idle:
             c.err("idle_by_site: rows add up to %d, idle is %d (pid %d)" % (total, want_idle, p.pid))
 

@@ -14,7 +14,7 @@ TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPRO
               $(TPROG)/unhooked $(TPROG)/stall $(TPROG)/entry_point $(TPROG)/endings $(TPROG)/bad_args \
               $(TPROG)/many_configs $(TPROG)/standby_loop $(TPROG)/nvtx_basic $(TPROG)/nvtx_phases $(TPROG)/diff_work $(TPROG)/steps_work \
               $(TPROG)/standby_steps $(TPROG)/rank_work $(TPROG)/host_wait $(TPROG)/dl_race $(TPROG)/capture_range \
-              $(TPROG)/no_perf $(TPROG)/alloc_loop $(TPROG)/launch_fail $(TPROG)/unrecorded_only
+              $(TPROG)/no_perf $(TPROG)/alloc_loop $(TPROG)/launch_fail $(TPROG)/unrecorded_only $(TPROG)/two_gpus
 
 UNIT_TESTS :=
 

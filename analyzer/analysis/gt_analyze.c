@@ -410,9 +410,11 @@ static int gt_timeline_rows(struct gt_pass *p, const struct gt_tl_result *tl)
     struct gt_report *r = p->r;
     struct gt_summary *s = &r->summary;
     uint64_t span = s->span_ns;
+    s->devices = tl->ndevtime;
+    s->device_ns = span * tl->ndevtime;
     s->busy_ns = tl->busy_ns;
-    s->idle_ns = span - (tl->busy_ns < span ? tl->busy_ns : span);
-    s->idle_pct = gt_pct(s->idle_ns, span);
+    s->idle_ns = s->device_ns - (tl->busy_ns < s->device_ns ? tl->busy_ns : s->device_ns);
+    s->idle_pct = gt_pct(s->idle_ns, s->device_ns);
     memcpy(s->idle_by_cause, tl->idle_by_cause, sizeof(s->idle_by_cause));
 
     if (tl->ndevices && !(r->devices = calloc(tl->ndevices, sizeof(*r->devices))))

@@ -263,8 +263,11 @@ struct gt_summary {
     uint64_t launch_host_max_ns;    /* the busiest launching thread's */
     double launch_host_pct;         /* that, of the span */
     uint64_t kernel_ns;             /* GPU time in kernels */
-    uint64_t busy_ns, idle_ns;      /* the GPU as a whole */
-    double idle_pct;
+    /* device time: each device that ran work counts its own busy and idle
+     * time; busy + idle = device_ns = span x devices (docs/report.md) */
+    uint64_t devices, device_ns;
+    uint64_t busy_ns, idle_ns;
+    double idle_pct;                /* of device_ns */
     uint64_t idle_by_cause[GT_CAUSES];
     uint64_t sync_ns;               /* summed over threads */
     uint64_t sync_max_ns;           /* the busiest thread's */

@@ -39,7 +39,8 @@ struct gt_cover {
 /* One timeline: a device's operations, or all of them. */
 struct gt_tl {
     int64_t device;          /* -1: the GPU as a whole */
-    int whole, listed;       /* counts for the whole GPU / lists its gaps */
+    int whole, listed;       /* the GPU as a whole (any device busy) / a device's, its gaps listed */
+    int counts;              /* adds to device time: each device's, or the one timeline of no device */
     int has_run;
     uint64_t run_start;      /* the busy run the sweep is in (relative) */
     uint64_t run_end;
@@ -199,6 +200,7 @@ struct gt_sweep *gt_sweep_new(const struct gt_ops *ops, uint64_t t0, uint64_t t1
     for (size_t i = 0; i < u; i++) {
         s->tl[i].device = devs[i];
         s->tl[i].listed = 1;
+        s->tl[i].counts = 1;
         s->tl[i].whole = u == 1;
     }
     if (u > 1) {
@@ -208,6 +210,7 @@ struct gt_sweep *gt_sweep_new(const struct gt_ops *ops, uint64_t t0, uint64_t t1
         /* no operations at all: the whole GPU's timeline is all gap */
         s->tl[0].device = -1;
         s->tl[0].whole = 1;
+        s->tl[0].counts = 1;
     }
     for (size_t i = 0; i < nslots; i++)
         for (size_t k = 0; k < u; k++)
@@ -408,7 +411,7 @@ static void gt_gap(struct gt_sweep *s, struct gt_tl *tl, int where, uint64_t sta
     if (!len)
         return;
     tl->idle_by_cause[cause] += len;
-    if (tl->whole && site < s->r.nsites) {
+    if (tl->counts && site < s->r.nsites) {
         s->r.site_idle[site] += len;
         s->r.site_gaps[site]++;
         s->r.site_cause_idle[(size_t)site * GT_CAUSES + (size_t)cause] += len;
@@ -561,9 +564,15 @@ int gt_sweep_finish(struct gt_sweep *s, struct gt_tl_result *out)
         d->copy_ns = tl->copy;
         d->overlap_ns = tl->overlap;
     }
-    const struct gt_tl *whole = &s->tl[s->ntl - 1];
-    s->r.busy_ns = whole->busy;
-    memcpy(s->r.idle_by_cause, whole->idle_by_cause, sizeof(s->r.idle_by_cause));
+    /* device time: every device's timeline adds its busy and idle time */
+    for (size_t i = 0; i < s->ntl; i++) {
+        if (!s->tl[i].counts)
+            continue;
+        s->r.busy_ns += s->tl[i].busy;
+        for (int c = 0; c < GT_CAUSES; c++)
+            s->r.idle_by_cause[c] += s->tl[i].idle_by_cause[c];
+    }
+    s->r.ndevtime = s->ndev ? s->ndev : 1;
     if (s->failed)
         return -1;
     *out = s->r;

@@ -39,11 +39,14 @@ struct gt_tl_device {
 };
 
 struct gt_tl_result {
-    uint64_t busy_ns, idle_by_cause[GT_CAUSES];  /* the GPU as a whole */
+    /* device time (docs/report.md): summed over the devices' timelines, so
+     * busy plus idle is the span times ndevtime (1 when no device ran work) */
+    uint64_t busy_ns, idle_by_cause[GT_CAUSES];
+    size_t ndevtime;
     struct gt_tl_device *devices;                 /* by device id */
     size_t ndevices;
     uint64_t *slot_busy, *slot_ops;               /* by gt_ops slot */
-    /* idle of the whole-GPU timeline by each gap's site (docs/report.md:
+    /* device idle time by each gap's site (docs/report.md:
      * the calls that spent it, or the call that ended it; the tear-down
      * gap under `teardown_site`), indexed by site */
     uint64_t *site_idle, *site_gaps;

@@ -97,8 +97,12 @@ static void gt_text_summary(FILE *out, const struct gt_summary *s)
     if (s->failed_calls)
         fprintf(out, " (%llu failed)", U(s->failed_calls));
     fprintf(out, ", GPU times: %s\n", s->gpu_times ? "from CUPTI" : "NOT recorded (host times stand in)");
-    fprintf(out, "  GPU busy %s, idle %s (%.1f%% of span)\n", DUR(s->busy_ns, gt_b1), DUR(s->idle_ns, gt_b2),
-            s->idle_pct);
+    if (s->devices > 1) /* device time: each device's own busy and idle, added */
+        fprintf(out, "  GPUs busy %s, idle %s (%.1f%% of device time: %llu devices x span)\n",
+                DUR(s->busy_ns, gt_b1), DUR(s->idle_ns, gt_b2), s->idle_pct, U(s->devices));
+    else
+        fprintf(out, "  GPU busy %s, idle %s (%.1f%% of span)\n", DUR(s->busy_ns, gt_b1), DUR(s->idle_ns, gt_b2),
+                s->idle_pct);
     gt_text_causes(out, "    ", s->idle_by_cause);
     fprintf(out, "  launches %llu", U(s->launches));
     if (s->gpu_times)
