@@ -1,10 +1,10 @@
--- gputrace trace schema, version 7 (PRAGMA user_version = 7).
+-- gputrace trace schema, version 8 (PRAGMA user_version = 8).
 --
 -- Storage tables hold integers and ids; names, stacks and frames are stored
 -- once. The views at the end are the public, stable surface: query those.
 -- docs/schema.md documents every table and view with example queries.
 
-PRAGMA user_version = 7;
+PRAGMA user_version = 8;
 
 -- Key/value facts about the traced process and the recording.
 CREATE TABLE meta (
@@ -16,7 +16,8 @@ CREATE TABLE meta (
 CREATE TABLE api_names (
     id       INTEGER PRIMARY KEY,
     name     TEXT NOT NULL,
-    category TEXT NOT NULL,  -- launch, memcpy, memset, sync, alloc, free, stream, event, graph_launch, graph_build, other
+    category TEXT NOT NULL,  -- launch, memcpy, memset, sync, alloc, free, stream, event, graph_launch, graph_build,
+                             -- module (version 8), other
     lib      TEXT NOT NULL   -- runtime (returns a cudaError_t) or driver (returns a CUresult)
 );
 
@@ -56,6 +57,9 @@ CREATE TABLE strings (
 --            a0 kind (0 device, 1 pinned, 2 managed, 3 registered, 4 async,
 --            5 mapped: host memory allocated or registered mapped),
 --            a1 bytes, a2 ptr
+--   module   (version 8) a0 bits 0-2 what the call was given (0 nothing,
+--            1 PTX, 2 cubin, 3 fatbinary, 4 another image, 5 a file),
+--            bit 3 PTX the driver compiled (JIT); a1 the image's bytes
 -- A launch, copy or memset's GPU record is kept in its own row (g_*) when
 -- CUPTI delivered it within a second, which is nearly always; else it is
 -- in gpu_ops, linked by corr. The views look in both.
@@ -246,6 +250,14 @@ SELECT id AS call_id,
                WHEN 4 THEN 'stream_wait_event' END AS kind,
        a1 AS target
 FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category = 'sync');
+
+-- @module_args (version 8): what each module-loading call was given.
+CREATE VIEW module_args AS
+SELECT id AS call_id,
+       CASE a0 & 7 WHEN 0 THEN NULL WHEN 1 THEN 'ptx' WHEN 2 THEN 'cubin' WHEN 3 THEN 'fatbin' WHEN 4 THEN 'other'
+                   WHEN 5 THEN 'file' END AS kind,
+       NULLIF(a1, 0) AS bytes, (a0 >> 3) & 1 AS jit
+FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category = 'module');
 
 CREATE VIEW alloc_args AS
 SELECT id AS call_id,

@@ -122,7 +122,7 @@ GPUTRACE = os.path.join(ROOT, "build", "gputrace")
 # cause <- category of call, in the order ties are broken (docs/report.md)
 CAUSE_OF = [("sync", "sync"), ("memcpy", "copy"), ("memset", "memset"), ("launch", "launch"),
             ("graph_launch", "graph_launch"), ("alloc", "alloc"), ("free", "free"), ("event", "event"),
-            ("stream", "stream"), ("other", "other_cuda")]
+            ("stream", "stream"), ("module", "module"), ("other", "other_cuda")]
 # categories that count as another's for a gap's cause: building a CUDA
 # Graph is "other CUDA calls" (docs/report.md)
 CAUSE_CATEGORY = {"graph_build": "other"}
@@ -369,6 +369,10 @@ class Trace:
         self.mapped = con.execute("SELECT count(*), COALESCE(sum(a.bytes), 0) FROM allocations a "
                                   "JOIN api_calls c ON c.id = a.api_call_id "
                                   "WHERE a.kind = 'mapped' AND a.result = 0 AND c.category = 'alloc'").fetchone()
+        # module loads that compiled PTX (no module_args before version 8)
+        self.module_jit = set()
+        if con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'view' AND name = 'module_args'").fetchone()[0]:
+            self.module_jit = {r[0] for r in con.execute("SELECT call_id FROM module_args WHERE jit = 1")}
         # the work CUDA Graphs ran, each operation with the node it ran as (no
         # graph_nodes view in traces written before graph nodes were recorded)
         self.graph_work = []
@@ -928,6 +932,8 @@ class Process:
             "pageable_h2d_bytes": sum(r["pageable_bytes"] for r in h2d.values()),
             "mapped_host_allocs": self.t.mapped[0],
             "mapped_host_bytes": self.t.mapped[1],
+            "module_ns": sum(c.dur for c in calls if c.category == "module"),
+            "module_jit": sum(1 for c in calls if c.category == "module" and c.id in self.t.module_jit),
         }
 
     def notes_expect(self):

@@ -133,3 +133,13 @@ $(TPROG)/graph_build_static: tests/progs/graph_build.c tests/fakecuda/fakecuda.h
 
 # make demo's program, built as the Makefile builds it (tests/test_demo.py).
 tests-build: $(BUILD)/demo/train
+
+# Modules as JIT users load them (tests/test_modules.py): PTX from the real
+# NVRTC at run time, a cubin nvcc built here.
+tests-build: $(TPROG)/module_jit $(TPROG)/module_cubin.cubin
+$(TPROG)/module_jit: tests/progs/module_jit.c $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIBS) -L$(CUDA)/lib64 -lnvrtc -Wl,-rpath,$(CUDA)/lib64
+$(TPROG)/module_cubin.cubin: tests/progs/module_cubin.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -cubin -arch=sm_90 -o $@ $<

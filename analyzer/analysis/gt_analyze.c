@@ -14,14 +14,14 @@
 #include "base/gt_fmt.h"
 
 const char *const gt_cause_names[GT_CAUSES] = {
-    "sync", "copy", "memset", "launch", "graph_launch", "alloc", "free", "event", "stream", "other_cuda",
+    "sync", "copy", "memset", "launch", "graph_launch", "alloc", "free", "event", "stream", "module", "other_cuda",
     "host", "startup", "teardown",
 };
 
 const char *const gt_cause_text[GT_CAUSES] = {
     "host blocked in a sync", "host inside a copy call", "host inside a memset call", "host busy launching",
     "host launching graphs", "host inside allocations", "host inside frees", "host inside event calls",
-    "host inside stream calls", "host inside other CUDA calls", "host outside CUDA",
+    "host inside stream calls", "host loading modules / JIT", "host inside other CUDA calls", "host outside CUDA",
     "start-up, before the first GPU work", "tear-down, after the last GPU work",
 };
 

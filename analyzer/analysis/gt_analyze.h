@@ -32,11 +32,11 @@ struct gt_site {
  * breaks ties. */
 enum gt_cause {
     GT_CAUSE_SYNC, GT_CAUSE_COPY, GT_CAUSE_MEMSET, GT_CAUSE_LAUNCH, GT_CAUSE_GRAPH, GT_CAUSE_ALLOC,
-    GT_CAUSE_FREE, GT_CAUSE_EVENT, GT_CAUSE_STREAM, GT_CAUSE_OTHER,
+    GT_CAUSE_FREE, GT_CAUSE_EVENT, GT_CAUSE_STREAM, GT_CAUSE_MODULE, GT_CAUSE_OTHER,
     GT_CAUSE_HOST, GT_CAUSE_STARTUP, GT_CAUSE_TEARDOWN, GT_CAUSES
 };
 #define GT_CALL_CAUSES (GT_CAUSE_OTHER + 1)
-/* "sync", "copy", ..., "other_cuda", "host", "startup", "teardown" */
+/* "sync", "copy", ..., "module", "other_cuda", "host", "startup", "teardown" */
 extern const char *const gt_cause_names[GT_CAUSES];
 /* How the text report says it: "blocked in a sync", "outside CUDA"... */
 extern const char *const gt_cause_text[GT_CAUSES];
@@ -269,6 +269,8 @@ struct gt_summary {
     uint64_t busy_ns, idle_ns;
     double idle_pct;                /* of device_ns */
     uint64_t idle_by_cause[GT_CAUSES];
+    uint64_t module_ns;             /* host time in module loading/JIT calls, summed over threads */
+    uint64_t module_jit;            /* those that compiled PTX */
     uint64_t sync_ns;               /* summed over threads */
     uint64_t sync_max_ns;           /* the busiest thread's */
     double sync_pct;                /* that, of the span */

@@ -24,8 +24,11 @@ static const char *const gt_idle_advice[GT_CAUSE_HOST + 1] = {
                       "synchronizes the device.",
     [GT_CAUSE_EVENT] = "Create events once, outside the loop; record and query them without waiting.",
     [GT_CAUSE_STREAM] = "Create streams once, outside the loop.",
-    [GT_CAUSE_OTHER] = "Move the other CUDA calls the host makes between GPU work (queries, module loading, "
-                       "attribute settings) out of the loop.",
+    [GT_CAUSE_MODULE] = "Load and compile modules once, before the work starts: ship cubins for the GPU's "
+                        "architecture rather than PTX the driver must JIT, keep the JIT cache "
+                        "(CUDA_CACHE_PATH) warm, warm up kernels before timing.",
+    [GT_CAUSE_OTHER] = "Move the other CUDA calls the host makes between GPU work (queries, attribute "
+                       "settings) out of the loop.",
     [GT_CAUSE_HOST] = "Overlap the host's work with the GPU's: load and preprocess data in DataLoader workers or "
                       "another thread, prefetch the next batch, keep logging and checkpoints off the step.",
 };

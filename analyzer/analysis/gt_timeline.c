@@ -14,7 +14,7 @@ int gt_cause_of_category(int cat)
         [GT_RC_OTHER] = GT_CAUSE_OTHER, [GT_RC_LAUNCH] = GT_CAUSE_LAUNCH, [GT_RC_MEMCPY] = GT_CAUSE_COPY,
         [GT_RC_MEMSET] = GT_CAUSE_MEMSET, [GT_RC_SYNC] = GT_CAUSE_SYNC, [GT_RC_ALLOC] = GT_CAUSE_ALLOC,
         [GT_RC_FREE] = GT_CAUSE_FREE, [GT_RC_STREAM] = GT_CAUSE_STREAM, [GT_RC_EVENT] = GT_CAUSE_EVENT,
-        [GT_RC_GRAPH] = GT_CAUSE_GRAPH,
+        [GT_RC_GRAPH] = GT_CAUSE_GRAPH, [GT_RC_MODULE] = GT_CAUSE_MODULE,
     };
     return cat >= 0 && cat < GT_RC_COUNT ? causes[cat] : GT_CAUSE_OTHER;
 }

@@ -54,6 +54,13 @@ static void gt_summary_line(const char *path, char *finding, size_t finding_len,
            (unsigned long long)s->calls, (unsigned long long)s->launches,
            gt_fmt_bytes((int64_t)s->h2d_bytes, b1, sizeof(b1)), s->idle_pct,
            gt_fmt_duration((int64_t)s->span_ns, b2, sizeof(b2)));
+    /* module loading and JIT: time users pay before any work, said when it
+     * was a large share (a tenth) of the run */
+    if (s->module_ns && s->module_ns * 10 >= s->span_ns)
+        gt_err("loading modules took %s (%.1f%% of the run), %llu compiled PTX",
+               gt_fmt_duration((int64_t)s->module_ns, b1, sizeof(b1)),
+               s->span_ns ? 100.0 * (double)s->module_ns / (double)s->span_ns : 0.0,
+               (unsigned long long)s->module_jit);
     if (s->calls > *best_calls) {
         *best_calls = s->calls;
         /* the finding that cost the most time, and where */

@@ -115,6 +115,9 @@ static void gt_text_summary(FILE *out, const struct gt_summary *s)
     fprintf(out, "  host time launching %s, summed over %llu thread%s (busiest: %.1f%% of span)\n",
             DUR(s->launch_host_ns, gt_b1), U(s->launch_threads), s->launch_threads == 1 ? "" : "s",
             s->launch_host_pct);
+    if (s->module_ns)
+        fprintf(out, "  host time loading modules %s, summed over threads (%llu compiled PTX)\n",
+                DUR(s->module_ns, gt_b1), U(s->module_jit));
     fprintf(out, "  host time in syncs %s, summed over threads (busiest: %.1f%% of span)\n", DUR(s->sync_ns, gt_b1),
             s->sync_pct);
     fprintf(out, "  H2D bytes %s, pageable %s; kernels ran %s on the GPU\n", BYTES(s->h2d_bytes, gt_b1),

@@ -32,6 +32,8 @@ struct gt_summary gt_report_items_total(const struct gt_report_item *v, size_t n
         t.busy_ns += s->busy_ns;
         t.idle_ns += s->idle_ns;
         t.sync_ns += s->sync_ns;
+        t.module_ns += s->module_ns;
+        t.module_jit += s->module_jit;
         if (s->sync_pct > t.sync_pct)
             t.sync_pct = s->sync_pct;
         t.h2d_bytes += s->h2d_bytes;

@@ -130,7 +130,7 @@ static int gt_category_code(const char *c)
     static const char *const cats[GT_RC_COUNT] = {
         [GT_RC_OTHER] = "other", [GT_RC_LAUNCH] = "launch", [GT_RC_MEMCPY] = "memcpy", [GT_RC_MEMSET] = "memset",
         [GT_RC_SYNC] = "sync", [GT_RC_ALLOC] = "alloc", [GT_RC_FREE] = "free", [GT_RC_STREAM] = "stream",
-        [GT_RC_EVENT] = "event", [GT_RC_GRAPH] = "graph_launch",
+        [GT_RC_EVENT] = "event", [GT_RC_GRAPH] = "graph_launch", [GT_RC_MODULE] = "module",
     };
     for (int i = 0; c && i < GT_RC_COUNT; i++)
         if (!strcmp(c, cats[i]))
@@ -429,6 +429,10 @@ static int gt_scan_calls_raw(struct gt_scan *s, gt_rec_fn fn, void *arg)
             break;
         case GT_RC_SYNC:
             r.sync_kind = a0 >= 0 && a0 <= GT_RSYNC_WAIT_EVENT ? (int)a0 : GT_RSYNC_OTHER;
+            break;
+        case GT_RC_MODULE:
+            r.module_jit = (int)((a0 >> 3) & 1);
+            r.bytes = gt_col_u64(q, 8);
             break;
         case GT_RC_LAUNCH: {
             const struct gt_launch_config *c = a0 > 0 && a0 < s->nconfigs && s->configs[a0].kernel

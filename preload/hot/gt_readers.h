@@ -27,6 +27,13 @@ void gt_rd_get_kernel(int res, cudaKernel_t *kernel, const void *host_fun);
 void gt_rd_get_function(int res, void **handle, const char *name);
 void gt_rd_kernel_function(int res, CUfunction *f, CUkernel k);
 
+/* gt_readers_module.c */
+void gt_rd_module_image(struct gt_event *ev, int res, const void *image);
+void gt_rd_module_file(struct gt_event *ev, int res, int ptx);
+void gt_rd_module_none(struct gt_event *ev);
+void gt_rd_link_data(struct gt_event *ev, int res, CUjitInputType type, size_t size);
+void gt_rd_link_complete(struct gt_event *ev, int res, size_t *size);
+
 void gt_rd_copy_rt(struct gt_event *ev, void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
                    int async, cudaStream_t stream, int pt);
 void gt_rd_copy(struct gt_event *ev, enum gt_copy_kind kind, const void *host, size_t bytes, int async,

@@ -162,9 +162,7 @@ struct CUfunc_st {
     uint64_t dur_ns;     /* 0: from the duration table */
 };
 
-struct CUmod_st {
-    uint32_t magic;
-};
+/* struct CUmod_st, struct CUlinkState_st: fk_module.c */
 
 /* Global simulator state (fk_state.c). */
 extern pthread_mutex_t fk_lock;
@@ -185,6 +183,7 @@ struct fk_settings {
     double pinned_bw, pageable_bw, dtod_bw; /* bytes per ns */
     uint64_t copy_latency_ns;
     int devices;
+    uint64_t jit_ns;            /* FAKECUDA_JIT_NS: host time each PTX image's compile costs */
 };
 extern struct fk_settings fk_cfg;
 
