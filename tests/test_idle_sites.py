@@ -49,3 +49,18 @@ def test_alloc_loop_blames_the_line_that_allocates():
         assert _at(g["after"], launch), (launch, g)  # the launch that ended it stays named as such
     errs = oracle.check([run.trace], doc, MS)
     assert not errs, "\n".join(e[:400] for e in errs[:20])
+
+
+def test_alloc_loop_release_build_blames_the_allocating_function():
+    """The same loop built -O3 without debug info: no lines, but the site
+    is still the function that allocates, not the one that launches."""
+    from gtlib import site_function
+    run = run_traced([prog("alloc_loop_O3")])
+    assert_eq(run.proc.returncode, 0, run.proc.stderr[-2000:])
+    rc, doc, err = oracle.run_report([run.trace], MS)
+    assert_eq(rc, 0, err[-2000:])
+    f = {x["kind"]: x for x in doc["findings"]}["idle_alloc"]
+    assert_eq(site_function(f["site"][0]), "step_alloc")
+    assert_eq(site_function(doc["idle_by_site"][0]["site"][0]), "step_alloc")
+    errs = oracle.check([run.trace], doc, MS)
+    assert not errs, "\n".join(e[:400] for e in errs[:20])

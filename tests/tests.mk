@@ -143,3 +143,9 @@ $(TPROG)/module_jit: tests/progs/module_jit.c $(FAKECUDA_LIBS)
 $(TPROG)/module_cubin.cubin: tests/progs/module_cubin.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -cubin -arch=sm_90 -o $@ $<
+
+# alloc_loop as users build a release: -O3, no debug info (tests/test_idle_sites.py).
+tests-build: $(TPROG)/alloc_loop_O3
+$(TPROG)/alloc_loop_O3: tests/progs/alloc_loop.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O3 -g0 $(CUDA_INC) -Itests/fakecuda -o $@ $< $(TEST_LIBS)
