@@ -17,9 +17,11 @@ MS = 1_000_000
 JIT_NS = 30 * MS
 ENV = {"FAKECUDA_JIT_NS": str(JIT_NS)}
 CUBIN = os.path.join(os.path.dirname(prog("module_jit")), "module_cubin.cubin")
+FATBIN = os.path.join(os.path.dirname(prog("module_jit")), "module_cubin.fatbin")
 MODULE_APIS = ["cuModuleLoad", "cuModuleLoadDataEx", "cuModuleGetFunction", "cuModuleLoadData",
                "cuModuleGetGlobal_v2", "cuLinkCreate_v2", "cuLinkAddData_v2", "cuLinkAddFile_v2", "cuLinkComplete",
-               "cuLinkDestroy", "cuLibraryLoadData", "cuLibraryGetKernel", "cuLibraryGetModule"]
+               "cuLinkDestroy", "cuLibraryLoadData", "cuLibraryGetKernel", "cuLibraryGetModule", "cuModuleLoadFatBinary",
+               "cuLibraryLoadFromFile"]
 
 
 def _marker_line(src, marker):
@@ -30,9 +32,9 @@ def _marker_line(src, marker):
 
 
 def _run():
-    run = run_traced([prog("module_jit"), CUBIN], env=ENV)
+    run = run_traced([prog("module_jit"), CUBIN, FATBIN], env=ENV)
     assert_eq(run.proc.returncode, 3, run.proc.stderr[-2000:])
-    assert_eq(run.proc.stdout, "module_jit: 4 modules, 1 library, 4 launches\n")
+    assert_eq(run.proc.stdout, "module_jit: 5 modules, 2 libraries, 4 launches\n")
     assert "cuModuleGetGlobal(no_such_global): CUDA_ERROR_NOT_FOUND" in run.proc.stderr, run.proc.stderr
     return run
 
@@ -65,6 +67,10 @@ def test_module_calls_recorded_with_what_they_loaded():
         ("cuLibraryLoadData", 0, None, "ptx", True, 1),
         ("cuLibraryGetKernel", 0, None, None, None, 0),
         ("cuLibraryGetModule", 0, None, None, None, 0),
+        ("cuModuleLoadFatBinary", 0, None, "fatbin", os.path.getsize(FATBIN), 0),
+        ("cuModuleGetFunction", 0, None, None, None, 0),
+        ("cuLibraryLoadFromFile", 0, None, "file", None, 0),
+        ("cuLibraryGetKernel", 0, None, None, None, 0),
         ("cuModuleGetGlobal_v2", 500, "CUDA_ERROR_NOT_FOUND", None, None, 0),
     ])
     assert got[10][4] > 0
@@ -112,7 +118,7 @@ def test_report_counts_module_loading_and_blames_the_jit():
 
 def test_record_says_when_module_loading_was_a_large_share():
     d = tmpdir()
-    r = subprocess.run([GPUTRACE, "record", "-o", os.path.join(d, "m-%p.db"), prog("module_jit"), CUBIN],
+    r = subprocess.run([GPUTRACE, "record", "-o", os.path.join(d, "m-%p.db"), prog("module_jit"), CUBIN, FATBIN],
                        capture_output=True, text=True, timeout=120, env=base_env(ENV))
     assert_eq(r.returncode, 3, r.stderr)
     lines = [x for x in r.stderr.splitlines() if x.startswith("gputrace: loading modules took")]

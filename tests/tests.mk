@@ -136,13 +136,16 @@ tests-build: $(BUILD)/demo/train
 
 # Modules as JIT users load them (tests/test_modules.py): PTX from the real
 # NVRTC at run time, a cubin nvcc built here.
-tests-build: $(TPROG)/module_jit $(TPROG)/module_cubin.cubin
+tests-build: $(TPROG)/module_jit $(TPROG)/module_cubin.cubin $(TPROG)/module_cubin.fatbin
 $(TPROG)/module_jit: tests/progs/module_jit.c $(FAKECUDA_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIBS) -L$(CUDA)/lib64 -lnvrtc -Wl,-rpath,$(CUDA)/lib64
 $(TPROG)/module_cubin.cubin: tests/progs/module_cubin.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -cubin -arch=sm_90 -o $@ $<
+$(TPROG)/module_cubin.fatbin: tests/progs/module_cubin.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -fatbin -arch=sm_90 -o $@ $<
 
 # alloc_loop as users build a release: -O3, no debug info (tests/test_idle_sites.py).
 tests-build: $(TPROG)/alloc_loop_O3

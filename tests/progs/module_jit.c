@@ -3,14 +3,17 @@
  *   NVRTC (the real one, on the CPU) compiles SOURCE to PTX: kernel
  *     jit_kernel, global jit_counter (an int, 4 bytes);
  *   argv[1] is a cubin nvcc built (module_cubin.cu): kernel cubin_kernel,
- *     global cubin_table (64 floats, 256 bytes);
+ *     global cubin_table (64 floats, 256 bytes); argv[2] the same as a
+ *     fatbinary (nvcc -fatbin);
  *   loads: cuModuleLoad (the cubin's file), cuModuleLoadDataEx (its bytes),
  *     then cubin_kernel runs and the host waits for it, then
  *     cuModuleLoadData (the PTX, compiled: JIT; marked JIT_LOAD), then
  *     jit_kernel runs; cuLinkCreate/AddData (PTX, compiled)/AddFile
  *     (cubin)/Complete, cuModuleLoadData of the linked cubin,
  *     cuLinkDestroy; cuLibraryLoadData (the PTX, compiled),
- *     cuLibraryGetKernel, cuLibraryGetModule;
+ *     cuLibraryGetKernel, cuLibraryGetModule; cuModuleLoadFatBinary (the
+ *     fatbinary's bytes), cuLibraryLoadFromFile (the cubin's file), each
+ *     asked for cubin_kernel;
  *   globals: jit_counter 4 bytes, cubin_table 256 bytes (checked here);
  *   each PTX compile (marked JIT_LOAD, JIT_LINK, JIT_LIBRARY) comes while
  *     the GPU has nothing to do: three GPU idle gaps spent in them;
@@ -83,14 +86,14 @@ __attribute__((noinline)) static CUresult load_ptx(CUmodule *m, const char *ptx)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: module_jit CUBIN\n");
+    if (argc != 3) {
+        fprintf(stderr, "usage: module_jit CUBIN FATBIN\n");
         return 2;
     }
     char *ptx = compile_ptx();
-    size_t cubin_len = 0;
-    void *cubin = read_file(argv[1], &cubin_len);
-    if (!ptx || !cubin) {
+    size_t cubin_len = 0, fatbin_len = 0;
+    void *cubin = read_file(argv[1], &cubin_len), *fatbin = read_file(argv[2], &fatbin_len);
+    if (!ptx || !cubin || !fatbin) {
         fprintf(stderr, "module_jit: no PTX from NVRTC or no cubin at %s\n", argv[1]);
         return 2;
     }
@@ -140,8 +143,16 @@ int main(int argc, char **argv)
     CK(cuLibraryGetKernel(&kj, lib, "jit_kernel"));
     CK(cuLibraryGetModule(&lib_mod, lib));
     CK(cuLaunchKernel((CUfunction)kj, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+    CUmodule from_fatbin;
+    CUlibrary lib_file;
+    CUfunction ff;
+    CUkernel kf;
+    CK(cuModuleLoadFatBinary(&from_fatbin, fatbin));
+    CK(cuModuleGetFunction(&ff, from_fatbin, "cubin_kernel"));
+    CK(cuLibraryLoadFromFile(&lib_file, argv[1], NULL, NULL, 0, NULL, NULL, 0));
+    CK(cuLibraryGetKernel(&kf, lib_file, "cubin_kernel"));
     CK(cuCtxSynchronize());
-    printf("module_jit: 4 modules, 1 library, 4 launches\n");
+    printf("module_jit: 5 modules, 2 libraries, 4 launches\n");
     fflush(stdout);
     CUresult r = cuModuleGetGlobal(&g, &gbytes, linked, "no_such_global");
     if (r != CUDA_SUCCESS) {

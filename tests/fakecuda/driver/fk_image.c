@@ -7,8 +7,9 @@
 
 #include "fk_image.h"
 
+/* A member's flags: compressed (LZ4, or zstd as nvcc 12.8 on writes) */
 enum { FK_FATBIN_MAGIC = 0xBA55ED50u, FK_FATBIN_KIND_PTX = 1, FK_FATBIN_KIND_ELF = 2,
-       FK_FATBIN_COMPRESSED = 0x2000 };
+       FK_FATBIN_COMPRESSED = 0x2000 | 0x8000 };
 
 static int fk_add_sym(struct fk_image *img, const char *name, size_t nlen, size_t size, int is_func)
 {
@@ -188,16 +189,18 @@ static int fk_read_fatbin(const unsigned char *b, struct fk_image *img)
     const struct fk_fatbin_header *h = (const struct fk_fatbin_header *)b;
     img->bytes = (size_t)h->header_size + h->size;
     size_t off = h->header_size, end = img->bytes;
+    int read_any = 0;
     while (off + sizeof(struct fk_fatbin_member) <= end) {
         const struct fk_fatbin_member *m = (const struct fk_fatbin_member *)(b + off);
         if (m->header_size < sizeof(*m) || off + m->header_size + m->size > end)
             return -1;
         const unsigned char *payload = b + off + m->header_size;
+        img->has_ptx |= m->kind == FK_FATBIN_KIND_PTX;
         if (!(m->flags & FK_FATBIN_COMPRESSED)) {
+            read_any = 1;
             struct fk_image part = {0};
             int rc = 0;
             if (m->kind == FK_FATBIN_KIND_PTX) {
-                img->has_ptx = 1;
                 rc = fk_read_ptx((const char *)payload, strnlen((const char *)payload, m->size), &part);
             } else if (m->kind == FK_FATBIN_KIND_ELF && !memcmp(payload, ELFMAG, SELFMAG)) {
                 rc = fk_read_elf(payload, m->size, &part);
@@ -210,6 +213,9 @@ static int fk_read_fatbin(const unsigned char *b, struct fk_image *img)
         }
         off += m->header_size + m->size;
     }
+    /* only compressed members: what it holds cannot be told here */
+    if (!read_any)
+        img->kind = FK_IMG_OPAQUE;
     return 0;
 }
 
