@@ -2,8 +2,9 @@
  * quadratic reference on random operations (several devices and streams,
  * overlapping work, gaps of every length, long ones past 2^32 ns) and
  * random calls of every category: busy time per device, stream and for the
- * whole GPU; every gap's cause, the idle by cause and by each gap's site
- * (the calls that spent it, or the call that ended it); the listed gaps with the calls before and after them;
+ * device time (every device's timeline added); every gap's cause, the idle
+ * by cause and by each gap's site (the calls that spent it, or the call
+ * that ended it); the listed gaps with the calls before and after them;
  * launch-bound kernels; compute/copy overlap. */
 #include <stdint.h>
 #include <stdio.h>
@@ -311,27 +312,40 @@ static void one_case(int ndev, size_t n, size_t nc, uint64_t scale, uint64_t min
     CHECK(ok_list);
     CHECK(r.ngaps == listed);
 
-    /* the whole GPU: busy, idle by cause, idle by each gap's site */
-    uint64_t busy;
-    size_t ng = ref_gaps(ndev > 1 ? -1 : 0, t0, t1, gaps, &busy);
+    /* device time: every device's timeline (the one timeline of no device
+     * when there are no operations) adds its busy time, idle by cause and
+     * idle by each gap's site */
+    uint64_t busy = 0, ntl = 0;
     uint64_t by_cause[GT_CAUSES] = {0}, site_idle[NSITES + 1] = {0};
-    for (size_t g = 0; g < ng; g++) {
-        int cause = ref_cause(&gaps[g]);
-        by_cause[cause] += gaps[g].e - gaps[g].s;
-        uint32_t site = NSITES, spent = ref_spent(&gaps[g], cause);
-        if (spent != UINT32_MAX)
-            site = spent;
-        else if (gaps[g].where != 2)
-            for (size_t i = 0; i < nops; i++)
-                if (in_tl(i, ndev > 1 ? -1 : 0) && ops[i].s == gaps[g].e)
-                    site = ops[i].site;
-        site_idle[site] += gaps[g].e - gaps[g].s;
+    for (int d = 0; d < 3; d++) {
+        int has = 0;
+        for (size_t i = 0; i < n; i++)
+            has |= ops[i].dev == devs[d];
+        if (!has && !(d == 0 && n == 0))
+            continue;
+        ntl++;
+        uint64_t b;
+        size_t ng = ref_gaps(devs[d], t0, t1, gaps, &b);
+        busy += b;
+        for (size_t g = 0; g < ng; g++) {
+            int cause = ref_cause(&gaps[g]);
+            by_cause[cause] += gaps[g].e - gaps[g].s;
+            uint32_t site = NSITES, spent = ref_spent(&gaps[g], cause);
+            if (spent != UINT32_MAX)
+                site = spent;
+            else if (gaps[g].where != 2)
+                for (size_t i = 0; i < nops; i++)
+                    if (in_tl(i, devs[d]) && ops[i].s == gaps[g].e)
+                        site = ops[i].site;
+            site_idle[site] += gaps[g].e - gaps[g].s;
+        }
     }
     uint64_t idle = 0;
     for (int c = 0; c < GT_CAUSES; c++)
         idle += r.idle_by_cause[c];
+    CHECK(r.ndevtime == ntl);
     CHECK(r.busy_ns == busy);
-    CHECK(idle == (t1 - t0) - busy);
+    CHECK(idle == ntl * (t1 - t0) - busy);
     CHECK(!memcmp(r.idle_by_cause, by_cause, sizeof(by_cause)));
     CHECK(!memcmp(r.site_idle, site_idle, sizeof(site_idle)));
 
