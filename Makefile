@@ -26,7 +26,6 @@ $(GT_ANALYZER_OBJS) $(BUILD)/asan/gputrace: | $(GT_GEN_HEADERS)
 # nothing when all is there).
 test:
 	scripts/setup-debian.sh
-	scripts/setup-node.sh
 	scripts/setup-python.sh
 	$(MAKE) all tests-build
 	$(PYTHON) tests/run_tests.py

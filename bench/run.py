@@ -629,7 +629,8 @@ def lines(args):
         for name, exe in exes.items():
             base_env = gtlib.base_env({"FAKECUDA_KERNEL_NS": "0"})
             traced_env = dict(base_env, LD_PRELOAD=gtlib.SHIM, GPUTRACE_GPU_TIMING="off",
-                              GPUTRACE_OUTPUT=os.path.join(d, name.replace(" ", "_") + ".db"))
+                              GPUTRACE_OUTPUT=os.path.join(d, name.replace(" ", "_") + ".db"),
+                              GPUTRACE_FORCE_OVERWRITE="1")  # each round replaces the last
             plain, traced = [], []
             for _ in range(args.rounds):
                 plain.append(_cpu_run(exe, base_env))

@@ -3,7 +3,7 @@
 # CUDA 13 (headers, nvcc) is expected at /usr/local/cuda (or CUDA=...).
 set -euo pipefail
 need=()
-for pkg in gcc make libunwind-dev libdw-dev libsqlite3-dev sqlite3 xxd python3 libjemalloc2 libtcmalloc-minimal4 chromium \
+for pkg in gcc make libunwind-dev libdw-dev libsqlite3-dev sqlite3 xxd python3 libjemalloc2 libtcmalloc-minimal4 chromium chromium-driver \
            libprotobuf-c-dev protobuf-c-compiler protobuf-compiler zlib1g-dev; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done

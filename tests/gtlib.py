@@ -16,6 +16,13 @@ PROGS = os.path.join(BUILD, "tests", "progs")
 SHIM = os.path.join(BUILD, "libgputrace.so")
 GPUTRACE = os.path.join(BUILD, "gputrace")
 
+
+def pyenv_python():
+    """The python of the tests' virtual environment with the pinned PyPI
+    clients (scripts/setup-python.sh; GPUTRACE_PYENV as there)."""
+    venv = os.environ.get("GPUTRACE_PYENV") or os.path.join(BUILD, "pyenv")
+    return os.path.join(os.path.abspath(venv) if os.path.isabs(venv) else os.path.join(ROOT, venv), "bin", "python")
+
 # Sanitizer builds of the shim go behind their runtimes in LD_PRELOAD.
 SANITIZED = {
     "asan": (os.path.join(BUILD, "asan", "libgputrace.so"), "libasan.so"),
@@ -144,3 +151,17 @@ def site_function(frame):
     if m:
         return m.group(2).split("(")[0]
     return frame.split(" ")[0]
+
+
+PYENV_PYTHON = os.path.join(BUILD, "pyenv", "bin", "python")
+
+
+def torch_env(extra=None):
+    """The environment PyTorch from PyPI runs on the simulated GPU in: its
+    own CUDA runtime (libcudart.so.13, in its nvidia wheel) is replaced by
+    the simulated one of the same soname, preloaded so that torch's
+    libraries bind to it whatever RPATH they carry; the simulated driver
+    comes from LD_LIBRARY_PATH (docs/testing.md, "PyTorch")."""
+    e = {"LD_PRELOAD": os.path.join(FAKECUDA, "libcudart.so.13")}
+    e.update(extra or {})
+    return base_env(e)

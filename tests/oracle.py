@@ -129,6 +129,7 @@ CAUSE_CATEGORY = {"graph_build": "other"}
 CAUSES = [c for _, c in CAUSE_OF]
 ALL_CAUSES = CAUSES + ["host", "startup", "teardown"]
 NO_CALL = "(no recorded call)"
+NO_PYTHON = "(no Python frame)"  # outermost frame of a native-only site in a Python process
 # step ranges' names (docs/report.md, Steps)
 STEP_NAME = re.compile(r"^(profilerstep|training_step|train_step|step)([#_ :-]?[0-9]+)?$", re.I)
 NO_AFTER = "(no GPU work after)"
@@ -141,12 +142,22 @@ BANDS = [(4 << 10, "<4KiB"), (64 << 10, "4KiB-64KiB"), (1 << 20, "64KiB-1MiB"), 
 CUDA_LIBS = re.compile(r"^lib(cuda|cudart|cupti|nvidia-|cublas|cublasLt|cudnn|nccl|cufft|curand|cusparse|cusolver|"
                        r"nvrtc|nvJitLink|nvToolsExt|nvtx|npp|nvjpeg|cufile|cutensor|nvperf|cudadevrt)")
 TRACER = re.compile(r"^libgputrace")
+# libc, and the C++ runtime (libstdc++: std::thread's start routine is the
+# outermost frame of every thread a C++ framework starts, autograd's too)
 LIBC = re.compile(r"^(libc\.so|libc-|ld-linux|ld64\.so|libpthread|libdl\.so|libdl-|librt\.so|libm\.so|libstdc\+\+)")
 PYTHON = re.compile(r"^(lib)?python\d")
 FRAMEWORKS = re.compile(r"^lib(torch|c10|caffe2|shm\.so|nvfuser|triton|xla|jax|tensorflow|tensorrt|nvinfer)")
 SKIP_NATIVE = [CUDA_LIBS, TRACER, LIBC, PYTHON, FRAMEWORKS]
 # below the interpreter, for a call made from Python
 SKIP_UNDER_PY = [CUDA_LIBS, TRACER, LIBC, re.compile(r"^libffi"), re.compile(r"^_ctypes")]
+
+
+def static_cudart(frame):
+    """NVIDIA's runtime linked statically into a module (docs/report.md,
+    Call sites): libcudart_static_<hash> functions, and cuda* API functions
+    without a source line."""
+    function, line = frame[2] or "", frame[4]
+    return function.startswith("libcudart_static_") or (line is None and re.match(r"^cuda[A-Z]", function) is not None)
 
 
 def short_function(name):
@@ -495,6 +506,8 @@ class Sites:
         self.kernel_full = {f for f, _ in forms if f is not None}
         self.kernel_bare = {b for _, b in forms}
         self.cache = {}
+        # a process that ran Python: a site without Python frames says so
+        self.python = bool(con.execute("SELECT count(*) FROM meta WHERE key = 'python' AND value != ''").fetchone()[0])
 
     def native_text(self, frame):
         module, offset, function, file, line = frame
@@ -567,22 +580,26 @@ class Sites:
             interp = next((i for i, f in enumerate(frames) if _skipped(f[0], [PYTHON])), len(frames))
             below = frames[:interp]
             nvcc = self.nvcc_plumbing(below)
-            cands = [f for f, p in zip(below, nvcc) if not p and not _skipped(f[0], SKIP_UNDER_PY)]
+            cands = [f for f, p in zip(below, nvcc) if not p and not _skipped(f[0], SKIP_UNDER_PY)
+                     and not static_cudart(f)]
             native = []
             if cands:
                 native.append(self.native_text(cands[0]))
                 # the frame the interpreter called, when it is another one (and not ctypes, libffi, ...)
                 if interp > 0 and below[-1] is not cands[0] and not nvcc[-1] \
-                        and not _skipped(below[-1][0], SKIP_UNDER_PY):
+                        and not _skipped(below[-1][0], SKIP_UNDER_PY) and not static_cudart(below[-1]):
                     native.append(self.native_text(below[-1]))
             # Q17: five frames in all, the Python frames taking what the native ones leave
             out = [self.py_text(f) for f in py[:5 - len(native)]] + native
         else:
             plumbing = self.nvcc_plumbing(frames)
-            user = [f for f, p in zip(frames, plumbing) if not p and not _skipped(f[0], SKIP_NATIVE)]
+            user = [f for f, p in zip(frames, plumbing)
+                    if not p and not _skipped(f[0], SKIP_NATIVE) and not static_cudart(f)]
             if not user:  # no user frame: the innermost three other than nvcc's stand in (any three if none)
                 user = [f for f, p in zip(frames, plumbing) if not p] or frames
             out = [self.native_text(f) for f in user[:3]]
+            if out and self.python:
+                out.append(NO_PYTHON)
         out = tuple(out)
         self.cache[key] = out
         return out
@@ -736,6 +753,15 @@ class Process:
     def device_gaps(self):
         """Every gap of every device's timeline: device time's idle."""
         return [g for tl in self.counting for g in tl["gaps"]]
+
+    def origin(self):
+        """Where every +TIME counts from, as --from and --to (docs/report.md):
+        the trace's start, the earliest trace's for several (expected() sets
+        it), or the span's start when meta says a later one."""
+        o = getattr(self, "common_start", None)
+        if o is None:
+            o = int(self.t.meta.get("start_ns", self.s0))
+        return o if o <= self.s0 else self.s0
 
     # -- sites
     def call_site(self, cid):
@@ -962,7 +988,7 @@ class Process:
                 if not spent or not spent[0]:
                     spent = ({None}, {None})
                 start = g.start if g.wstart is None else g.wstart
-                rows.append({"pid": self.pid, "device": d, "start_ns": start, "offset_ns": start - self.s0,
+                rows.append({"pid": self.pid, "device": d, "start_ns": start, "offset_ns": start - self.origin(),
                              "dur_ns": g.dur, "cause": g.cause,
                              "before": _one_or_any(before), "before_api": _one_or_any(bapi),
                              "after": _one_or_any(after), "after_api": _one_or_any(aapi),
@@ -1318,7 +1344,7 @@ class Process:
         out = []
         for i, (tid, name, s0, s1) in enumerate(steps):
             st = {"number": numbers[i], "name": name, "tid": tid, "start_ns": s0,
-                  "offset_ns": max(0, s0 - self.s0), "dur_ns": s1 - s0}
+                  "offset_ns": max(0, s0 - self.origin()), "dur_ns": s1 - s0}
             idle = {c: 0 for c in ALL_CAUSES}
             site_ns = defaultdict(lambda: defaultdict(int))   # what -> site -> ns (exact)
             site_any = defaultdict(set)                        # what -> sites a tied gap may name
@@ -1608,7 +1634,11 @@ def unique_traces(paths):
 
 def expected(trace_paths, min_gap_ns=1_000_000, window=None):
     paths, _ = unique_traces(trace_paths)
-    return [Process(p, min_gap_ns, window) for p in paths]
+    procs = [Process(p, min_gap_ns, window) for p in paths]
+    starts = [int(p.t.meta["start_ns"]) for p in procs if "start_ns" in p.t.meta]
+    for p in procs:
+        p.common_start = min(starts) if starts else None
+    return procs
 
 
 def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):

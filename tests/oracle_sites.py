@@ -109,12 +109,15 @@ def _addr2line(module, offsets):
     return chains
 
 
-def _plumbing(fn, file, wrappers):
+def _plumbing(fn, file, wrappers, line=None):
     base = os.path.basename(file) if file else ""
     if base in ("cuda_runtime.h", "device_functions.h") or base.endswith(".stub.c"):
         return True
-    return (fn.startswith(("__device_stub__", "__wrapper__device_stub_", "__cuda")) or "cudaLaunchKernel<" in fn
-            or bare_name(fn) in wrappers)
+    # NVIDIA's runtime linked statically into the module (docs/report.md):
+    # its internal functions, and its cuda* API functions without a line
+    static_cudart = fn.startswith("libcudart_static_") or (line is None and re.match(r"^cuda[A-Z]", fn))
+    return bool(fn.startswith(("__device_stub__", "__wrapper__device_stub_", "__cuda")) or "cudaLaunchKernel<" in fn
+                or bare_name(fn) in wrappers or static_cudart)
 
 
 def launch_frames(trace, native_only=False):
@@ -148,7 +151,7 @@ def launch_frames(trace, native_only=False):
             if module not in own:
                 continue
             hit = next(((fn, f, n) for fn, f, n in chains[module].get(offset, [])
-                        if not _plumbing(fn, f, wrappers[module])), None)
+                        if not _plumbing(fn, f, wrappers[module], n)), None)
             if hit:
                 result[sid] = Launcher(hit[0], hit[1], hit[2], module, offset)
                 break

@@ -61,6 +61,45 @@ def test_static_runtime_is_captured_at_the_driver():
     assert_eq(run.q1("SELECT count(*) FROM gpu_activity WHERE linked = 0"), 0)
 
 
+def test_nvidias_static_runtime_runs_and_sites_name_the_users_functions():
+    """A program nvcc links with NVIDIA's own static runtime (its default),
+    built -O3 without -g and -O0 -g, on the simulated driver: untraced and
+    traced alike, the same work for the GPU both ways; every kernel and copy the simulator ran is in the trace,
+    linked; the report's sites name upload() and launch(), never NVIDIA's
+    runtime inside the executable, and in the release build launch() too,
+    into which the kernel's host-side function was inlined
+    (docs/report.md, Call sites)."""
+    import os
+    import re
+
+    import clientlib
+    import oracle
+    from gtlib import tmpdir
+    for name in ("static_runtime", "static_runtime_g"):
+        plain_log, log = os.path.join(tmpdir(), "plain.log"), os.path.join(tmpdir(), "fakecuda.log")
+        plain = run_plain([prog(name)], env={"FAKECUDA_LOG": plain_log})
+        run = run_traced([prog(name)], env={"FAKECUDA_LOG": log})
+        assert_eq((run.proc.returncode, run.proc.stdout), (plain.returncode, plain.stdout), name)
+        assert_eq(run.proc.stdout, "static_runtime: 0 failed, sync cudaSuccess\n")
+        recs = clientlib.read_log(log)
+        # the same work for the GPU, untraced (the simulator's log written at exit) and traced
+        assert_eq(clientlib.work(recs), clientlib.work(clientlib.read_log(plain_log)), name)
+        assert_eq(len(recs), 7, name)
+        clientlib.check_gpu_records(run, recs)
+        assert_eq(run.q("SELECT name, count(*), grid_x, block_x FROM kernels GROUP BY name"),
+                  [("twice(float*, int)", 3, 256, 256)])
+        assert_eq(run.q("SELECT kind, host_mem, bytes, count(*) FROM memcpys GROUP BY kind"),
+                  [("HtoD", "pageable", 1 << 18, 3)])
+        rc, doc, err = oracle.run_report([run.trace])
+        assert_eq((rc, oracle.check([run.trace], doc)), (0, []), err)
+        for where, frames in clientlib.sites(doc):
+            for f in frames:
+                assert not re.match(r"^(libcudart_static_|cuda[A-Z]\w* \()", f), (name, where, frames)
+        firsts = {r["site"][0].split("(")[0].split(" in ")[-1] for r in doc["launch_overhead"]["sites"]}
+        assert_eq(firsts, {"launch"}, name)
+        firsts = {r["site"][0].split("(")[0].split(" in ")[-1] for r in doc["h2d_hotspots"]}
+        assert_eq(firsts, {"upload"}, name)
+
 def test_dlsym_wrapper_keeps_rtld_next_and_default():
     plain = run_plain([prog("rtld_next")])
     traced = run_traced([prog("rtld_next")])

@@ -139,7 +139,10 @@ def test_result_names_and_api_libs():
                     "'cudaMemcpy', 'cuMemcpyHtoD_v2', 'cudaGraphLaunch', 'cuGraphLaunch') ORDER BY name"),
               [("cuGraphLaunch", "driver"), ("cuLaunchKernel", "driver"), ("cuMemcpyHtoD_v2", "driver"),
                ("cudaGraphLaunch", "runtime"), ("cudaLaunchKernel", "runtime"), ("cudaMemcpy", "runtime")])
-    assert_eq(run.q1("SELECT count(*) FROM api_names WHERE lib NOT IN ('runtime', 'driver')"), 0)
+    assert_eq(run.q1("SELECT count(*) FROM api_names WHERE lib NOT IN ('runtime', 'driver', 'cupti')"), 0)
+    # cupti: the program's own calls to CUPTI's Activity API (docs/coverage.md), never recorded
+    assert_eq(run.q1("SELECT count(*) FROM api_names WHERE (lib = 'cupti') != (name LIKE 'cupti%')"), 0)
+    assert_eq(run.q1("SELECT count(*) FROM api_names WHERE lib = 'cupti' AND category != 'none'"), 0)
     # every call succeeded: no error names
     assert_eq(run.q1("SELECT count(*) FROM api_calls WHERE error IS NOT NULL"), 0)
 
@@ -341,17 +344,26 @@ def test_symlink_output_refused():
     assert os.path.islink(link)
 
 
-def test_existing_trace_is_replaced():
+def test_existing_trace_is_replaced_when_asked():
+    """An earlier run's trace at the name is kept, and the new one written
+    beside it with one line (issue 31); GPUTRACE_FORCE_OVERWRITE=1 replaces
+    it, a stale WAL of the same name left out."""
     d = tmpdir()
     out = os.path.join(d, "t.db")
     run_traced([prog("drv_basic")], output=out, outdir=d)
+    run = run_traced([prog("rt_basic")], output=out, outdir=d)
+    assert_eq(run.proc.returncode, 0)
+    assert_eq(run.proc.stderr, "gputrace: %s exists; this process writes %s (GPUTRACE_FORCE_OVERWRITE=1 or "
+                               "gputrace record --force replaces it)\n" % (out, os.path.join(d, "t.2.db")))
+    assert_eq(query(out, "SELECT count(*) FROM kernels WHERE name = 'drv_kernel'")[0][0] > 0, True)
+    assert_eq(query(os.path.join(d, "t.2.db"), "SELECT count(*) FROM kernels")[0][0], 4)
     # a stale WAL from a crashed run of the same name must not leak in
     with open(out + "-wal", "wb") as f:
         f.write(b"garbage" * 100)
-    run = run_traced([prog("rt_basic")], output=out, outdir=d)
-    assert_eq(run.proc.returncode, 0)
-    assert_eq(run.q1("SELECT count(*) FROM kernels"), 4)
-    assert_eq(run.q1("SELECT count(*) FROM kernels WHERE name = 'drv_kernel'"), 0)
+    run = run_traced([prog("rt_basic")], env={"GPUTRACE_FORCE_OVERWRITE": "1"}, output=out, outdir=d)
+    assert_eq((run.proc.returncode, run.proc.stderr), (0, ""))
+    assert_eq(query(out, "SELECT count(*) FROM kernels")[0][0], 4)
+    assert_eq(query(out, "SELECT count(*) FROM kernels WHERE name = 'drv_kernel'")[0][0], 0)
 
 
 def test_schema_version_and_views():

@@ -390,9 +390,10 @@ def test_record_environment():
         r = gt("record", "sh", "-c", script, exe=exe, env=clean_env())
         assert r.returncode == 0 and r.stdout == "%s|unset|unset" % shim, (layout, r)
     exe, shim = stub_install()
-    r = gt("record", "-o", "out/t-%p-%n-%h-%r.db", "--stack-depth", "0", "sh", "-c", script, exe=exe,
+    out = tmpdir()  # record checks the directory exists (issue 31)
+    r = gt("record", "-o", out + "/t-%p-%n-%h-%r.db", "--stack-depth", "0", "sh", "-c", script, exe=exe,
            env=clean_env(LD_PRELOAD="libfoo.so"))
-    assert r.stdout == "%s:libfoo.so|out/t-%%p-%%n-%%h-%%r.db|0" % shim, r
+    assert r.stdout == "%s:libfoo.so|%s/t-%%p-%%n-%%h-%%r.db|0" % (shim, out), r
     r = gt("record", "--output=x.db", "--stack-depth=64", "sh", "-c", script, exe=exe,
            env=clean_env(LD_PRELOAD=shim))
     assert r.stdout == "%s|x.db|64" % shim, r   # not preloaded twice

@@ -1,6 +1,6 @@
 """The HTML report's interactive timeline, rendered and driven in headless
-Chromium (puppeteer-core from tests/package.json, installed by
-scripts/setup-node.sh, which `make test` runs): zoom, pan, the links between
+Chromium (Selenium from build/pyenv with Debian's chromium-driver, both
+installed by `make test`): zoom, pan, the links between
 gaps and their rows, checked by what the page then shows; the lanes and what
 they draw checked against the trace by SQL; hostile names shown, never run;
 big traces bounded."""
@@ -20,36 +20,31 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_trace import add_gpu_op, launch, make_trace, sync  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DRIVER = os.path.join(HERE, "html_driver.js")
+DRIVER = os.path.join(HERE, "html_driver.py")
 
 
-def _chromium():
-    c = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not c:
-        raise unittest.SkipTest("no chromium on this machine (scripts/setup-debian.sh installs it)")
-    # chromium is here: from now on a missing driver is a failure, not a
-    # skip, unless scripts/setup-node.sh tried to install it and could not
-    # (no npm registry reachable): then it left the reason, and the tests
-    # are skipped saying so
-    failed = os.path.join(HERE, "node_modules", ".gputrace-install-failed")
-    have = shutil.which("node") and os.path.exists(os.path.join(HERE, "node_modules", "puppeteer-core",
-                                                                "package.json"))
-    if not have and os.path.exists(failed):
-        with open(failed) as f:
-            raise unittest.SkipTest("the test driver is not installed: %s" % f.read().strip())
-    assert shutil.which("node"), "node is missing: run scripts/setup-node.sh (make test does)"
-    assert have, "tests/node_modules/puppeteer-core is missing: run scripts/setup-node.sh (make test does)"
-    return c
+def _browser():
+    """Debian's chromium and chromium-driver (scripts/setup-debian.sh) and
+    the venv's python with Selenium (scripts/setup-python.sh): all are
+    installed by `make test`, so a missing one fails the test."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert chromium, "chromium is missing: run scripts/setup-debian.sh (make test does)"
+    chromedriver = shutil.which("chromedriver")
+    assert chromedriver, "chromedriver is missing: run scripts/setup-debian.sh (make test does)"
+    python = gtlib.pyenv_python()
+    assert os.access(python, os.X_OK), "%s is missing: run scripts/setup-python.sh (make test does)" % python
+    return python, chromium, chromedriver
 
 
 def drive(html, steps):
-    """Each step's page state (tests/html_driver.js)."""
-    chromium = _chromium()
+    """Each step's page state (tests/html_driver.py)."""
+    python, chromium, chromedriver = _browser()
     d = tmpdir()
     sp = os.path.join(d, "steps.json")
     with open(sp, "w") as f:
         json.dump(steps, f)
-    r = subprocess.run(["node", DRIVER, chromium, html, sp], capture_output=True, text=True, timeout=180)
+    r = subprocess.run([python, DRIVER, chromium, chromedriver, html, sp], capture_output=True, text=True,
+                       timeout=180)
     assert_eq(r.returncode, 0, r.stderr[-3000:])
     res = json.loads(r.stdout)
     for s in res:
@@ -63,6 +58,20 @@ def report_html(trace, *args):
                        capture_output=True, text=True)
     assert_eq((r.returncode, r.stderr), (0, ""))
     return html
+
+
+def _origin(con):
+    """Where the page's times count from: the trace's start, as every
+    +TIME of the report (docs/report.md), or its first call when meta
+    says a later start."""
+    firsts = [con.execute("SELECT min(start_ns) FROM api_calls").fetchone()[0]]
+    try:
+        firsts.append(con.execute("SELECT min(start_ns) FROM gpu_activity").fetchone()[0])
+    except sqlite3.Error:
+        pass  # an older trace without the view
+    first = min(x for x in firsts if x is not None)
+    row = con.execute("SELECT value FROM meta WHERE key = 'start_ns'").fetchone()
+    return min(int(row[0]), first) if row else first
 
 
 def page_data(html, section=0):
@@ -206,12 +215,10 @@ def test_html_timeline_lanes_match_the_trace():
     res = drive(html, [{"op": "state"}])
     tl = res[0]["timelines"]["0"]
     con = sqlite3.connect(run.trace)
-    t0 = con.execute("SELECT min(start_ns) FROM api_calls").fetchone()[0]
+    t0 = _origin(con)
     con.close()
     doc = json.loads(subprocess.run([GPUTRACE, "report", "--format", "json", run.trace], capture_output=True,
                                     text=True).stdout)
-    # the page's times count from the report's start: the first call here
-    assert_eq(doc["summary"].get("first_ns", t0), t0)
     lanes = tl["lanes"]
     want_streams = _sql_stream_items(run.trace, t0)
     assert len(want_streams) >= 6, want_streams.keys()
@@ -253,7 +260,7 @@ def test_html_timeline_nvtx_ranges_per_thread():
     res = drive(html, [{"op": "state"}])
     tl = res[0]["timelines"]["0"]
     con = sqlite3.connect(run.trace)
-    t0 = con.execute("SELECT min(start_ns) FROM api_calls").fetchone()[0]
+    t0 = _origin(con)
     span_end = t0 + tl["span"]
     want = {}
     for kind, tid, name, s, e, depth in con.execute("SELECT kind, tid, name, start_ns, end_ns, depth FROM ranges"):
@@ -340,11 +347,11 @@ def test_html_timeline_bounded_for_big_traces():
         add_gpu_op(con, "kernel", cid, start + 100, start + 700)
     con.commit()
     kern = sorted(con.execute("SELECT start_ns, end_ns, name FROM kernels").fetchall())
+    t0 = _origin(con)
     con.close()
     html = report_html(db)
     assert os.path.getsize(html) < 4 << 20, os.path.getsize(html)
     data, _ = page_data(html)
-    t0 = kern[0][0] - 100
     lane = next(lane for lane in data["lanes"] if lane["kind"] == "stream")
     ev = [lane["ev"][i:i + 5] for i in range(0, len(lane["ev"]), 5)]
     assert_eq(lane["total"], n)
@@ -385,7 +392,7 @@ def test_html_timeline_older_trace_versions():
         add_gpu_op(con, "memcpy", cid, st + 3000, st + 9000, nbytes=1 << 20)
         add_gpu_op(con, "kernel", None, st + 20000, st + 21000, name="orphan", stream=9)
         con.commit()
-        t0 = con.execute("SELECT min(start_ns) FROM api_calls").fetchone()[0]
+        t0 = _origin(con)
         con.close()
         data, _ = page_data(report_html(db))
         got = {}
@@ -402,7 +409,7 @@ def test_html_timeline_older_trace_versions():
     db = os.path.join(d, "host.db")
     make_trace(db, calls=[launch("k%d" % (i % 2), stream=5) for i in range(4)] + [memcpy("HtoD", 4096)])
     con = sqlite3.connect(db)
-    t0 = con.execute("SELECT min(start_ns) FROM api_calls").fetchone()[0]
+    t0 = _origin(con)
     want = sorted([(n, s - t0, e - t0) for n, s, e in con.execute("SELECT name, start_ns, end_ns FROM kernels")] +
                   [("memcpy " + k, s - t0, e - t0) for k, s, e in con.execute("SELECT kind, start_ns, end_ns "
                                                                                "FROM memcpys")])

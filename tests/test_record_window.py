@@ -68,3 +68,29 @@ def test_record_delay_bad_values():
         r = subprocess.run([GPUTRACE, "record"] + args + ["true"], capture_output=True, text=True)
         assert_eq(r.returncode, 2, (args, r.stderr))
         assert "needs a duration" in r.stderr, (args, r.stderr)
+
+
+def test_record_from_the_first_call_misses_none():
+    """--delay 0s and --duration D alone record from the command's first
+    CUDA call (issue 31): a short program once ended before record reached
+    its control channel, and its trace held none of its calls. Truth: the
+    same program recorded whole, call by call."""
+    d = tmpdir()
+    env = base_env({"GPUTRACE_CONTROL_DIR": os.path.join(d, "ctl")})
+    env.pop("GPUTRACE_OUTPUT", None)
+
+    def calls(*args):
+        sub = tmpdir()
+        r = subprocess.run([GPUTRACE, "record", "-q", "-o", os.path.join(sub, "t.db")] + list(args) +
+                           [prog("rt_basic")], env=env, capture_output=True, text=True, timeout=120)
+        assert_eq((r.returncode, r.stdout, r.stderr), (0, "rt_basic: round trip ok\n", ""), args)
+        dbs = [f for f in os.listdir(sub) if f.endswith(".db")]
+        assert_eq(len(dbs), 1, (args, dbs))
+        db = os.path.join(sub, dbs[0])
+        assert_eq(query(db, "SELECT value FROM meta WHERE key = 'complete'"), [("1",)], args)
+        return query(db, "SELECT name FROM api_calls ORDER BY start_ns, id")
+
+    whole = calls()
+    assert len(whole) > 10, whole
+    for args in (["--delay", "0s"], ["--duration", "1s"], ["--delay", "0s", "--duration", "5s"]):
+        assert_eq(calls(*args), whole, args)

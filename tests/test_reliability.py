@@ -191,7 +191,7 @@ def _limit_file_size(nbytes):
     return pre
 
 
-def _check_full(run_proc, db, launches):
+def _check_full(run_proc, db, launches, why):
     assert_eq(run_proc.returncode, 0, run_proc.stderr)
     assert_eq(run_proc.stdout, "threads: %d launches\n" % launches, "the program went on")
     lines = run_proc.stderr.splitlines()
@@ -206,6 +206,16 @@ def _check_full(run_proc, db, launches):
                         "WHERE c.id IS NULL")[0][0], 0)
     r = subprocess.run([os.path.join(gtlib.BUILD, "gputrace"), "info", db], capture_output=True, text=True)
     assert_eq(r.returncode, 0, r.stderr)
+    # why recording stopped is in the trace and said, not read as a crash
+    # (issue 31): the writer notes it in meta after the failed write
+    reason, words = why
+    assert_eq(query(db, "SELECT value FROM meta WHERE key = 'stop_reason'"), [(reason,)])
+    assert "recording stopped early: %s" % words in r.stdout, r.stdout
+    assert "did not finish" not in r.stdout, r.stdout
+    r = subprocess.run([os.path.join(gtlib.BUILD, "gputrace"), "report", db], capture_output=True, text=True)
+    flat = " ".join(r.stdout.split())  # the text report wraps its notes
+    assert "recording stopped early, %s" % words in flat, r.stdout
+    assert "killed or crashed" not in flat, r.stdout
     return n
 
 
@@ -218,7 +228,7 @@ def test_file_size_limit_stops_recording_not_the_program():
     env["LD_PRELOAD"] = SHIM
     p = subprocess.run([prog("threads"), "1", "60000"], env=env, capture_output=True, text=True,
                        preexec_fn=_limit_file_size(1 << 20), timeout=120)
-    _check_full(p, db, 60000)
+    _check_full(p, db, 60000, ("file_size_limit", "the file size limit (ulimit -f) was reached (File too large)"))
 
 
 def test_full_disk_stops_recording_not_the_program():
@@ -236,7 +246,7 @@ def test_full_disk_stops_recording_not_the_program():
         env["LD_PRELOAD"] = SHIM
         p = subprocess.run([prog("threads"), "1", "100000"], env=env, capture_output=True, text=True,
                            preexec_fn=gtlib.default_signals, timeout=120)
-        _check_full(p, db, 100000)
+        _check_full(p, db, 100000, ("disk_full", "the disk was full (No space left on device)"))
     finally:
         subprocess.run(["umount", "-l", mnt])
 

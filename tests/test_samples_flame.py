@@ -5,7 +5,7 @@ gpu_activity, the launching thread from api_calls, the samples from
 host_samples, their frames from py_stack_frames and stack_frames), on the
 planted Python and C workloads of tests/test_samples.py; the planted answer
 (three equal stalls) bounds both. Then rendered in headless Chromium
-(tests/html_driver.js, skipped as tests/test_html_timeline.py skips it): a
+(tests/html_driver.py, as tests/test_html_timeline.py drives it): a
 click shows the frame's figures; hostile frame names are shown, never run."""
 import functools
 import html as htmlmod

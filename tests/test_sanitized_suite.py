@@ -14,12 +14,15 @@ import sys
 
 from gtlib import ROOT
 
-SELECT = ["test_capture", "test_call_paths", "test_python", "test_reliability", "test_nvtx", "test_graphs", "test_samples"]
+SELECT = ["test_capture", "test_call_paths", "test_python", "test_reliability", "test_nvtx", "test_graphs", "test_samples",
+          "test_cupti_share"]
 LEAVE_OUT = [
     # timing, and the writer's pace (threads that end faster than a slowed
     # writer frees their rings find the ring budget spent)
-    "host_times_follow", "gpu_times", "sigint", "killed_process", "small_buffers", "many_threads",
+    "host_times_follow", "gpu_times", "sigint", "clock_wins", "killed_process", "small_buffers", "many_threads",
     "threads_that_end",
+    # PyTorch under a sanitizer (test_cupti_share's profiler loop)
+    "torch_profiler",
     # fork with threads, sanitizer-handled crashes, own preloads, no programs
     "fork", "short_lived", "abort_and_segv", "sanitized", "allocators", "exports", "full_disk", "file_size",
     "fuzz", "line_tables",

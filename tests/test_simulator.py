@@ -320,7 +320,7 @@ def test_graph_built_node_by_node_runs_each_node_after_its_dependencies():
     with open(log) as f:
         recs = [line.split() for line in f]
     by_corr = {}
-    for kind, name, stream, start, end, nbytes, corr, graph_id, node_id in recs:
+    for kind, name, stream, start, end, nbytes, corr, graph_id, node_id in (r[:9] for r in recs):
         if kind != "sync" and graph_id != "0":
             by_corr.setdefault(corr, []).append((graph_id, node_id, kind, name))
     replays = sorted(by_corr.values(), key=len, reverse=True)
@@ -345,6 +345,18 @@ def test_nvcc_built_program_reaches_occupancy_mapped_memory_and_callbacks():
                     "callback_rc": "0", "sync_rc": "0", "callback_status": "0"})
     assert_eq(run.q("SELECT name, time_source FROM kernels"), [("occ_kernel(float*)", "gpu")])
 
+
+
+def test_a_module_holds_the_kernels_its_image_names():
+    """cuModuleLoadData reads PTX's entries: cuModuleGetFunction finds the
+    two kernels, not a device function or a name the image lacks
+    (CUDA_ERROR_NOT_FOUND); bytes that are no image are refused
+    (CUDA_ERROR_INVALID_IMAGE); the kernel found runs under its name."""
+    run = run_traced([prog("sim_module")])
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.proc.stdout, "sim_module: load 0 alpha 0 beta_kernel 0 helper 500 gamma 500 junk 200 launch 0 "
+                               "sync 0 unload 0\n")
+    assert_eq(run.q("SELECT name, grid_x, block_x, time_source FROM kernels"), [("alpha", 4, 64, "gpu")])
 
 # ---- collectives across the ranks of a simulated job ----
 

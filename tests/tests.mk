@@ -5,7 +5,10 @@ TEST_CFLAGS := $(CFLAGS_BASE) -O1 -g $(CUDA_INC) -Itests/fakecuda
 # The test programs find the simulated GPU beside them (build/tests/progs ->
 # build/fakecuda) without LD_LIBRARY_PATH: a machine with the toolkit has its
 # real libcudart on the library path, which has no simulated GPU behind it.
-TEST_RPATH := -Wl,-rpath,'$$ORIGIN/../../fakecuda'
+# An RPATH, not a RUNPATH: the tracer's own dlopen of NVML (and CUPTI) in
+# the program searches the program's RPATH too, so it finds the simulated
+# NVML beside the simulated driver, as a real machine has both together.
+TEST_RPATH := -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../../fakecuda'
 TEST_LIBS := -L$(BUILD)/fakecuda -lcudart -lcuda -lpthread -ldl $(TEST_RPATH)
 FAKECUDA_LIBS := $(BUILD)/fakecuda/libcudart.so.13 $(BUILD)/fakecuda/libcuda.so.1
 
@@ -14,20 +17,32 @@ TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPRO
               $(TPROG)/unhooked $(TPROG)/stall $(TPROG)/entry_point $(TPROG)/endings $(TPROG)/bad_args \
               $(TPROG)/many_configs $(TPROG)/standby_loop $(TPROG)/nvtx_basic $(TPROG)/nvtx_phases $(TPROG)/diff_work $(TPROG)/steps_work \
               $(TPROG)/standby_steps $(TPROG)/rank_work $(TPROG)/host_wait $(TPROG)/dl_race $(TPROG)/capture_range \
-              $(TPROG)/no_perf $(TPROG)/alloc_loop $(TPROG)/launch_fail $(TPROG)/unrecorded_only $(TPROG)/two_gpus
+              $(TPROG)/no_perf $(TPROG)/cupti_client $(TPROG)/cupti_client_dl $(TPROG)/odd_names \
+              $(TPROG)/alloc_loop $(TPROG)/launch_fail $(TPROG)/unrecorded_only $(TPROG)/two_gpus
+# before/after pairs for diff and audit --baseline (tests/test_diff.py)
+TEST_PROGS += $(TPROG)/gate_work
 
 UNIT_TESTS :=
 
 UNIT_TESTS += $(TUNIT)/test_config $(TUNIT)/test_stacks $(TUNIT)/test_ranges $(TUNIT)/test_symbols \
               $(TUNIT)/test_config_fuzz
 
-$(TPROG)/%: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+$(TPROG)/%: tests/progs/%.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS) tests/tests.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIBS)
 
 # host_wait keeps frame pointers: with GPUTRACE_SAMPLE_NATIVE=perf the
 # kernel walks them for a running thread's callers (test_samples.py).
 $(TPROG)/host_wait: TEST_CFLAGS += -fno-omit-frame-pointer
+
+# A program with a CUPTI collector of its own: linked to the simulated
+# CUPTI, and (_dl) finding it with dlopen and dlsym.
+$(TPROG)/cupti_client: tests/progs/cupti_client.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS) $(BUILD)/fakecuda/libcupti.so.13
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(BUILD)/fakecuda/libcupti.so.13 $(TEST_LIBS)
+$(TPROG)/cupti_client_dl: tests/progs/cupti_client.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS) $(BUILD)/fakecuda/libcupti.so.13
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -DCUPTI_DLOPEN -o $@ $< $(TEST_LIBS)
 
 # The same programs built for the per-thread default stream: they call the
 # _ptsz/_ptds entry points.
@@ -61,6 +76,7 @@ $(TUNIT)/test_ring: tests/unit/test_ring.c preload/hot/gt_ring.c preload/hot/gt_
 tests-build: $(TEST_PROGS) $(UNIT_TESTS) $(BUILD)/asan/libgputrace.so $(BUILD)/tsan/libgputrace.so
 -include tests/unit/budget.mk
 -include tests/unit/timeline.mk
+-include tests/unit/utf8.mk
 
 # Call paths beyond symbol interposition.
 tests-build: $(TPROG)/dl_launcher $(TPROG)/rt_basic_static $(TPROG)/rtld_next $(TPROG)/graph $(TPROG)/copy3d $(TPROG)/batch
@@ -76,6 +92,17 @@ $(TPROG)/dl_launcher: tests/progs/dl_launcher.c
 $(TPROG)/rt_basic_static: tests/progs/rt_basic.c tests/fakecuda/fakecuda.h $(BUILD)/fakecuda/libcudart_static.a
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(BUILD)/fakecuda/libcudart_static.a -ldl -lpthread
+
+# NVIDIA's own static runtime, as nvcc links it by default, built as users
+# build: release (-O3, no -g) and debug. It runs on the simulated driver,
+# which serves its private tables (tests/fakecuda/README.md).
+$(TPROG)/static_runtime: tests/progs/static_runtime.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O3 -Xlinker -rpath -Xlinker '$$ORIGIN/../../fakecuda' -o $@ $<
+$(TPROG)/static_runtime_g: tests/progs/static_runtime.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O0 -g -Xlinker -rpath -Xlinker '$$ORIGIN/../../fakecuda' -o $@ $<
+tests-build: $(TPROG)/static_runtime $(TPROG)/static_runtime_g
 
 $(TPROG)/libnext_a.so: tests/progs/next/next_a.c
 	@mkdir -p $(dir $@)
@@ -112,6 +139,15 @@ $(TPROG)/nvtx_loop: bench/nvtx_loop.c $(FAKECUDA_LIBS)
 tests-build: $(TPROG)/nvtx_loop
 -include tests/sim.mk
 -include tests/lines.mk
+
+# standby_steps with a RUNPATH to the simulated driver only: the tracer's
+# dlopen does not search it, so without LD_LIBRARY_PATH it finds no NVML
+# (test_standby.test_idle_rule_without_nvml_says_so_once).
+tests-build: $(TPROG)/nvml_hidden/standby_steps
+$(TPROG)/nvml_hidden/standby_steps: tests/progs/standby_steps.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -L$(BUILD)/fakecuda -lcudart -lcuda -lpthread -ldl \
+	    -Wl,--enable-new-dtags,-rpath,'$$ORIGIN/../../../fakecuda'
 
 # diff_work without debug information, built twice with frames at other
 # offsets (DIFF_WORK_SHIFT): sites must match between the two builds.

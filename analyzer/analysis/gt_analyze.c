@@ -471,7 +471,7 @@ static int gt_timeline_rows(struct gt_pass *p, const struct gt_tl_result *tl)
         struct gt_gap *out = &r->gaps[r->ngaps++];
         out->device = (int)g->device;
         out->start_ns = g->start;
-        out->offset_ns = g->start - s->first_ns;
+        out->offset_ns = g->start > s->origin_ns ? g->start - s->origin_ns : 0;
         out->dur_ns = g->dur;
         out->cause = g->cause;
         out->has_before = g->before_site != UINT32_MAX;
@@ -603,6 +603,10 @@ static int gt_analyze_passes(struct gt_pass *p)
     if (p->any && p->t1 < p->t0)
         p->t1 = p->t0;
     r->summary.first_ns = p->any ? p->t0 : 0;
+    /* one origin for every time said from a start: the one --from, --to
+     * and export count from (win_origin: the trace's start) */
+    uint64_t origin = p->o->win_origin > 0 ? (uint64_t)p->o->win_origin : 0;
+    r->summary.origin_ns = origin && origin <= r->summary.first_ns ? origin : r->summary.first_ns;
     r->summary.span_ns = !p->any ? 0 : w ? gt_window_len(w, p->t0, p->t1) : p->t1 - p->t0;
     gt_ops_sort(&p->ops);
     struct gt_sweep *sw = gt_sweep_new(&p->ops, p->t0, p->t1, p->o->min_gap_ns, gt_site_count(p->sites),

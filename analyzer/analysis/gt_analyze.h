@@ -41,8 +41,12 @@ extern const char *const gt_cause_names[GT_CAUSES];
 /* How the text report says it: "blocked in a sync", "outside CUDA"... */
 extern const char *const gt_cause_text[GT_CAUSES];
 
+/* Room for a kernel's demangled name whole: PyTorch's reach 600 bytes,
+ * and two names cut to one length would read as one kernel. */
+#define GT_KERNEL_NAME_MAX 4096
+
 struct gt_launch_row {
-    char kernel[256];       /* per-kernel rows; "" in per-site rows */
+    char kernel[GT_KERNEL_NAME_MAX]; /* per-kernel rows; "" in per-site rows */
     struct gt_site site;    /* per-site rows; nframes 0 in per-kernel rows */
     uint64_t count;
     uint64_t api_total_ns, api_mean_ns, api_p50_ns, api_p99_ns, api_max_ns;
@@ -54,7 +58,7 @@ struct gt_launch_row {
 
 /* Kernels by GPU time, as `nsys stats` sums them. */
 struct gt_kernel_row {
-    char name[256];
+    char name[GT_KERNEL_NAME_MAX];
     uint64_t count, graph_count, total_ns, mean_ns, median_ns, min_ns, max_ns;
     double stddev_ns, share_pct;
 };
@@ -154,7 +158,7 @@ struct gt_graph_row {
  * (docs/report.md, Graph nodes). */
 struct gt_gnode_row {
     char kind[8];                   /* kernel, memcpy, memset */
-    char kernel[256];               /* kernel nodes: the kernel the GPU ran */
+    char kernel[GT_KERNEL_NAME_MAX]; /* kernel nodes: the kernel the GPU ran */
     struct gt_site created, launched;
     uint64_t nodes, runs, gpu_ns;   /* distinct nodes, operations, their GPU time */
 };
@@ -254,6 +258,8 @@ struct gt_finding {
 
 struct gt_summary {
     uint64_t first_ns;              /* the span's start (trace clock) */
+    uint64_t origin_ns;             /* where every +TIME counts from, as --from and --to: the
+                                     * trace's start (the earliest trace's, for several) */
     uint64_t span_ns;
     int gpu_times;                  /* 1: GPU-side times from CUPTI */
     uint64_t calls, failed_calls, launches, captured_calls, graph_launches, launch_bound;

@@ -112,8 +112,13 @@ int gt_findings(struct gt_pass *p, const uint64_t *site_cause_idle, size_t nsite
                      gt_cause_text[c]);
         if (c == GT_CAUSE_LAUNCH && s->launches) {
             size_t len = strlen(f->title);
-            snprintf(f->title + len, sizeof(f->title) - len, "; %llu of %llu launches were launch-bound",
-                     (unsigned long long)s->launch_bound, (unsigned long long)s->launches);
+            snprintf(f->title + len, sizeof(f->title) - len, "; %llu of %llu launches were launch-bound%s",
+                     (unsigned long long)s->launch_bound, (unsigned long long)s->launches,
+                     /* the GPU waited in launch calls, yet none counts: say
+                      * which launches the rule leaves out (docs/report.md) */
+                     s->launch_bound ? ""
+                                     : " (the wait was in a kernel's first launch, which loads its code, or in a "
+                                       "launch its kernel outlasted: neither counts)");
         }
         snprintf(f->advice, sizeof(f->advice), "%s", gt_idle_advice[c]);
         /* where: the call that ended most of this cause's idle time */
@@ -229,9 +234,14 @@ void gt_notes(struct gt_pass *p)
 {
     struct gt_report *r = p->r;
     const struct gt_summary *s = &r->summary;
-    if (r->partial)
+    char *stopped = r->partial ? gt_trace_stop_reason(p->t) : NULL;
+    if (stopped)
+        gt_note(r, "partial trace: recording stopped early, %s; what was committed before is reported (the "
+                   "process ran on untraced)", stopped);
+    else if (r->partial)
         gt_note(r, "partial trace: the process did not finish (killed or crashed); what it had committed is "
                    "reported");
+    free(stopped);
     if (p->t->wal_skipped)
         gt_note(r, "its write-ahead log could not be read: data not yet in the main file is missing");
     if (!s->calls)

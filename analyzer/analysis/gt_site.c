@@ -47,6 +47,21 @@ static int gt_is_user_module(const char *path)
     return !path || !gt_in_list(path, gt_not_user, sizeof(gt_not_user) / sizeof(gt_not_user[0]));
 }
 
+/* NVIDIA's runtime linked statically into a module (nvcc's default
+ * -cudart static, CuPy's runtime module) is the CUDA library's code
+ * wherever it is linked: its internal functions are named
+ * libcudart_static_<hash>, its API functions cuda* carry no source lines. */
+static int gt_is_static_cudart(sqlite3_stmt *frames)
+{
+    const char *fn = (const char *)sqlite3_column_text(frames, 2);
+    if (!fn)
+        return 0;
+    if (strncmp(fn, "libcudart_static_", 17) == 0)
+        return 1;
+    return sqlite3_column_type(frames, 4) == SQLITE_NULL && strncmp(fn, "cuda", 4) == 0 && fn[4] >= 'A' &&
+           fn[4] <= 'Z';
+}
+
 static int gt_is_interpreter(const char *path)
 {
     const char *base = path ? gt_base(path) : "";
@@ -82,6 +97,11 @@ int gt_sites_init(struct gt_sites *s, sqlite3 *db, int schema_version)
     if (sqlite3_prepare_v2(db, "SELECT file, function, line FROM py_stack_frames WHERE pystack_id = ? ORDER BY depth",
                            -1, &s->pyframes, NULL) != SQLITE_OK)
         return -1;
+    /* A process that ran Python (meta.python) */
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM meta WHERE key = 'python' AND value != ''", -1, &q, NULL) == SQLITE_OK) {
+        s->python = sqlite3_step(q) == SQLITE_ROW;
+        sqlite3_finalize(q);
+    }
     return gt_nvcc_init(&s->nvcc, db, schema_version);
 }
 
@@ -191,7 +211,8 @@ static void gt_mixed_site(struct gt_sites *s, int64_t stack_id, int64_t pystack_
             const char *module = (const char *)sqlite3_column_text(s->frames, 0);
             if (gt_is_interpreter(module))
                 break;
-            if (module && gt_in_list(module, gt_plumbing, sizeof(gt_plumbing) / sizeof(gt_plumbing[0])))
+            if ((module && gt_in_list(module, gt_plumbing, sizeof(gt_plumbing) / sizeof(gt_plumbing[0]))) ||
+                gt_is_static_cudart(s->frames))
                 continue;
             if (gt_frame_is_nvcc(s))
                 continue;
@@ -284,12 +305,17 @@ static struct gt_site *gt_site_get(struct gt_sites *s, int64_t key)
             continue;
         if (lib.nframes < GT_SITE_NATIVE_FRAMES)
             snprintf(lib.frames[lib.nframes++], sizeof(lib.frames[0]), "%s", frame);
-        if (site->nframes < GT_SITE_NATIVE_FRAMES && gt_is_user_module(module))
+        if (site->nframes < GT_SITE_NATIVE_FRAMES && gt_is_user_module(module) && !gt_is_static_cudart(s->frames))
             snprintf(site->frames[site->nframes++], sizeof(site->frames[0]), "%s", frame);
     }
     sqlite3_reset(s->frames);
     if (!site->nframes)
         *site = lib.nframes ? lib : any;
+    /* In a Python process, a call without Python frames (made by a thread
+     * that runs none, as PyTorch's autograd threads) says so, outermost,
+     * rather than leave a reader to guess which line made it. */
+    if (s->python && site->nframes && site->nframes < GT_SITE_FRAMES)
+        snprintf(site->frames[site->nframes++], sizeof(site->frames[0]), "%s", GT_SITE_NO_PYTHON);
     gt_site_text(site);
     s->cache[stack_id] = site;
     return site;

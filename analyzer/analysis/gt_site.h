@@ -11,6 +11,9 @@
 #include "analysis/gt_site_nvcc.h"
 
 
+/* The outermost frame of a native-only site in a process that ran Python. */
+#define GT_SITE_NO_PYTHON "(no Python frame)"
+
 struct gt_site_slot {
     int64_t key;
     struct gt_site *site;
@@ -34,6 +37,7 @@ struct gt_sites {
     struct gt_site *pseudo[4];    /* sites that are no call's: "(no recorded call)"... */
     int npseudo;
     int64_t offset_less;          /* 1: the trace stores return addresses' offsets (before version 5) */
+    int python;                   /* the process ran Python: native-only sites say they have no Python frame */
     int has_last;                 /* the last key asked for, and its index */
     int64_t last_key;
     uint32_t last_index;

@@ -446,7 +446,7 @@ int gt_steps_finish(struct gt_stepper *s, uint64_t t0, uint64_t t1, int any_ops,
         x->tid = a->tid;
         snprintf(x->name, sizeof(x->name), "%s", a->name);
         x->start_ns = a->start;
-        x->offset_ns = a->start > r->summary.first_ns ? a->start - r->summary.first_ns : 0;
+        x->offset_ns = a->start > r->summary.origin_ns ? a->start - r->summary.origin_ns : 0;
         x->dur_ns = a->end - a->start;
         memcpy(x->idle_by_cause, a->idle, sizeof(x->idle_by_cause));
         for (int c = 0; c < GT_CAUSES; c++)

@@ -144,6 +144,32 @@ static int gt_range_union(struct gt_trace *t, const char *glob, uint64_t from, u
     return rc;
 }
 
+/* 1 when w lies wholly outside the run: before its first call or GPU
+ * work starts, or after the last ends (a window inside the run where
+ * nothing starts is the GPU's idle time there, not empty). A view a trace
+ * lacks counts as holding nothing. */
+static int gt_window_holds_nothing(struct gt_trace *t, const struct gt_window *w)
+{
+    static const char *const sql[] = {"SELECT min(start_ns), max(end_ns) FROM api_calls",
+                                      "SELECT min(start_ns), max(end_ns) FROM gpu_activity"};
+    for (size_t k = 0; k < sizeof(sql) / sizeof(sql[0]); k++) {
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(t->db, sql[k], -1, &q, NULL) != SQLITE_OK)
+            continue;
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
+            uint64_t lo = (uint64_t)sqlite3_column_int64(q, 0);
+            uint64_t hi = sqlite3_column_type(q, 1) == SQLITE_NULL ? UINT64_MAX : (uint64_t)sqlite3_column_int64(q, 1);
+            for (size_t i = 0; i < w->n; i++)
+                if (w->a[i] <= hi && w->b[i] > lo) {
+                    sqlite3_finalize(q);
+                    return 0;
+                }
+        }
+        sqlite3_finalize(q);
+    }
+    return 1;
+}
+
 int gt_window_resolve(struct gt_trace *t, const struct gt_window_spec *w, int64_t origin_ns, struct gt_window *out)
 {
     memset(out, 0, sizeof(*out));
@@ -156,27 +182,60 @@ int gt_window_resolve(struct gt_trace *t, const struct gt_window_spec *w, int64_
         gt_err("%s: the window is empty: --to comes at or before --from", t->path);
         return -1;
     }
-    if (w->range)
-        return gt_range_union(t, w->range, from, to, out);
-    uint64_t iv[2] = {from, to};
-    if (gt_window_set(out, iv, 1) < 0) {
-        gt_err("%s: out of memory", t->path);
+    if (w->range) {
+        if (gt_range_union(t, w->range, from, to, out) < 0)
+            return -1;
+    } else {
+        uint64_t iv[2] = {from, to};
+        if (gt_window_set(out, iv, 1) < 0) {
+            gt_err("%s: out of memory", t->path);
+            return -1;
+        }
+    }
+    if (gt_window_holds_nothing(t, out)) {
+        gt_err("%s: the window is empty: it lies before the first CUDA call or after the run's end (its times "
+               "count from the trace's start, as report's +TIME does)", t->path);
+        gt_window_free(out);
         return -1;
     }
     return 0;
 }
 
+/* A trace's meta.start_ns, read quietly (INT64_MAX: none): without a
+ * window the origin only places +TIME, and a trace that cannot be read is
+ * said once, when the report reads it. */
+static int64_t gt_quiet_start(const char *path)
+{
+    sqlite3 *db = NULL;
+    int64_t s = INT64_MAX;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'start_ns'", -1, &q, NULL) == SQLITE_OK) {
+            if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL)
+                s = sqlite3_column_int64(q, 0);
+            sqlite3_finalize(q);
+        }
+    }
+    sqlite3_close(db);
+    return s;
+}
+
 int64_t gt_window_origin(char *const *paths, int n, const struct gt_window_spec *w)
 {
     int64_t origin = INT64_MAX;
-    for (int i = 0; gt_window_on(w) && i < n; i++) {
-        struct gt_trace t;
-        if (gt_trace_open(&t, paths[i]) != 0)
-            continue; /* said again when the trace is read */
-        int64_t s = gt_trace_meta_int(&t, "start_ns", INT64_MAX);
+    for (int i = 0; i < n; i++) {
+        int64_t s = INT64_MAX;
+        if (!gt_window_on(w)) {
+            s = gt_quiet_start(paths[i]);
+        } else {
+            struct gt_trace t;
+            if (gt_trace_open(&t, paths[i]) != 0)
+                continue; /* said again when the trace is read */
+            s = gt_trace_meta_int(&t, "start_ns", INT64_MAX);
+            gt_trace_close(&t);
+        }
         if (s < origin)
             origin = s;
-        gt_trace_close(&t);
     }
     return origin == INT64_MAX ? 0 : origin;
 }

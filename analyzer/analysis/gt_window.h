@@ -46,8 +46,9 @@ int gt_window_check(const struct gt_window_spec *w, const char *cmd);
  * empty window). */
 int gt_window_resolve(struct gt_trace *t, const struct gt_window_spec *w, int64_t origin_ns, struct gt_window *out);
 
-/* The earliest meta.start_ns of the traces (0: none), when w asks for a
- * window: where its times count from. */
+/* The earliest meta.start_ns of the traces (0: none): where a window's
+ * times count from, and every +TIME a report says (without a window,
+ * read quietly: an unreadable trace is said once, when it is read). */
 int64_t gt_window_origin(char *const *paths, int n, const struct gt_window_spec *w);
 
 #endif

@@ -6,9 +6,18 @@
 
 const char *gt_fmt_bytes(int64_t bytes, char *buf, size_t len)
 {
-    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-    if (bytes < 1024) {
+    if (bytes < 0) {
         snprintf(buf, len, "%lld B", (long long)bytes);
+        return buf;
+    }
+    return gt_fmt_ubytes((uint64_t)bytes, buf, len);
+}
+
+const char *gt_fmt_ubytes(uint64_t bytes, char *buf, size_t len)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024) {
+        snprintf(buf, len, "%llu B", (unsigned long long)bytes);
         return buf;
     }
     double v = (double)bytes / 1024;
@@ -40,6 +49,11 @@ const char *gt_fmt_duration(int64_t ns, char *buf, size_t len)
         snprintf(buf, len, "%lld h %02lld min", (long long)(ns / 3600000000000LL),
                  (long long)(ns % 3600000000000LL / 60000000000LL));
     return buf;
+}
+
+const char *gt_kernel_label(const char *name)
+{
+    return name && *name ? name : "(unnamed kernel)";
 }
 
 void gt_put_text(FILE *out, const char *s, int width)

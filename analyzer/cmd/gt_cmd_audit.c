@@ -91,11 +91,14 @@ void gt_cmd_audit_usage(FILE *out)
                  "against a baseline (docs/diff.md):\n"
                  "  gputrace audit --baseline BASE.db... [--max-regression-pct P]\n"
                  "      [--max-new-pageable-h2d-bytes N] [--max-new-sync-sites N] NEW.db...\n"
-                 "  fails (1) on a figure or kernel that rose beyond noise by more than P%%,\n"
-                 "  more than N pageable H2D bytes at new sites (mean per NEW trace), or\n"
-                 "  more than N new sync sites; 2 when a side holds no GPU work, most of its\n"
-                 "  calls failed, a trace did not finish, or NEW's mean span is under half\n"
-                 "  BASE's.\n"
+                 "  compares like with like (a kernel's GPU time and launches per run, or\n"
+                 "  per step with NVTX steps, and its mean per launch; a site's calls and\n"
+                 "  time per call; GPU idle time), never per second of span; fails (1) on\n"
+                 "  a figure that rose beyond noise by more than P%%, more than N pageable\n"
+                 "  H2D bytes at new sites (mean per NEW trace), or more than N new sync\n"
+                 "  sites; one line per budget; 2 when a side holds no GPU work, most of its\n"
+                 "  calls failed, a trace did not finish, or, without steps, NEW launched\n"
+                 "  under half BASE's kernels for under half its kernel time.\n"
                  "\n"
                  "exit status: 0 if every budget holds in every trace; 1 if any budget is\n"
                  "exceeded; 2 on a usage error, a bad budget file, or a trace that is\n"
@@ -129,7 +132,7 @@ static const char *gt_fmt_exact_bytes(uint64_t n, char *buf, size_t len)
     if (n < 1024)
         snprintf(buf, len, "%llu B", (unsigned long long)n);
     else
-        snprintf(buf, len, "%llu B (%s)", (unsigned long long)n, gt_fmt_bytes((int64_t)n, h, sizeof(h)));
+        snprintf(buf, len, "%llu B (%s)", (unsigned long long)n, gt_fmt_ubytes(n, h, sizeof(h)));
     return buf;
 }
 
@@ -352,7 +355,8 @@ static int gt_audit_one(const char *path, const char *prefix, const struct gt_bu
         return status;
     }
 
-    struct gt_analyze_opts o = {.min_gap_ns = min_gap_ns, .top = 0, .step_glob = ws->step_glob};
+    struct gt_analyze_opts o = {.min_gap_ns = min_gap_ns, .top = 0, .step_glob = ws->step_glob,
+                                .win_origin = origin};
     struct gt_window win = {0};
     if (gt_window_on(ws)) {
         /* every budget is measured in the window (docs/audit.md) */
@@ -361,7 +365,6 @@ static int gt_audit_one(const char *path, const char *prefix, const struct gt_bu
             return GT_EXIT_USAGE;
         }
         o.win = &win;
-        o.win_origin = origin;
     }
     struct gt_report r;
     int arc = gt_analyze(&t, &o, &r);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/gt_utf8.h"
 #include "cmd/gt_cmds.h"
 #include "base/gt_fmt.h"
 #include "base/gt_out.h"
@@ -180,6 +181,9 @@ int gt_cmd_export(int argc, char **argv)
     }
     if (rc == GT_EXIT_OK && !(x.out = gt_out_open(output)))
         rc = GT_EXIT_FAIL;
+    FILE *clean = rc == GT_EXIT_OK && !perfetto ? gt_utf8_wrap(x.out) : NULL;
+    if (clean)
+        x.out = clean; /* JSON valid whatever bytes the names hold (base/gt_utf8.h) */
     if (rc == GT_EXIT_OK) {
         /* rows read: the export's own pass, and the idle-gap analysis's */
         uint64_t rows = 0;

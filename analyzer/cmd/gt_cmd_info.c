@@ -1,9 +1,11 @@
 /* gt_cmd_info.c: `gputrace info`: what a trace holds, at a glance. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/gt_utf8.h"
 #include "cmd/gt_cmds.h"
 #include "base/gt_fmt.h"
 #include "base/gt_map.h"
@@ -37,7 +39,8 @@ void gt_cmd_info_usage(FILE *out)
                  "dropped stacks mean the stack table was full.\n"
                  "\n"
                  "exit status: 0; 2 if any file is missing or not a readable gputrace\n"
-                 "trace (the others are still reported); 1 if a query failed.\n");
+                 "trace (the others are still reported); 1 if a query failed or the\n"
+                 "output cannot be written.\n");
 }
 
 struct gt_kind {
@@ -50,6 +53,7 @@ struct gt_info {
     char *python;         /* meta.python: NULL before schema 2, "" when not recorded */
     int64_t pid, ppid, start_ns, end_ns, start_unix_ns, stack_depth;
     int64_t duration_ns;
+    int64_t span_ns;      /* first CUDA call or GPU work to the last end, as report and record say; -1: none */
     int duration_partial; /* end_ns missing: duration runs to the last call */
     int complete;
     int64_t dropped_events, dropped_stacks;
@@ -256,6 +260,19 @@ static int gt_info_collect(struct gt_trace *t, struct gt_info *in)
         in->duration_partial = 1;
     }
     in->duration_ns = (in->start_ns >= 0 && in->end_ns >= in->start_ns) ? in->end_ns - in->start_ns : -1;
+    /* The span report's summary and record's last line say: the process's
+     * duration less what ran before its first CUDA call and after the
+     * last (the tracer's start-up among it). */
+    int64_t views = 0;
+    in->span_ns = -1;
+    if (gt_trace_int(t, "SELECT count(*) FROM sqlite_master WHERE name = 'gpu_activity'", &views) < 0)
+        return -1;
+    if (gt_trace_int(t,
+                     views ? "SELECT coalesce(max(e) - min(s), -1) FROM (SELECT start_ns s, end_ns e FROM api_calls "
+                             "UNION ALL SELECT start_ns, end_ns FROM gpu_activity)"
+                           : "SELECT coalesce(max(end_ns) - min(start_ns), -1) FROM api_calls",
+                     &in->span_ns) < 0)
+        return -1;
     return 0;
 }
 
@@ -347,11 +364,22 @@ static void gt_info_text(struct gt_trace *t, const struct gt_info *in)
         printf("%s%s%s\n", in->duration_partial ? "at least " : "",
                gt_fmt_duration(in->duration_ns, b1, sizeof(b1)),
                in->duration_partial ? " (to the last recorded call)" : "");
+    if (in->span_ns >= 0) {
+        gt_label("span:");
+        printf("%s (first CUDA call to the last end, as report and record say)\n",
+               gt_fmt_duration(in->span_ns, b1, sizeof(b1)));
+    }
     gt_label("status:");
+    char *stopped = in->complete ? NULL : gt_trace_stop_reason(t);
     if (in->complete)
         printf("complete\n");
-    else
+    else if (stopped) {
+        printf("incomplete\nrecording stopped early: ");
+        gt_put_text(stdout, stopped, 0);
+        printf("; the trace holds what was committed before, and the process ran on untraced\n");
+    } else
         printf("incomplete\nprocess did not finish: trace holds what was committed before it stopped\n");
+    free(stopped);
     if (t->wal_skipped)
         printf("%11swrite-ahead log not read: later events may be missing\n", "");
     /* The shim writes 'none' when it did not time kernels on the GPU. */
@@ -439,7 +467,7 @@ static void gt_info_text(struct gt_trace *t, const struct gt_info *in)
         for (int i = 0; i < in->ntop; i++) {
             double pct = in->launches ? 100.0 * in->top[i].count / in->launches : 0;
             printf("%10lld %6.1f  ", (long long)in->top[i].count, pct);
-            gt_put_text(stdout, in->top[i].name, GT_WIDTH - 19);
+            gt_put_text(stdout, gt_kernel_label(in->top[i].name), GT_WIDTH - 19);
             putchar('\n');
         }
     }
@@ -481,8 +509,17 @@ static void gt_info_json(struct gt_trace *t, const struct gt_info *in)
     gt_json_int("ppid", in->ppid, 1);
     gt_json_int("start_time_unix_ns", in->start_unix_ns, 1);
     gt_json_int("duration_ns", in->duration_ns, 1);
+    gt_json_int("span_ns", in->span_ns, 1);
     printf(",\"duration_partial\":%s,\"complete\":%s,\"wal_skipped\":%s", in->duration_partial ? "true" : "false",
            in->complete ? "true" : "false", t->wal_skipped ? "true" : "false");
+    /* why recording stopped early, when the tracer could say (a full disk) */
+    char *stop = gt_trace_meta(t, "stop_reason"), *stop_detail = gt_trace_meta(t, "stop_detail");
+    printf(",\"stop_reason\":");
+    gt_put_json_string(stdout, stop);
+    printf(",\"stop_detail\":");
+    gt_put_json_string(stdout, stop_detail);
+    free(stop);
+    free(stop_detail);
     printf(",\"gpu_timing\":");
     gt_put_json_string(stdout, in->gpu_timing);
     printf(",\"cuda_runtime_version\":");
@@ -559,6 +596,11 @@ int gt_cmd_info(int argc, char **argv)
         return gt_usage_error("info", "no trace file given");
 
     int status = GT_EXIT_OK, shown = 0;
+    /* Names hold whatever bytes the program gave them: the output comes
+     * out valid UTF-8 whatever they are (base/gt_utf8.h). */
+    FILE *real_stdout = stdout, *clean = gt_utf8_wrap(stdout);
+    if (clean)
+        stdout = clean;
     for (; i < argc; i++) {
         struct gt_trace t;
         int rc = gt_trace_open(&t, argv[i]);
@@ -577,10 +619,18 @@ int gt_cmd_info(int argc, char **argv)
                 gt_info_json(&t, &in);
             else
                 gt_info_text(&t, &in);
-            fflush(stdout);
+            /* a full disk or a closed pipe: said, as report says it */
+            if ((fflush(stdout) != 0 || ferror(stdout)) && status != GT_EXIT_FAIL) {
+                gt_err("cannot write standard output: %s", strerror(errno ? errno : EIO));
+                status = GT_EXIT_FAIL;
+            }
         }
         gt_info_free(&in);
         gt_trace_close(&t);
+    }
+    if (clean) {
+        fclose(clean); /* flushes what it holds into the real stdout */
+        stdout = real_stdout;
     }
     return status;
 }

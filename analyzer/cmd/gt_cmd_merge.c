@@ -28,7 +28,8 @@ void gt_cmd_merge_usage(FILE *out)
                  "  -o, --output FILE   the file to write (must not exist)\n"
                  "\n"
                  "exit status: 0; 1 if writing failed; 2 for bad arguments, an output that\n"
-                 "exists, or a trace that cannot be read (nothing is written then).\n");
+                 "exists, a trace that cannot be read, or one run given twice (the same\n"
+                 "file or a copy of it; nothing is written then).\n");
 }
 
 int gt_cmd_merge(int argc, char **argv)
@@ -61,13 +62,44 @@ int gt_cmd_merge(int argc, char **argv)
         gt_err("%s exists; merge writes a new file (remove it first)", output);
         return GT_EXIT_USAGE;
     }
-    /* every input readable first: a bad one costs nothing */
-    for (int i = optind; i < argc; i++) {
-        struct gt_trace t;
-        if (gt_trace_open(&t, argv[i]) != 0)
-            return GT_EXIT_USAGE;
-        gt_trace_close(&t);
+    /* every input readable first, and each run once (the same file or a
+     * copy of it would double its rows, as report refuses): a bad one
+     * costs nothing */
+    int n = argc - optind, bad = 0;
+    struct gt_run_id {
+        char *host;
+        int64_t pid, start_ns;
+    } *ids = calloc((size_t)n, sizeof(*ids));
+    if (!ids) {
+        gt_err("merge: out of memory");
+        return GT_EXIT_FAIL;
     }
+    for (int i = 0; i < n && !bad; i++) {
+        struct gt_trace t;
+        if (gt_trace_open(&t, argv[optind + i]) != 0) {
+            bad = 1;
+            break;
+        }
+        ids[i].host = gt_trace_meta(&t, "host");
+        ids[i].pid = gt_trace_meta_int(&t, "pid", 0);
+        ids[i].start_ns = gt_trace_meta_int(&t, "start_ns", -1);
+        gt_trace_close(&t);
+        for (int j = 0; j < i && !bad; j++) {
+            if (ids[j].pid != ids[i].pid || ids[j].start_ns != ids[i].start_ns ||
+                (ids[j].host == NULL) != (ids[i].host == NULL) ||
+                (ids[j].host && strcmp(ids[j].host, ids[i].host) != 0))
+                continue;
+            gt_err("%s and %s are the same run (host %s, pid %lld, started at %lld): each trace may be merged "
+                   "once", argv[optind + j], argv[optind + i], ids[i].host ? ids[i].host : "?",
+                   (long long)ids[i].pid, (long long)ids[i].start_ns);
+            bad = 1;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        free(ids[i].host);
+    free(ids);
+    if (bad)
+        return GT_EXIT_USAGE;
     char tmp[4096];
     snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", output, (long)getpid());
     sqlite3 *out = NULL;

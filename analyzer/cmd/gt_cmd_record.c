@@ -11,8 +11,8 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include "cmd/gt_record_output.h"
 #include "cmd/gt_record_summary.h"
-#include "cmd/gt_record_window.h"
 #include "base/gt_fmt.h"
 #include <time.h>
 #include <unistd.h>
@@ -25,8 +25,8 @@
 void gt_cmd_record_usage(FILE *out)
 {
     fprintf(out,
-            "usage: gputrace record [-q] [-o PATTERN] [--stack-depth N] [--delay D]\n"
-            "                       [--duration D] [--capture-range=RANGE\n"
+            "usage: gputrace record [-q] [-o PATTERN] [--force] [--stack-depth N]\n"
+            "                       [--delay D] [--duration D] [--capture-range=RANGE\n"
             "                       [--capture-range-end=END]] [--] COMMAND [ARGS]\n"
             "\n"
             "Runs COMMAND with libgputrace.so preloaded. Every process that loads the\n"
@@ -43,17 +43,27 @@ void gt_cmd_record_usage(FILE *out)
             "                        %%r rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK,\n"
             "                        SLURM_PROCID...; 0 if none), %%%% a literal %%.\n"
             "                        Default: %s\n"
+            "                        Its directory must exist and be writable, and a\n"
+            "                        trace already at the name is kept: record stops\n"
+            "                        (status 2) before COMMAND starts. A process that\n"
+            "                        finds the name taken (being written, or created\n"
+            "                        meanwhile) writes beside it (t.2.db), and says so\n"
+            "  --force               replace a trace already at the name (one no\n"
+            "                        process is writing); sets GPUTRACE_FORCE_OVERWRITE\n"
             "  --stack-depth N       native frames kept per call, 0 to %d, 0 turns\n"
             "                        stacks off; sets GPUTRACE_STACK_DEPTH. Default %d.\n"
             "  --delay D             record only from D after COMMAND starts (500ms,\n"
-            "                        10s, 5m; the unit is required): COMMAND runs in\n"
-            "                        standby and one window is\n"
-            "                        opened in it (docs/standby.md); processes it\n"
-            "                        starts record nothing\n"
-            "  --duration D          record for D only (from the delay's end, or the\n"
-            "                        first CUDA call), then let calls pass through\n"
+            "                        10s, 5m; the unit is required), or from its first\n"
+            "                        CUDA call if that comes later (0s: from the first\n"
+            "                        call): COMMAND runs in standby and opens one\n"
+            "                        window (docs/standby.md); processes it starts\n"
+            "                        record nothing\n"
+            "  --duration D          record for D only, from the window's opening (the\n"
+            "                        delay's end, or the first CUDA call), then let\n"
+            "                        calls pass through\n"
             "  --capture-range=RANGE record only inside ranges the program marks, one\n"
-            "                        trace per range (-wN before the extension, %%w):\n"
+            "                        trace per range (end stop: the name given; else\n"
+            "                        -wN before the extension, %%w):\n"
             "                        cudaProfilerApi: from cudaProfilerStart to\n"
             "                        cudaProfilerStop (or cuProfilerStart/Stop);\n"
             "                        nvtx:NAME[@DOMAIN]: inside NVTX ranges named NAME\n"
@@ -70,6 +80,8 @@ void gt_cmd_record_usage(FILE *out)
             "\n"
             "environment (read by the traced processes; options above override):\n"
             "  GPUTRACE_OUTPUT         as -o\n"
+            "  GPUTRACE_FORCE_OVERWRITE  1: as --force; 0 (default): a trace already\n"
+            "                          at the name is kept and this one written beside\n"
             "  GPUTRACE_STACK_DEPTH    as --stack-depth\n"
             "  GPUTRACE_BUFFER_EVENTS  largest per-thread event ring, a power of two\n"
             "                          from 64 to 1048576. Default %u.\n"
@@ -233,7 +245,7 @@ static const char *gt_opt_value(int argc, char **argv, int *i, const char *short
 int gt_cmd_record(int argc, char **argv)
 {
     const char *output = NULL, *depth = NULL, *crange = NULL, *crange_end = NULL;
-    int quiet = 0, windowed = 0;
+    int quiet = 0, windowed = 0, force = 0;
     uint64_t delay_ns = 0, duration_ns = 0;
     int i = 1;
     for (; i < argc; i++) {
@@ -252,6 +264,10 @@ int gt_cmd_record(int argc, char **argv)
         }
         if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
             quiet = 1;
+            continue;
+        }
+        if (strcmp(a, "--force") == 0) {
+            force = 1;
             continue;
         }
         if ((v = gt_opt_value(argc, argv, &i, "-o", "--output", &missing))) {
@@ -308,6 +324,11 @@ int gt_cmd_record(int argc, char **argv)
         if (strlen(output) >= sizeof(((struct gt_config *)0)->output))
             return gt_usage_error("record", "bad -o: pattern is too long");
     }
+    /* Where the trace goes, checked before the command runs: a process
+     * that cannot create it runs untraced, which is no way to learn of a
+     * typo in -o. */
+    if (gt_record_check_output(output ? output : GT_DEFAULT_OUTPUT, cmd[0], windowed || crange, force) < 0)
+        return GT_EXIT_USAGE;
     if (depth) {
         long d;
         if (gt_parse_int(depth, 0, GT_STACK_MAX_DEPTH, &d) < 0)
@@ -345,6 +366,7 @@ int gt_cmd_record(int argc, char **argv)
             close(lfd);
     }
     if ((output && setenv("GPUTRACE_OUTPUT", output, 1) < 0) ||
+        (force && setenv("GPUTRACE_FORCE_OVERWRITE", "1", 1) < 0) ||
         (depth && setenv("GPUTRACE_STACK_DEPTH", depth, 1) < 0) ||
         (windowed && setenv("GPUTRACE_MODE", "standby", 1) < 0) ||
         (crange && setenv("GPUTRACE_CAPTURE_RANGE", crange, 1) < 0) ||
@@ -390,6 +412,16 @@ int gt_cmd_record(int argc, char **argv)
         return GT_EXIT_FAIL;
     }
     if (pid == 0) {
+        /* The window is the command's own process's (not its children's):
+         * it opens it itself, so no call made before record could reach
+         * it is missed (preload/session/gt_session.c). */
+        if (windowed) {
+            char win[96];
+            uint64_t start = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec;
+            snprintf(win, sizeof(win), "%ld:%llu:%llu", (long)getpid(),
+                     (unsigned long long)(delay_ns ? start + delay_ns : 0), (unsigned long long)duration_ns);
+            setenv("GPUTRACE_RECORD_WINDOW", win, 1);
+        }
         for (size_t k = 0; k < GT_NFWD; k++)
             sigaction(gt_fwd_signals[k], &saved[k], NULL);
         sigprocmask(SIG_SETMASK, &old, NULL);
@@ -413,14 +445,9 @@ int gt_cmd_record(int argc, char **argv)
 
     int status;
     pid_t w;
-    if (windowed && r != (ssize_t)sizeof(exec_errno)) {
-        uint64_t start = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec;
-        w = gt_record_window_wait(pid, delay_ns, duration_ns, start, &status) < 0 ? -1 : pid;
-    } else {
-        do
-            w = waitpid(pid, &status, 0);
-        while (w < 0 && errno == EINTR);
-    }
+    do
+        w = waitpid(pid, &status, 0);
+    while (w < 0 && errno == EINTR);
     if (w < 0) {
         gt_err("waitpid: %s", strerror(errno));
         return GT_EXIT_FAIL;

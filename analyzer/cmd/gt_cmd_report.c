@@ -18,6 +18,7 @@
 #include "base/gt_fmt.h"
 #include "output/gt_report_html.h"
 #include "output/gt_report_out.h"
+#include "base/gt_utf8.h"
 #include "analysis/gt_site.h"
 #include "trace/gt_trace.h"
 
@@ -288,9 +289,9 @@ static void gt_job_run(struct gt_job *j, const struct gt_report_opts *o, int sho
     if (o->html)
         a.top = 0;
     struct gt_window win = {0};
+    a.win_origin = o->win_origin;
     if (gt_window_on(&o->win)) {
         a.win = &win;
-        a.win_origin = o->win_origin;
         if (gt_window_resolve(&t, &o->win, o->win_origin, &win) < 0) {
             /* this trace has no such window: said, and left out */
             free(x->host);
@@ -449,6 +450,11 @@ int gt_cmd_report(int argc, char **argv)
         gt_err("cannot write %s: %s", o.output, strerror(errno));
         rc = GT_EXIT_FAIL;
     }
+    FILE *file = out;
+    /* Names hold whatever bytes the program gave them: every format comes
+     * out valid UTF-8 (base/gt_utf8.h). */
+    if (rc == GT_EXIT_OK && !(out = gt_utf8_wrap(file)))
+        out = file;
     if (rc == GT_EXIT_OK) {
         if (o.json) {
             if (n) {
@@ -474,7 +480,7 @@ int gt_cmd_report(int argc, char **argv)
             if (n)
                 gt_report_text(out, v, n, &o.a);
         }
-        if (out != stdout ? fclose(out) != 0 : fflush(out) != 0) {
+        if (out != stdout ? fclose(out) != 0 : fflush(out) != 0) { /* the filter closes the file under it */
             gt_err("cannot write %s: %s", o.output ? o.output : "standard output", strerror(errno));
             rc = GT_EXIT_FAIL;
         }

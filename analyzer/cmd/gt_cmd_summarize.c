@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/gt_utf8.h"
 #include "analysis/gt_ranks.h"
 #include "base/gt_out.h"
 #include "cmd/gt_cmds.h"
@@ -100,6 +101,9 @@ int gt_cmd_summarize(int argc, char **argv)
         gt_rank_sum_free(&s);
         return GT_EXIT_FAIL;
     }
+    FILE *clean = gt_utf8_wrap(out); /* valid JSON whatever bytes the names hold (base/gt_utf8.h) */
+    if (clean)
+        out = clean;
     gt_rank_summary_write(out, &s, GT_VERSION);
     gt_rank_sum_free(&s);
     return gt_out_close(out, output, 0) == 0 ? GT_EXIT_OK : GT_EXIT_FAIL;

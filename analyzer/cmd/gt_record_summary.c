@@ -40,7 +40,10 @@ static void gt_summary_line(const char *path, char *finding, size_t finding_len,
     int64_t calls = 0;
     gt_trace_int(&t, "SELECT count(*) FROM calls", &calls);
     if (!done || calls == 0) {
-        gt_err("wrote %s: %lld CUDA calls%s", path, (long long)calls, done ? "" : ", process did not finish");
+        char *stopped = done ? NULL : gt_trace_stop_reason(&t);
+        gt_err("wrote %s: %lld CUDA calls%s%s", path, (long long)calls,
+               done ? "" : stopped ? ", recording stopped early: " : ", process did not finish", stopped ? stopped : "");
+        free(stopped);
         gt_trace_close(&t);
         return;
     }
@@ -83,9 +86,13 @@ void gt_record_summary(const char *list_path, int say_none, const char *capture_
     if (!f)
         return;
     char **paths = NULL, line[4200];
-    size_t n = 0, cap = 0;
+    size_t n = 0, cap = 0, unwritten = 0;
     while (fgets(line, sizeof(line), f)) {
         line[strcspn(line, "\n")] = 0;
+        if (line[0] == '!') {
+            unwritten++; /* a process that could not create its trace, and said why */
+            continue;
+        }
         if (!line[0] || gt_seen(paths, n, line))
             continue;
         if (n == cap) {
@@ -109,7 +116,9 @@ void gt_record_summary(const char *list_path, int say_none, const char *capture_
         gt_err("top finding: %s", finding);
     /* always a closing line: a process that made no call the tracer
      * records (none at all, or only ones it does not record) writes none */
-    if (n == 0 && say_none && capture_range)
+    if (n == 0 && unwritten)
+        ; /* it had CUDA calls, and its own line said why there is no trace */
+    else if (n == 0 && say_none && capture_range)
         gt_err("no capture range (%s) was entered, no trace written", capture_range);
     else if (n == 0 && say_none)
         gt_err("no recorded calls, no trace written");

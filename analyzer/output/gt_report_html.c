@@ -320,7 +320,7 @@ static void gt_html_kernels(FILE *out, const struct gt_report *r, const struct g
     for (size_t i = 0; i < gt_top(r->nkernels, o); i++) {
         const struct gt_kernel_row *k = &r->kernels[i];
         fputs("<tr><td><code>", out);
-        gt_put_html(out, k->name);
+        gt_put_html(out, gt_kernel_label(k->name));
         fprintf(out, "</code></td><td class=n>%s</td><td class=n>%.1f%%</td><td class=n>%llu</td><td class=n>%llu"
                      "</td><td class=n>%s</td><td class=n>%s</td><td class=n>%s</td><td class=n>%s</td>"
                      "<td class=n>%s</td></tr>\n",
@@ -497,7 +497,7 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
         for (size_t i = 0; i < gt_top(r->nlaunch_kernels, o); i++) {
             const struct gt_launch_row *k = &r->launch_kernels[i];
             fputs("<tr><td><code>", out);
-            gt_put_html(out, k->kernel);
+            gt_put_html(out, gt_kernel_label(k->kernel));
             fprintf(out, "</code></td><td class=n>%llu</td><td class=n>%s</td><td class=n>%s</td>",
                     (unsigned long long)k->count, gt_fmt_duration((int64_t)k->api_mean_ns, d1, sizeof(d1)),
                     gt_fmt_duration((int64_t)k->api_p99_ns, d2, sizeof(d2)));

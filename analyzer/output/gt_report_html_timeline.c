@@ -467,8 +467,10 @@ int gt_tl_finish(struct gt_trace *t, const struct gt_report *r, struct gt_tl *tl
 {
     gt_tl_scan_free(tl);
     tl->loaded = 1;
-    tl->t0 = r->summary.first_ns;
-    tl->span = r->summary.span_ns;
+    /* times from the origin of every +TIME (gt_analyze.c): the gaps table
+     * and the timeline say the same time for a gap */
+    tl->t0 = r->summary.origin_ns;
+    tl->span = r->summary.span_ns + (r->summary.first_ns - r->summary.origin_ns);
     for (size_t i = 0; i < tl->nlanes; i++)
         for (size_t k = 0; k < tl->lanes[i].n; k++) {
             tl->lanes[i].v[k].s -= (int64_t)tl->t0;

@@ -194,7 +194,7 @@ static void gt_text_kernels(FILE *out, const struct gt_report *r, int gpu)
     for (size_t i = 0; i < r->nkernels; i++) {
         const struct gt_kernel_row *k = &r->kernels[i];
         fputs("  ", out);
-        gt_put_text(out, k->name, 76);
+        gt_put_text(out, gt_kernel_label(k->name), 76);
         fprintf(out, "\n    %s, %.1f%%, %llu run%s", DUR(k->total_ns, gt_b1), k->share_pct, U(k->count),
                 k->count == 1 ? "" : "s");
         if (k->graph_count)
@@ -222,7 +222,7 @@ static void gt_text_launch(FILE *out, const struct gt_report *r, int gpu)
     for (size_t i = 0; i < r->nlaunch_kernels; i++) {
         const struct gt_launch_row *k = &r->launch_kernels[i];
         fputs("  ", out);
-        gt_put_text(out, k->kernel, 76);
+        gt_put_text(out, gt_kernel_label(k->kernel), 76);
         fprintf(out, "\n  %8llu %8s %8s %8s %8s %8s %8s %5.1f%%\n", U(k->count), DUR(k->api_mean_ns, gt_b1),
                 DUR(k->api_p50_ns, gt_b2), DUR(k->api_p99_ns, gt_b3), DUR(k->api_max_ns, gt_b4),
                 gpu ? DUR(k->queue_mean_ns, gt_b5) : "-", gpu ? DUR(k->gpu_mean_ns, gt_b6) : "-",

@@ -41,9 +41,9 @@ static char *gt_uri(const char *path, const char *params)
     return u;
 }
 
-static int gt_open_uri(struct gt_trace *t, const char *params)
+static int gt_open_uri_at(struct gt_trace *t, const char *path, const char *params)
 {
-    char *uri = gt_uri(t->path, params);
+    char *uri = gt_uri(path, params);
     if (!uri)
         return SQLITE_NOMEM;
     if (t->db) {
@@ -58,6 +58,85 @@ static int gt_open_uri(struct gt_trace *t, const char *params)
         sqlite3_busy_timeout(t->db, 2000);
     }
     return rc;
+}
+
+static int gt_open_uri(struct gt_trace *t, const char *params)
+{
+    return gt_open_uri_at(t, t->path, params);
+}
+
+static int gt_copy_file(const char *from, const char *to)
+{
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return -1;
+    int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (out < 0) {
+        close(in);
+        return -1;
+    }
+    char buf[1 << 16];
+    ssize_t n;
+    int rc = 0;
+    while ((n = read(in, buf, sizeof(buf))) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 || write(out, buf, (size_t)n) != n) {
+            rc = -1;
+            break;
+        }
+    }
+    close(in);
+    if (close(out) != 0)
+        rc = -1;
+    return rc;
+}
+
+static void gt_drop_copy(struct gt_trace *t)
+{
+    if (!t->copy_dir)
+        return;
+    static const char *const names[] = {"t.db", "t.db-wal", "t.db-shm", "t.db-journal"};
+    char p[4200];
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        snprintf(p, sizeof(p), "%s/%s", t->copy_dir, names[i]);
+        unlink(p);
+    }
+    rmdir(t->copy_dir);
+    free(t->copy_dir);
+    t->copy_dir = NULL;
+}
+
+/* A trace whose process died keeps its last commits in PATH-wal, which
+ * SQLite reads only through a PATH-shm it can create or lock: in a
+ * directory this user cannot write, the trace and its log are read from a
+ * private copy instead (the original is never written). SQLite's code of
+ * the copy's open, or -1 when no copy could be made. */
+static int gt_open_copy(struct gt_trace *t)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096], wal[4200], dst[4200];
+    snprintf(dir, sizeof(dir), "%s/gputrace-read-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        return -1;
+    t->copy_dir = strdup(dir);
+    if (!t->copy_dir) {
+        rmdir(dir);
+        return -1;
+    }
+    snprintf(dst, sizeof(dst), "%s/t.db", dir);
+    snprintf(wal, sizeof(wal), "%s-wal", t->path);
+    int ok = gt_copy_file(t->path, dst) == 0;
+    if (ok && access(wal, F_OK) == 0) {
+        snprintf(dst, sizeof(dst), "%s/t.db-wal", dir);
+        ok = gt_copy_file(wal, dst) == 0;
+    }
+    if (!ok) {
+        gt_drop_copy(t);
+        return -1;
+    }
+    snprintf(dst, sizeof(dst), "%s/t.db", dir);
+    return gt_open_uri_at(t, dst, "mode=ro");
 }
 
 /* The first real read: checks the file decodes and whether it has a meta
@@ -116,24 +195,42 @@ int gt_trace_open(struct gt_trace *t, const char *path)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return gt_fail(t, "cannot read: %s", strerror(errno));
-    char hdr[16];
+    char hdr[20];
     ssize_t n = read(fd, hdr, sizeof(hdr));
     close(fd);
+    int hdr_wal_mode = n == (ssize_t)sizeof(hdr) && hdr[18] == 2;
     if (n == 0)
         return gt_fail(t, "%s", "not an SQLite database (empty file: the process may have stopped before "
                                "writing anything)");
-    if (n != (ssize_t)sizeof(hdr) || memcmp(hdr, "SQLite format 3", 16) != 0)
+    if (n < 16 || memcmp(hdr, "SQLite format 3", 16) != 0)
         return gt_fail(t, "%s", "not an SQLite database");
 
-    int rc = gt_open_uri(t, "mode=ro");
+    /* Looked for before the open, which would create an empty one; a
+     * missing log is not made up: the main file is read as it is. */
+    char wal[4200];
+    struct stat wsb;
+    snprintf(wal, sizeof(wal), "%s-wal", path);
+    int wal_missing = hdr_wal_mode && (stat(wal, &wsb) != 0 || wsb.st_size == 0);
+    int rc = gt_open_uri(t, wal_missing ? "mode=ro&immutable=1" : "mode=ro");
     int has_meta = 0;
     if (rc == SQLITE_OK)
         rc = gt_probe(t, &has_meta);
     /* A WAL-mode trace (e.g. from a process that died before closing it)
-     * needs its -shm file; in a directory we cannot write, fall back to
-     * reading the main file as it is, which misses uncheckpointed data. */
-    if ((rc & 0xff) == SQLITE_CANTOPEN || rc == SQLITE_READONLY_CANTINIT || rc == SQLITE_READONLY_RECOVERY ||
-        rc == SQLITE_READONLY_DIRECTORY) {
+     * needs its -shm file; in a directory we cannot write, it is read from
+     * a copy, and failing that from the main file as it is, which misses
+     * uncheckpointed data. */
+    int cant_use_wal = (rc & 0xff) == SQLITE_CANTOPEN || rc == SQLITE_READONLY_CANTINIT ||
+                       rc == SQLITE_READONLY_RECOVERY || rc == SQLITE_READONLY_DIRECTORY;
+    if (cant_use_wal) {
+        int rc2 = gt_open_copy(t);
+        if (rc2 == SQLITE_OK)
+            rc2 = gt_probe(t, &has_meta);
+        if (rc2 == SQLITE_OK)
+            rc = SQLITE_OK, cant_use_wal = 0;
+        else
+            gt_drop_copy(t);
+    }
+    if (cant_use_wal) {
         int rc2 = gt_open_uri(t, "mode=ro&immutable=1");
         if (rc2 == SQLITE_OK)
             rc2 = gt_probe(t, &has_meta);
@@ -163,8 +260,22 @@ int gt_trace_open(struct gt_trace *t, const char *path)
         return gt_fail(t, "cannot open: %s", t->db ? sqlite3_errmsg(t->db) : sqlite3_errstr(rc));
     }
 
+    /* Header byte 18 is 2 while the file is in WAL mode: the trace of a
+     * process that did not finish, whose last commits are in PATH-wal. */
+    if (!has_meta && wal_missing) {
+        fprintf(stderr, "gputrace: %s: holds no data of its own: its process did not finish, and what it recorded "
+                        "is in its write-ahead log %s, which is not beside it (copy the -wal file along with the "
+                        "trace)\n", path, wal);
+        gt_trace_close(t);
+        return GT_EXIT_USAGE;
+    }
     if (!has_meta)
         return gt_fail(t, "%s", "not a gputrace trace (no meta table)");
+    if (wal_missing && !t->wal_skipped) {
+        t->wal_skipped = 1;
+        fprintf(stderr, "gputrace: %s: warning: its write-ahead log %s is missing (its process did not finish); "
+                        "showing only data already in the main file\n", path, wal);
+    }
     char *tracer = gt_trace_meta(t, "tracer");
     int ours = tracer && strcmp(tracer, "gputrace") == 0;
     free(tracer);
@@ -182,6 +293,18 @@ int gt_trace_open(struct gt_trace *t, const char *path)
                 "gputrace: %s: schema version %lld is newer than this gputrace supports (%d); "
                 "upgrade gputrace\n",
                 path, (long long)v, GT_SCHEMA_VERSION);
+        gt_trace_close(t);
+        return GT_EXIT_USAGE;
+    }
+    int64_t merged = 0;
+    if (v == 0 &&
+        gt_trace_int(t, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'traces'", &merged) == 0 &&
+        merged && gt_trace_int(t, "SELECT count(*) FROM traces", &merged) == 0) {
+        /* what `gputrace merge` writes: rows of many traces, for SQL */
+        fprintf(stderr,
+                "gputrace: %s: a file of %lld merged traces (gputrace merge), not a trace: query it with SQL "
+                "(docs/ranks.md), or give the traces themselves\n",
+                path, (long long)merged);
         gt_trace_close(t);
         return GT_EXIT_USAGE;
     }
@@ -204,6 +327,7 @@ void gt_trace_close(struct gt_trace *t)
     if (t->db)
         sqlite3_close(t->db);
     t->db = NULL;
+    gt_drop_copy(t);
 }
 
 char *gt_trace_meta(struct gt_trace *t, const char *key)
@@ -229,6 +353,25 @@ int64_t gt_trace_meta_int(struct gt_trace *t, const char *key, int64_t dflt)
     int ok = *v && !*end && !errno;
     free(v);
     return ok ? n : dflt;
+}
+
+char *gt_trace_stop_reason(struct gt_trace *t)
+{
+    char *reason = gt_trace_meta(t, "stop_reason");
+    if (!reason)
+        return NULL;
+    char *detail = gt_trace_meta(t, "stop_detail");
+    const char *what = strcmp(reason, "disk_full") == 0         ? "the disk was full"
+                     : strcmp(reason, "quota") == 0             ? "the disk quota was reached"
+                     : strcmp(reason, "file_size_limit") == 0   ? "the file size limit (ulimit -f) was reached"
+                                                                : "a write to the trace failed";
+    size_t len = strlen(what) + (detail ? strlen(detail) : 0) + 8;
+    char *out = malloc(len);
+    if (out)
+        snprintf(out, len, detail && *detail ? "%s (%s)" : "%s", what, detail);
+    free(reason);
+    free(detail);
+    return out;
 }
 
 void gt_trace_sql_error(struct gt_trace *t, const char *what)

@@ -21,6 +21,10 @@ struct gt_trace {
     /* Opened with immutable=1 because the -wal/-shm files could not be used:
      * anything still only in the write-ahead log is not visible. */
     int wal_skipped;
+    /* A private copy of the trace and its write-ahead log, read instead of
+     * the file when the log could not be used where it lies (a read-only
+     * directory); removed by gt_trace_close. NULL when none. */
+    char *copy_dir;
 };
 
 /* Opens and validates `path`. Returns 0, or GT_EXIT_USAGE (2) after printing
@@ -32,6 +36,13 @@ void gt_trace_close(struct gt_trace *t);
 char *gt_trace_meta(struct gt_trace *t, const char *key);
 /* A meta value parsed as an integer; `dflt` when absent or not a number. */
 int64_t gt_trace_meta_int(struct gt_trace *t, const char *key, int64_t dflt);
+
+/* Why recording stopped before its process ended, when the tracer could
+ * say (meta.stop_reason, written when a write failed: a full disk, a
+ * quota, a file size limit): "the disk was full (No space left on
+ * device)", malloc'ed; NULL for a trace that does not say (finished, or
+ * killed). */
+char *gt_trace_stop_reason(struct gt_trace *t);
 
 /* Runs a query returning one integer (NULL reads as 0). Returns 0, or -1
  * after printing the SQLite error. */

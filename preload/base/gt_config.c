@@ -221,6 +221,9 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
     c->python = 1;
     c->nvtx = 1;
     c->standby = 0;
+    c->force_overwrite = 0;
+    c->record_window_pid = 0;
+    c->record_window_at_ns = c->record_window_dur_ns = 0;
     c->trigger_step_factor = 0;
     c->trigger_idle_pct = 0;
     c->trigger_cooldown_ns = GT_DEFAULT_TRIGGER_COOLDOWN_NS;
@@ -287,6 +290,27 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
         else
             gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 1 or 0; using %s", "GPUTRACE_NVTX", v,
                            "1");
+    }
+    v = get("GPUTRACE_FORCE_OVERWRITE");
+    if (v) {
+        if (strcmp(v, "1") == 0 || strcmp(v, "0") == 0)
+            c->force_overwrite = v[0] == '1';
+        else
+            gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 1 or 0; using %s",
+                           "GPUTRACE_FORCE_OVERWRITE", v, "0 (an existing trace is kept)");
+    }
+    v = get("GPUTRACE_RECORD_WINDOW");
+    if (v && *v) {
+        long pid;
+        unsigned long long at, dur;
+        int used = 0;
+        if (sscanf(v, "%ld:%llu:%llu%n", &pid, &at, &dur, &used) == 3 && !v[used] && pid > 0) {
+            c->record_window_pid = pid;
+            c->record_window_at_ns = at;
+            c->record_window_dur_ns = dur;
+        } else
+            gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not PID:AT_NS:DURATION_NS; %s",
+                           "GPUTRACE_RECORD_WINDOW", v, "no window");
     }
     v = get("GPUTRACE_MODE");
     if (v) {

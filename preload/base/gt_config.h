@@ -20,6 +20,13 @@ struct gt_config {
     int python;                /* 1: Python stacks where Python runs (GPUTRACE_PYTHON=1), 0: off */
     int nvtx;                  /* 1: NVTX ranges and marks recorded (GPUTRACE_NVTX=1), 0: off */
     int standby;               /* GPUTRACE_MODE: 0 record (from the first call), 1 standby (windows on demand) */
+    int force_overwrite;       /* GPUTRACE_FORCE_OVERWRITE=1: an earlier run's trace at the name is replaced */
+    /* GPUTRACE_RECORD_WINDOW=PID:AT_NS:DURATION_NS, set by `gputrace record
+     * --delay/--duration` for the command's process: in standby, it opens
+     * its one window itself, at its first CUDA call or at AT_NS (wall
+     * clock, 0: at once) if later, for DURATION_NS (0: to the end). */
+    long record_window_pid;    /* 0: none */
+    uint64_t record_window_at_ns, record_window_dur_ns;
     /* Automatic windows in standby (GPUTRACE_TRIGGER, rules separated by
      * commas): step-time>Kx, a step over K times the running median opens
      * one (0: no such rule); idle>P%, a GPU idle more than P% of a second

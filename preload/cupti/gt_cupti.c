@@ -17,6 +17,7 @@
 
 #include "base/gt_base.h"
 #include "cupti/gt_cupti.h"
+#include "cupti/gt_cupti_int.h"
 
 /* CUPTI's records take about 240 bytes a launch: at a million launches a
  * second, a buffer fills in 8 ms. Buffers are recycled, and never more
@@ -25,31 +26,15 @@
  * than the tracer's memory growing with the run. */
 #define GT_CUPTI_BUFFER (2u << 20)
 #define GT_CUPTI_MAX_BUFFERS 8
-#define GT_EXT_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
-
-struct gt_cupti_api {
-    CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
-    CUptiResult (*register_timestamp)(CUpti_TimestampCallbackFunc);
-    CUptiResult (*enable)(CUpti_ActivityKind);
-    CUptiResult (*disable)(CUpti_ActivityKind);
-    CUptiResult (*flush_all)(uint32_t);
-    CUptiResult (*flush_period)(uint32_t);
-    CUptiResult (*next_record)(uint8_t *, size_t, CUpti_Activity **);
-    CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
-    CUptiResult (*push)(CUpti_ExternalCorrelationKind, uint64_t);
-    CUptiResult (*pop)(CUpti_ExternalCorrelationKind, uint64_t *);
-    CUptiResult (*result_string)(CUptiResult, const char **);
-    CUptiResult (*graph_node_id)(CUgraphNode, uint64_t *); /* optional: CUDA Graphs' node ids */
-    CUptiResult (*graph_id)(CUgraph, uint32_t *);
-};
-
 struct gt_cupti_buf {
     uint8_t *data;
     size_t valid;
     struct gt_cupti_buf *next;
 };
 
-static struct gt_cupti_api gt_cu;
+struct gt_cupti_api gt_cu;
+_Atomic int gt_cupti_holding;
+_Atomic(uint64_t) gt_cupti_tracer_kinds;
 _Atomic int gt_cupti_enabled;
 #define gt_cupti_on gt_cupti_enabled
 static char gt_cupti_lib[PATH_MAX];
@@ -58,6 +43,7 @@ static _Atomic int gt_cupti_outstanding; /* buffers lent to CUPTI, not yet hande
 static struct gt_cupti_buf *gt_cupti_head, *gt_cupti_tail;
 static uint8_t *gt_cupti_spare[GT_CUPTI_MAX_BUFFERS]; /* written out, ready to lend again */
 static int gt_cupti_nspare, gt_cupti_nbuffers;     /* under gt_cupti_lock */
+static uint8_t *gt_cupti_mine[GT_CUPTI_MAX_BUFFERS]; /* every buffer of ours that exists */
 static _Atomic(uint64_t) gt_cupti_dropped_records;
 static int gt_cupti_forked; /* CUPTI was running in the parent */
 
@@ -76,7 +62,7 @@ static void CUPTIAPI gt_cupti_buffer_requested(uint8_t **buffer, size_t *size, s
     if (gt_cupti_nspare)
         p = gt_cupti_spare[--gt_cupti_nspare];
     else if (gt_cupti_nbuffers < GT_CUPTI_MAX_BUFFERS && posix_memalign(&p, 8, GT_CUPTI_BUFFER) == 0)
-        gt_cupti_nbuffers++;
+        gt_cupti_mine[gt_cupti_nbuffers++] = p;
     else
         p = NULL;
     pthread_mutex_unlock(&gt_cupti_lock);
@@ -91,21 +77,34 @@ static void CUPTIAPI gt_cupti_buffer_requested(uint8_t **buffer, size_t *size, s
 static void gt_cupti_recycle(uint8_t *data)
 {
     pthread_mutex_lock(&gt_cupti_lock);
-    if (gt_cupti_nspare < GT_CUPTI_MAX_BUFFERS)
-        gt_cupti_spare[gt_cupti_nspare++] = data;
-    else
-        free(data);
+    gt_cupti_spare[gt_cupti_nspare++] = data; /* room for every buffer there is */
     pthread_mutex_unlock(&gt_cupti_lock);
+}
+
+static int gt_cupti_is_mine(const uint8_t *data)
+{
+    pthread_mutex_lock(&gt_cupti_lock);
+    int mine = 0;
+    for (int i = 0; i < gt_cupti_nbuffers && !mine; i++)
+        mine = gt_cupti_mine[i] == data;
+    pthread_mutex_unlock(&gt_cupti_lock);
+    return mine;
 }
 
 static void CUPTIAPI gt_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
                                                size_t valid)
 {
-    (void)size;
+    if (!gt_cupti_is_mine(buffer)) {
+        /* The program's, lent to CUPTI before the tracer took it over. */
+        gt_cupti_share_foreign(buffer, size, valid);
+        return;
+    }
     size_t dropped = 0;
     if (gt_cu.dropped && gt_cu.dropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
         atomic_fetch_add(&gt_cupti_dropped_records, dropped);
-    struct gt_cupti_buf *b = valid ? malloc(sizeof(*b)) : NULL;
+    gt_cupti_share_forward(buffer, valid);
+    /* Between windows only the program's kinds are on: not the writer's. */
+    struct gt_cupti_buf *b = valid && atomic_load(&gt_cupti_on) ? malloc(sizeof(*b)) : NULL;
     if (!b) {
         gt_cupti_recycle(buffer);
         atomic_fetch_sub(&gt_cupti_outstanding, 1);
@@ -235,17 +234,44 @@ static int gt_cupti_enable_kinds(char *why, size_t why_len)
 {
     for (size_t i = 0; i < GT_CUPTI_NKINDS; i++) {
         CUptiResult r = gt_cu.enable(gt_cupti_kinds[i]);
+        if (r == CUPTI_SUCCESS)
+            atomic_fetch_or(&gt_cupti_tracer_kinds, 1ull << gt_cupti_kinds[i]);
         /* Overhead records are a bonus; the rest are the point. */
         if (r != CUPTI_SUCCESS && gt_cupti_kinds[i] != CUPTI_ACTIVITY_KIND_OVERHEAD) {
             for (size_t j = 0; j < i; j++)
-                gt_cu.disable(gt_cupti_kinds[j]);
+                if (!gt_cupti_share_wants(gt_cupti_kinds[j])) {
+                    gt_cu.disable(gt_cupti_kinds[j]);
+                    atomic_fetch_and(&gt_cupti_tracer_kinds, ~(1ull << gt_cupti_kinds[j]));
+                }
             snprintf(why, why_len, "CUPTI refused activity kind %d: %s", (int)gt_cupti_kinds[i], gt_cupti_err(r));
             return 0;
         }
     }
+    gt_cupti_share_kernels_served();
     if (gt_cu.flush_period)
         gt_cu.flush_period(100); /* records reach the writer while their calls still wait (gt_writer_pend.c) */
     atomic_store(&gt_cupti_on, 1);
+    return 1;
+}
+
+static int gt_cupti_load(char *why, size_t why_len)
+{
+    void *h = gt_open_cupti(why, why_len);
+    if (!h)
+        return 0;
+    GT_SYM(register_callbacks, "cuptiActivityRegisterCallbacks");
+    GT_SYM(register_timestamp, "cuptiActivityRegisterTimestampCallback");
+    GT_SYM(enable, "cuptiActivityEnable");
+    GT_SYM(disable, "cuptiActivityDisable");
+    GT_SYM(flush_all, "cuptiActivityFlushAll");
+    GT_SYM(next_record, "cuptiActivityGetNextRecord");
+    GT_SYM(dropped, "cuptiActivityGetNumDroppedRecords");
+    GT_SYM(push, "cuptiActivityPushExternalCorrelationId");
+    GT_SYM(pop, "cuptiActivityPopExternalCorrelationId");
+    *(void **)&gt_cu.result_string = dlsym(h, "cuptiGetResultString");
+    *(void **)&gt_cu.graph_node_id = dlsym(h, "cuptiGetGraphNodeId");
+    *(void **)&gt_cu.graph_id = dlsym(h, "cuptiGetGraphId");
+    *(void **)&gt_cu.flush_period = dlsym(h, "cuptiActivityFlushPeriod");
     return 1;
 }
 
@@ -262,34 +288,29 @@ int gt_cupti_start(const char *mode, char *why, size_t why_len)
     }
     if (gt_cupti_registered) /* a standby window after the first: CUPTI is loaded and ours */
         return gt_cupti_enable_kinds(why, why_len);
-    void *h = gt_open_cupti(why, why_len);
-    if (!h)
+    /* Our lookups get CUPTI's own functions, not the hooks that answer the
+     * program's calls to them (hot/gt_dlsym.c passes a busy thread's). */
+    int was_busy = gt_tls_busy;
+    gt_tls_busy = 1;
+    int ok = gt_cupti_load(why, why_len);
+    gt_tls_busy = was_busy;
+    if (!ok)
         return 0;
-    GT_SYM(register_callbacks, "cuptiActivityRegisterCallbacks");
-    GT_SYM(register_timestamp, "cuptiActivityRegisterTimestampCallback");
-    GT_SYM(enable, "cuptiActivityEnable");
-    GT_SYM(disable, "cuptiActivityDisable");
-    GT_SYM(flush_all, "cuptiActivityFlushAll");
-    GT_SYM(next_record, "cuptiActivityGetNextRecord");
-    GT_SYM(dropped, "cuptiActivityGetNumDroppedRecords");
-    GT_SYM(push, "cuptiActivityPushExternalCorrelationId");
-    GT_SYM(pop, "cuptiActivityPopExternalCorrelationId");
-    *(void **)&gt_cu.flush_period = dlsym(h, "cuptiActivityFlushPeriod");
-    *(void **)&gt_cu.result_string = dlsym(h, "cuptiGetResultString");
-    *(void **)&gt_cu.graph_node_id = dlsym(h, "cuptiGetGraphNodeId");
-    *(void **)&gt_cu.graph_id = dlsym(h, "cuptiGetGraphId");
 
-    CUptiResult r = gt_cu.register_timestamp(gt_cupti_clock);
+    CUptiResult r = gt_cupti_clock_program() ? CUPTI_SUCCESS : gt_cu.register_timestamp(gt_cupti_clock);
     if (r != CUPTI_SUCCESS) {
         snprintf(why, why_len, "CUPTI refused our clock: %s", gt_cupti_err(r));
         return 0;
     }
+    gt_cupti_share_take();
     r = gt_cu.register_callbacks(gt_cupti_buffer_requested, gt_cupti_buffer_completed);
     if (r != CUPTI_SUCCESS) {
         snprintf(why, why_len, "CUPTI refused buffer callbacks: %s", gt_cupti_err(r));
         return 0;
     }
     gt_cupti_registered = 1;
+    atomic_store(&gt_cupti_holding, 1);
+    gt_cupti_share_taken();
     return gt_cupti_enable_kinds(why, why_len);
 }
 
@@ -318,6 +339,7 @@ uint32_t gt_cupti_graph_id(void *graph)
 
 void gt_cupti_push(uint64_t id)
 {
+    gt_cupti_share_note(id);
     gt_cu.push(GT_EXT_KIND, id);
 }
 
@@ -345,12 +367,23 @@ void gt_cupti_stop(void)
     atomic_store(&gt_cupti_on, 0);
 }
 
+void gt_cupti_end(void)
+{
+    gt_cupti_share_end();
+    gt_cupti_stop();
+}
+
 void gt_cupti_pause(void)
 {
     if (!gt_cupti_active())
         return;
-    for (size_t i = 0; i < GT_CUPTI_NKINDS; i++)
+    /* The program's own kinds stay on: it gets their records still. */
+    for (size_t i = 0; i < GT_CUPTI_NKINDS; i++) {
+        if (gt_cupti_share_wants(gt_cupti_kinds[i]))
+            continue;
         gt_cu.disable(gt_cupti_kinds[i]);
+        atomic_fetch_and(&gt_cupti_tracer_kinds, ~(1ull << gt_cupti_kinds[i]));
+    }
     gt_cupti_stop();
 }
 
@@ -358,10 +391,56 @@ void gt_cupti_release_buffers(void)
 {
     pthread_mutex_lock(&gt_cupti_lock);
     while (gt_cupti_nspare) {
-        free(gt_cupti_spare[--gt_cupti_nspare]);
-        gt_cupti_nbuffers--;
+        uint8_t *p = gt_cupti_spare[--gt_cupti_nspare];
+        for (int i = 0; i < gt_cupti_nbuffers; i++)
+            if (gt_cupti_mine[i] == p) {
+                gt_cupti_mine[i] = gt_cupti_mine[--gt_cupti_nbuffers];
+                break;
+            }
+        free(p);
     }
     pthread_mutex_unlock(&gt_cupti_lock);
+}
+
+/* A record on the program's clock mapped onto ours: the times the writer
+ * reads. */
+static void gt_cupti_shift(CUpti_Activity *rec)
+{
+    switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        CUpti_ActivityKernel10 *k = (void *)rec;
+        k->start = gt_cupti_clock_map(k->start);
+        k->end = gt_cupti_clock_map(k->end);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        CUpti_ActivityMemcpy6 *m = (void *)rec;
+        m->start = gt_cupti_clock_map(m->start);
+        m->end = gt_cupti_clock_map(m->end);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        CUpti_ActivityMemset4 *m = (void *)rec;
+        m->start = gt_cupti_clock_map(m->start);
+        m->end = gt_cupti_clock_map(m->end);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+        CUpti_ActivitySynchronization2 *y = (void *)rec;
+        y->start = gt_cupti_clock_map(y->start);
+        y->end = gt_cupti_clock_map(y->end);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+        CUpti_ActivityOverhead3 *o = (void *)rec;
+        o->start = gt_cupti_clock_map(o->start);
+        o->end = gt_cupti_clock_map(o->end);
+        break;
+    }
+    default:
+        break;
+    }
 }
 
 void gt_cupti_drain(gt_cupti_record_fn fn, void *arg)
@@ -370,10 +449,16 @@ void gt_cupti_drain(gt_cupti_record_fn fn, void *arg)
     struct gt_cupti_buf *b = gt_cupti_head;
     gt_cupti_head = gt_cupti_tail = NULL;
     pthread_mutex_unlock(&gt_cupti_lock);
+    int foreign = gt_cupti_clock_foreign();
+    if (foreign && b)
+        gt_cupti_clock_sample();
     while (b) {
         CUpti_Activity *rec = NULL;
-        while (gt_cu.next_record(b->data, b->valid, &rec) == CUPTI_SUCCESS)
+        while (gt_cu.next_record(b->data, b->valid, &rec) == CUPTI_SUCCESS) {
+            if (foreign)
+                gt_cupti_shift(rec);
             fn(rec, arg);
+        }
         struct gt_cupti_buf *next = b->next;
         gt_cupti_recycle(b->data);
         free(b);
@@ -402,4 +487,6 @@ void gt_cupti_after_fork_child(void)
     atomic_store(&gt_cupti_outstanding, 0);
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     gt_cupti_lock = fresh;
+    gt_cupti_share_after_fork_child();
+    gt_cupti_clock_after_fork_child();
 }

@@ -1,7 +1,9 @@
 /* gt_cupti.h: GPU-side times through CUPTI's Activity API, loaded at run
  * time. Only the Activity API is used, never the callback API's single
- * subscriber slot, so nsys, ncu or the PyTorch profiler still work beside
- * us; our external correlation ids use a kind of our own (CUSTOM2). */
+ * subscriber slot; CUPTI's one set of activity buffer callbacks is ours,
+ * and a program's own collector (the PyTorch profiler) gets its records
+ * from us (gt_cupti_share.c). Our external correlation ids use a kind of
+ * our own (CUSTOM2). */
 #ifndef GT_CUPTI_H
 #define GT_CUPTI_H
 
@@ -29,6 +31,9 @@ uint32_t gt_cupti_graph_id(void *graph);
 void gt_cupti_flush(int forced);
 /* Flushes everything and stops; buffers stay queued for the writer. */
 void gt_cupti_stop(void);
+/* The process ends (exit, a fatal signal): as gt_cupti_stop, and the
+ * program's own collector gets nothing more from us. */
+void gt_cupti_end(void);
 /* A standby window's end: CUPTI stops instrumenting (its activity kinds
  * disabled), then as gt_cupti_stop. gt_cupti_start enables them again. */
 void gt_cupti_pause(void);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/gt_cuda.h"
+#include "cupti/gt_cupti_app.h"
 #include "hot/gt_call.h"
 #include "hot/gt_crange.h"
 #include "hot/gt_graph.h"
@@ -88,10 +89,20 @@
         errno = saved;                                                         \
         return res;                                                            \
     }
+/* The program's own CUPTI calls: answered beside the tracer's CUPTI, on
+ * any thread, busy or not (a program's bufferCompleted may run on a thread
+ * of the tracer's and ask CUPTI for its dropped records). */
+#define GT_HOOK_CUPTI(name, params, args, impl)                                \
+    GT_EXPORT CUptiResult name params                                          \
+    {                                                                          \
+        void *real = gt_real(GT_API_##name);                                   \
+        return impl;                                                           \
+    }
 #include "hot/gt_hooks.def"
 #undef GT_HOOK
 #undef GT_HOOK_VOID
 #undef GT_HOOK_PROFILER
+#undef GT_HOOK_CUPTI
 
 const struct gt_hook_info gt_hooks[GT_API_COUNT] = {
 #define GT_HOOK(lib, name, cat, params, args, reader) \

@@ -4,11 +4,11 @@
 
 #include <stdint.h>
 
-enum gt_lib { GT_LIB_RT, GT_LIB_DRV };
+enum gt_lib { GT_LIB_RT, GT_LIB_DRV, GT_LIB_CUPTI };
 
 struct gt_hook_info {
     const char *name;
-    int lib;       /* enum gt_lib */
+    int lib;       /* enum gt_lib (CUPTI: the program's own use, never recorded) */
     int category;  /* enum gt_category */
     void *wrapper; /* our exported function */
 };

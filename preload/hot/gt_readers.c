@@ -107,7 +107,7 @@ void gt_rd_get_kernel(int res, cudaKernel_t *kernel, const void *host_fun)
 void gt_rd_get_function(int res, void **handle, const char *name)
 {
     if (res == CUDA_SUCCESS && handle && *handle)
-        gt_names_register(*handle, name);
+        gt_names_register_copy(*handle, name);
 }
 
 void gt_rd_kernel_function(int res, CUfunction *f, CUkernel k)

@@ -54,6 +54,11 @@ static _Atomic int gt_ctl_steps_over; /* a window by steps has its steps */
 static _Atomic int gt_ctl_fire_pending; /* an automatic window asked for */
 static _Atomic uint64_t gt_ctl_last_fire; /* when the last one was, gt_now_ns */
 
+/* gputrace record's window (gt_control_plan_window), for the control thread. */
+static _Atomic int gt_ctl_plan_pending;
+static uint64_t gt_ctl_plan_at, gt_ctl_plan_dur, gt_ctl_plan_since;
+static int gt_ctl_plan_n;
+
 struct gt_ctl_channel {
     int fd, efd;
 };
@@ -261,6 +266,27 @@ static void gt_ctl_auto_window(void)
     gt_session_window_close();
 }
 
+/* gputrace record's window: closed when its time is up (opened first if
+ * it was not yet), answering others meanwhile. */
+static void gt_ctl_planned_window(void)
+{
+    int n = gt_ctl_plan_n;
+    uint64_t since = gt_ctl_plan_since;
+    if (!n) {
+        if (gt_ctl_plan_at > gt_ctl_wall_ns())
+            gt_ctl_sleep_until_wall(gt_ctl_plan_at);
+        char path[1024], err[512];
+        n = gt_session_window_open("gputrace record", path, sizeof(path), err, sizeof(err));
+        if (n < 0)
+            return; /* one opened by gputrace trigger meanwhile records anyway */
+        since = gt_now_ns();
+    }
+    if (!gt_ctl_plan_dur)
+        return; /* to the end of the process */
+    gt_ctl_serve_busy(since + gt_ctl_plan_dur, n);
+    gt_session_window_close();
+}
+
 static void *gt_ctl_main(void *arg)
 {
     struct gt_ctl_channel ch = *(struct gt_ctl_channel *)arg; /* this channel's own: a restart makes another */
@@ -272,7 +298,11 @@ static void *gt_ctl_main(void *arg)
         int r = poll(p, ch.efd >= 0 ? 2 : 1, -1);
         if (r > 0 && ch.efd >= 0 && (p[1].revents & POLLIN)) {
             uint64_t v;
-            if (read(ch.efd, &v, sizeof(v)) == (ssize_t)sizeof(v) && atomic_exchange(&gt_ctl_fire_pending, 0))
+            if (read(ch.efd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+                continue;
+            if (atomic_exchange(&gt_ctl_plan_pending, 0))
+                gt_ctl_planned_window();
+            if (atomic_exchange(&gt_ctl_fire_pending, 0))
                 gt_ctl_auto_window();
             continue;
         }
@@ -303,6 +333,21 @@ static void *gt_ctl_main(void *arg)
 void gt_control_steps_done(void)
 {
     atomic_store(&gt_ctl_steps_over, 1);
+    int efd = atomic_load(&gt_ctl_efd);
+    uint64_t one = 1;
+    if (efd >= 0) {
+        ssize_t w = write(efd, &one, sizeof(one));
+        (void)w;
+    }
+}
+
+void gt_control_plan_window(uint64_t at_wall_ns, uint64_t dur_ns, int open_n)
+{
+    gt_ctl_plan_at = at_wall_ns;
+    gt_ctl_plan_dur = dur_ns;
+    gt_ctl_plan_n = open_n;
+    gt_ctl_plan_since = gt_now_ns();
+    atomic_store(&gt_ctl_plan_pending, 1);
     int efd = atomic_load(&gt_ctl_efd);
     uint64_t one = 1;
     if (efd >= 0) {
@@ -408,6 +453,7 @@ void gt_control_stop(void)
 void gt_control_after_fork_child(void)
 {
     atomic_store(&gt_ctl_last_fire, 0); /* the child's windows are its own */
+    atomic_store(&gt_ctl_plan_pending, 0);
     int efd = atomic_exchange(&gt_ctl_efd, -1);
     if (efd >= 0)
         close(efd);

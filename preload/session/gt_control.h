@@ -7,6 +7,7 @@
 #define GT_CONTROL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Creates the socket (DIR/PID.sock, DIR as docs/standby.md says) and its
  * thread. Returns 0, or -1 with the reason in err (a directory another
@@ -26,5 +27,10 @@ void gt_control_after_fork_child(void);
 void gt_control_fire(const char *why);
 /* From a program thread: a window by steps has recorded its steps. */
 void gt_control_steps_done(void);
+/* `gputrace record`'s window (GPUTRACE_RECORD_WINDOW), for the control
+ * thread: window `open_n`, opened already, is closed `dur_ns` from now;
+ * or (open_n 0) a window is opened at `at_wall_ns` (CLOCK_REALTIME) and
+ * closed `dur_ns` later. dur_ns 0: left open to the end. */
+void gt_control_plan_window(uint64_t at_wall_ns, uint64_t dur_ns, int open_n);
 
 #endif

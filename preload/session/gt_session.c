@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/gt_config.h"
@@ -37,36 +38,9 @@ static const char *gt_getenv(const char *name)
     return getenv(name);
 }
 
-/* exec keeps the pid, so an image started by exec would name its trace as
- * the image before it did: that file is kept, and this one is named apart
- * (t-123.db, then t-123.2.db, t-123.3.db...). */
-static void gt_path_apart(char *path, size_t len)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0 || !gt_writer_is_earlier_image(path))
-        return;
-    char base[1024];
-    snprintf(base, sizeof(base), "%s", path);
-    char *dot = strrchr(base, '.'), *slash = strrchr(base, '/');
-    const char *ext = "";
-    if (dot && (!slash || dot > slash) && dot != base) {
-        ext = path + (dot - base);
-        *dot = 0;
-    }
-    for (int k = 2; k < 1000; k++) {
-        char next[1100];
-        snprintf(next, sizeof(next), "%s.%d%s", base, k, ext);
-        if (strlen(next) >= len)
-            return;
-        if (lstat(next, &st) != 0 || !gt_writer_is_earlier_image(next)) {
-            memcpy(path, next, strlen(next) + 1); /* fits: checked above */
-            return;
-        }
-    }
-}
-
 /* Under `gputrace record`: adds this process's trace to the list the
- * closing summary reads (one append, atomic for a line this short). */
+ * closing summary reads (one append, atomic for a line this short); "!"
+ * for a process that could not create its trace, and said why. */
 static void gt_list_trace(const char *path)
 {
     const char *list = getenv("GPUTRACE_RECORD_LIST");
@@ -74,7 +48,7 @@ static void gt_list_trace(const char *path)
         return;
     char line[PATH_MAX + 2], cwd[PATH_MAX];
     int n;
-    if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+    if (path[0] == '/' || path[0] == '!' || !getcwd(cwd, sizeof(cwd)))
         n = snprintf(line, sizeof(line), "%s\n", path);
     else
         n = snprintf(line, sizeof(line), "%s/%s\n", cwd, path);
@@ -107,9 +81,12 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
         gt_warn("GPUTRACE_OUTPUT: %s; using %s", err, GT_DEFAULT_OUTPUT);
         gt_expand_output(GT_DEFAULT_OUTPUT, &vars, path, path_len, err, err_len);
     }
-    gt_path_apart(path, path_len);
-    if (gt_writer_open(path, cfg, err, err_len) < 0)
+    /* Another process's trace at that name is never written into: this
+     * one's goes beside it (the writer says where). */
+    if (gt_writer_open(path, path_len, cfg, err, err_len) < 0) {
+        gt_list_trace("!"); /* record's summary: calls were made, the caller says why no trace */
         return -1;
+    }
     uint64_t since = gt_now_ns();
     if (cfg->standby) {
         /* A window by steps records nothing until its first step starts. */
@@ -164,6 +141,8 @@ static void gt_session_capture_close(void)
     gt_session_window_close();
 }
 
+static void gt_session_record_window(const struct gt_config *cfg);
+
 static void gt_session_start_locked(void)
 {
     struct gt_config *cfg = &gt_session_cfg;
@@ -202,6 +181,8 @@ static void gt_session_start_locked(void)
             gt_idle_start(cfg->trigger_idle_pct, gt_control_fire, err, sizeof(err)) < 0)
             gt_warn("GPUTRACE_TRIGGER=idle>%d%%: %s; the idle rule is off", cfg->trigger_idle_pct, err);
         atomic_store(&gt_state, GT_STATE_STANDBY);
+        if (cfg->record_window_pid == (long)getpid())
+            gt_session_record_window(cfg);
         return;
     }
     if (gt_session_open_trace(cfg->output, 1, NULL, path, sizeof(path), err, sizeof(err)) < 0) {
@@ -257,23 +238,59 @@ uint64_t gt_session_window_steps_end(void)
     return done;
 }
 
-int gt_session_window_open(const char *why, char *path, size_t path_len, char *err, size_t err_len)
+static int gt_session_window_open_locked(const char *why, char *path, size_t path_len, char *err, size_t err_len)
 {
-    pthread_mutex_lock(&gt_session_lock);
     int rc = -1;
     if (atomic_load(&gt_state) != GT_STATE_STANDBY) {
         snprintf(err, err_len, atomic_load(&gt_state) == GT_STATE_ACTIVE ? "a window is already open"
                                                                          : "the process is not in standby");
     } else {
         char pattern[1100];
-        if (gt_output_per_window(gt_session_cfg.output, pattern, sizeof(pattern)) < 0)
+        const struct gt_config *c = &gt_session_cfg;
+        /* A capture range that stops after one range, and no automatic
+         * window, make one window at most: it takes the name given (-o
+         * t.db writes t.db). A later window (`gputrace trigger`) is named
+         * per window, as ever. */
+        int one = c->output[0] && c->capture.kind != GT_CAPTURE_NONE && c->capture.end == GT_CAPTURE_END_STOP &&
+                  !c->trigger_step_factor && !c->trigger_idle_pct && gt_session_window == 0;
+        if (one && snprintf(pattern, sizeof(pattern), "%s", c->output) < (int)sizeof(pattern))
+            ;
+        else if (gt_output_per_window(c->output, pattern, sizeof(pattern)) < 0)
             snprintf(pattern, sizeof(pattern), "%s", GT_DEFAULT_OUTPUT "-w%w");
         rc = gt_session_open_trace(pattern, gt_session_window + 1, why, path, path_len, err, err_len);
         if (rc == 0)
             rc = (int)++gt_session_window;
     }
+    return rc;
+}
+
+int gt_session_window_open(const char *why, char *path, size_t path_len, char *err, size_t err_len)
+{
+    pthread_mutex_lock(&gt_session_lock);
+    int rc = gt_session_window_open_locked(why, path, path_len, err, err_len);
     pthread_mutex_unlock(&gt_session_lock);
     return rc;
+}
+
+/* `gputrace record --delay/--duration`'s window, in the command's own
+ * process (GPUTRACE_RECORD_WINDOW): due already, it opens here, on the
+ * first CUDA call's thread, so that call is its first; else the control
+ * thread opens it when due. The control thread closes it. */
+static void gt_session_record_window(const struct gt_config *cfg)
+{
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    uint64_t wall = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+    if (cfg->record_window_at_ns > wall) {
+        gt_control_plan_window(cfg->record_window_at_ns, cfg->record_window_dur_ns, 0);
+        return;
+    }
+    char path[1024], err[512];
+    int n = gt_session_window_open_locked("gputrace record", path, sizeof(path), err, sizeof(err));
+    if (n < 0)
+        gt_warn("%s; not tracing this process", err);
+    else
+        gt_control_plan_window(0, cfg->record_window_dur_ns, n);
 }
 
 void gt_session_window_close(void)
@@ -312,7 +329,7 @@ static void gt_atexit(void)
     if (atomic_load(&gt_state) == GT_STATE_ACTIVE) {
         atomic_store(&gt_state, GT_STATE_FINISHED);
         gt_sampler_stop();
-        gt_cupti_stop();
+        gt_cupti_end();
         gt_writer_stop(1);
     }
     pthread_mutex_unlock(&gt_session_lock);

@@ -102,6 +102,10 @@ static void gt_writer_failed(struct gt_writer *w, const char *why)
     if (w->failed)
         return;
     w->failed = 1;
+    /* For meta: SQLite says a full disk as SQLITE_FULL, with no errno. */
+    int full = strcmp(why, sqlite3_errstr(SQLITE_FULL)) == 0;
+    w->fail_errno = full ? ENOSPC : w->db ? sqlite3_system_errno(w->db) : 0;
+    snprintf(w->fail_why, sizeof(w->fail_why), "%s", why);
     int active = GT_STATE_ACTIVE;
     atomic_compare_exchange_strong(&gt_state, &active, GT_STATE_DISABLED);
     gt_warn("cannot write %s: %s; recording stops, the trace keeps what was committed", w->path, why);
@@ -150,25 +154,6 @@ int gt_bit_test_set(uint8_t *bits, uint32_t i)
         return 1;
     bits[i >> 3] |= m;
     return 0;
-}
-
-void gt_read_text_file(const char *path, char *buf, size_t len, int nul_to_space)
-{
-    buf[0] = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t n = read(fd, buf, len - 1);
-    close(fd);
-    if (n <= 0)
-        return;
-    buf[n] = 0;
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == 0))
-        buf[--n] = 0;
-    if (nul_to_space)
-        for (ssize_t i = 0; i < n; i++)
-            if (buf[i] == 0)
-                buf[i] = ' ';
 }
 
 /* ---- events ---- */
@@ -229,8 +214,10 @@ static void gt_write_event(const struct gt_event *e, void *arg)
 
 int gt_begin_txn(struct gt_writer *w)
 {
-    if (w->failed)
+    if (w->failed) {
+        gt_writer_note_stop(w); /* once, when no transaction is open: why recording stopped */
         return -1;
+    }
     if (!w->in_txn) {
         if (gt_exec(w->db, "BEGIN") != SQLITE_OK) {
             gt_writer_failed(w, sqlite3_errmsg(w->db));
@@ -243,7 +230,7 @@ int gt_begin_txn(struct gt_writer *w)
 
 static void gt_write_counters(struct gt_writer *w)
 {
-    gt_meta_u64(w, "cupti_dropped_records", gt_cupti_dropped());
+    gt_writer_cupti_counters(w);
     gt_meta_u64(w, "dropped_events", gt_ring_dropped());
     gt_meta_u64(w, "dropped_stacks", gt_stacks_dropped());
     gt_meta_u64(w, "dropped_python_stacks", gt_python_dropped());
@@ -399,7 +386,7 @@ static void gt_writer_finish_for_signal(struct gt_writer *w, int sig)
 {
     if (!atomic_exchange(&w->finishing, 1)) {
         atomic_store(&gt_state, GT_STATE_FINISHED);
-        gt_cupti_stop();
+        gt_cupti_end();
         /* Not freed: exit() on another thread may still be looking at it. */
         pthread_mutex_lock(&gt_work_lock);
         gt_writer_note_cpu(w); /* the finish, on this thread too, is counted apart */
@@ -484,6 +471,9 @@ static void gt_writer_close_db(struct gt_writer *w)
     if (w->db)
         sqlite3_close(w->db);
     w->db = NULL;
+    if (w->lock_fd >= 0)
+        close(w->lock_fd); /* the file is no longer being written */
+    w->lock_fd = -1;
 }
 
 static void gt_writer_free(struct gt_writer *w)
@@ -540,7 +530,8 @@ static void gt_xfsz_restore(struct gt_xfsz *x)
     pthread_sigmask(SIG_SETMASK, &x->old, NULL);
 }
 
-static int gt_writer_open_blocked(const char *path, const struct gt_config *cfg, char *err, size_t err_len);
+static int gt_writer_open_blocked(char *path, size_t path_len, const struct gt_config *cfg, char *err,
+                                  size_t err_len);
 
 /* Statement `one`'s insert with GT_BATCH_ROWS rows of values, as `many`. */
 static int gt_prepare_batch(struct gt_writer *w, struct gt_batch *b, int one, int many, int cols)
@@ -568,24 +559,29 @@ static int gt_prepare_batch(struct gt_writer *w, struct gt_batch *b, int one, in
     return rc;
 }
 
-int gt_writer_open(const char *path, const struct gt_config *cfg, char *err, size_t err_len)
+int gt_writer_open(char *path, size_t path_len, const struct gt_config *cfg, char *err, size_t err_len)
 {
     struct gt_xfsz x;
     gt_xfsz_block(&x);
-    int rc = gt_writer_open_blocked(path, cfg, err, err_len);
+    int rc = gt_writer_open_blocked(path, path_len, cfg, err, err_len);
     gt_xfsz_restore(&x);
     return rc;
 }
 
-static int gt_writer_open_blocked(const char *path, const struct gt_config *cfg, char *err, size_t err_len)
+static int gt_writer_open_blocked(char *path, size_t path_len, const struct gt_config *cfg, char *err,
+                                  size_t err_len)
 {
-    if (gt_writer_create_file(path, err, err_len) < 0)
+    int lock_fd = gt_writer_claim_file(path, path_len, cfg->force_overwrite, err, err_len);
+    if (lock_fd < 0)
         return -1;
     struct gt_writer *w = calloc(1, sizeof(*w));
     if (!w) {
         snprintf(err, err_len, "out of memory");
+        unlink(path);
+        close(lock_fd);
         return -1;
     }
+    w->lock_fd = lock_fd;
     snprintf(w->path, sizeof(w->path), "%s", path);
     w->stack_done = calloc(1, (1u << 17) / 8 + 1);
     w->name_done = calloc(1, 8192 / 8 + 1);
@@ -635,8 +631,8 @@ static int gt_writer_open_blocked(const char *path, const struct gt_config *cfg,
     if (rc != SQLITE_OK || w->failed) {
         snprintf(err, err_len, "cannot create trace %s: %s", path,
                  w->db ? sqlite3_errmsg(w->db) : sqlite3_errstr(rc));
+        unlink(path); /* before the lock goes, with gt_writer_free */
         gt_writer_free(w);
-        unlink(path);
         return -1;
     }
     w->last_commit_ns = gt_now_ns();
@@ -794,6 +790,9 @@ void gt_writer_join_finished(void)
 
 void gt_writer_after_fork_child(void)
 {
-    /* The parent's connection and thread belong to the parent. */
+    /* The parent's connection and thread belong to the parent; its lock
+     * stays the parent's alone. */
+    if (gt_w && gt_w->lock_fd >= 0)
+        close(gt_w->lock_fd);
     gt_w = NULL;
 }

@@ -7,8 +7,10 @@
 #include "base/gt_config.h"
 
 /* Creates the trace at `path` (never through a symlink, mode 0600) with the
- * schema and the process facts. Returns 0, or -1 with a reason in err. */
-int gt_writer_open(const char *path, const struct gt_config *cfg, char *err, size_t err_len);
+ * schema and the process facts; at a name beside it, written back into
+ * `path`, when that one is taken (gt_writer_claim.c). Returns 0, or -1 with
+ * a reason in err. */
+int gt_writer_open(char *path, size_t path_len, const struct gt_config *cfg, char *err, size_t err_len);
 /* Records whether GPU times are captured: mode 'cupti' (detail: the library)
  * or 'none' (detail: why not). Before gt_writer_start. */
 void gt_writer_set_gpu_timing(const char *mode, const char *detail);

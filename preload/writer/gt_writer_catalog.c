@@ -19,7 +19,7 @@ static const char *const gt_category_names[GT_CAT_COUNT] = {
 /* api_names.lib and result_names.lib: which enum a hook's result is. */
 static const char *gt_lib_name(int lib)
 {
-    return lib == GT_LIB_DRV ? "driver" : "runtime";
+    return lib == GT_LIB_DRV ? "driver" : lib == GT_LIB_CUPTI ? "cupti" : "runtime";
 }
 
 int gt_write_api_names(struct gt_writer *w)

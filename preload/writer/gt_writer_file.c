@@ -1,13 +1,14 @@
 /* gt_writer_file.c: a new trace file, on the thread that opens it (the
- * program's first CUDA call, or a standby window's opening): the way
- * cleared at its path, and the process it describes written to meta (who,
- * where, when, with which settings). */
+ * program's first CUDA call, or a standby window's opening): the process
+ * it describes written to meta (who, where, when, with which settings);
+ * the name is claimed by gt_writer_claim.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,37 +23,51 @@
 
 #define GT_VERSION "0.1.0"
 
-/* Clears the way for a new trace at `path`: stale WAL files from an
- * earlier run under the same name would be replayed into the new one. */
-int gt_writer_create_file(const char *path, char *err, size_t err_len)
+void gt_read_text_file(const char *path, char *buf, size_t len, int nul_to_space)
 {
-    struct stat st;
-    if (lstat(path, &st) == 0) {
-        if (S_ISLNK(st.st_mode)) {
-            snprintf(err, err_len, "%s is a symbolic link; refusing to write through it", path);
-            return -1;
-        }
-        if (!S_ISREG(st.st_mode)) {
-            snprintf(err, err_len, "%s exists and is not a regular file", path);
-            return -1;
-        }
-        if (unlink(path) != 0) {
-            snprintf(err, err_len, "cannot replace %s: %s", path, strerror(errno));
-            return -1;
-        }
-    }
-    char side[PATH_MAX + 8];
-    snprintf(side, sizeof(side), "%s-wal", path);
-    unlink(side);
-    snprintf(side, sizeof(side), "%s-shm", path);
-    unlink(side);
-    int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        snprintf(err, err_len, "cannot create %s: %s", path, strerror(errno));
-        return -1;
-    }
+    buf[0] = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, len - 1);
     close(fd);
-    return 0;
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == 0))
+        buf[--n] = 0;
+    if (nul_to_space)
+        for (ssize_t i = 0; i < n; i++)
+            if (buf[i] == 0)
+                buf[i] = ' ';
+}
+
+void gt_writer_note_stop(struct gt_writer *w)
+{
+    if (w->stop_noted || !w->db || w->in_txn)
+        return;
+    w->stop_noted = 1;
+    int e = w->fail_errno;
+    /* SQLite's errno may be lost by then: a file at the size limit says it. */
+    struct rlimit fsz;
+    struct stat st;
+    char wal[PATH_MAX + 8];
+    snprintf(wal, sizeof(wal), "%s-wal", w->path);
+    if ((e == 0 || e == EIO) && getrlimit(RLIMIT_FSIZE, &fsz) == 0 && fsz.rlim_cur != RLIM_INFINITY &&
+        ((stat(w->path, &st) == 0 && (rlim_t)st.st_size + 65536 >= fsz.rlim_cur) ||
+         (stat(wal, &st) == 0 && (rlim_t)st.st_size + 65536 >= fsz.rlim_cur)))
+        e = EFBIG;
+    const char *reason = e == ENOSPC ? "disk_full" : e == EDQUOT ? "quota" : e == EFBIG ? "file_size_limit"
+                       : "write_error";
+    char *sql = sqlite3_mprintf("BEGIN; INSERT OR REPLACE INTO meta VALUES('stop_reason', %Q), "
+                                "('stop_detail', %Q), ('stopped_at_ns', '%llu'); COMMIT",
+                                reason, e ? strerror(e) : w->fail_why,
+                                (unsigned long long)gt_now_ns());
+    /* The rolled-back transaction's pages in the log are written over:
+     * on a full disk a row this small usually still fits. */
+    if (!sql || sqlite3_exec(w->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_free(sql);
 }
 
 /* When this process started (clock ticks since boot, /proc/self/stat field

@@ -5,6 +5,8 @@
 
 #include <cupti.h>
 
+#include "cupti/gt_cupti.h"
+#include "cupti/gt_cupti_app.h"
 #include "writer/gt_writer_int.h"
 
 /* CUPTI correlation id -> our external id, from CUPTI's external-correlation
@@ -243,5 +245,25 @@ void gt_write_gpu_record(const void *record, void *arg)
     }
     default:
         break;
+    }
+}
+
+void gt_writer_cupti_counters(struct gt_writer *w)
+{
+    gt_meta_u64(w, "cupti_dropped_records", gt_cupti_dropped());
+    const char *mode = gt_cupti_app_mode();
+    if (!mode)
+        return;
+    gt_meta(w, "cupti_program", mode);
+    gt_meta_u64(w, "cupti_program_records", gt_cupti_app_records());
+    gt_meta_u64(w, "cupti_program_dropped", gt_cupti_app_records_dropped());
+    double rate;
+    int64_t off;
+    if (gt_cupti_app_clock(&rate, &off)) {
+        char v[48];
+        snprintf(v, sizeof(v), "%lld", (long long)off);
+        gt_meta(w, "cupti_clock_offset_ns", v);
+        snprintf(v, sizeof(v), "%.9f", rate);
+        gt_meta(w, "cupti_clock_ns_per_tick", v);
     }
 }

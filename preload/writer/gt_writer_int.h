@@ -70,8 +70,12 @@ struct gt_writer {
     sqlite3 *db;
     sqlite3_stmt *st[ST_COUNT];
     char path[PATH_MAX];
+    int lock_fd;           /* its flock says the file is being written (gt_writer_claim.c) */
     int in_txn;
     int failed;            /* a write failed: stop recording, keep what is committed */
+    int fail_errno;        /* the system's reason (ENOSPC...), 0 if none known */
+    char fail_why[160];    /* SQLite's words for it */
+    int stop_noted;        /* the reason is in meta, or was tried (gt_writer_note_stop) */
     uint64_t last_commit_ns;
     struct gt_batch events;
     struct gt_batch gpu;
@@ -144,14 +148,22 @@ void gt_emit_stack(struct gt_writer *w, uint32_t stack_id);
 void gt_emit_name(struct gt_writer *w, uint32_t name_id);
 void gt_emit_thread(struct gt_writer *w, uint32_t tid);
 /* A small text file (a /proc entry), its trailing newlines and NULs cut,
- * inner NULs made spaces if asked; "" when unreadable (gt_writer.c). */
+ * inner NULs made spaces if asked; "" when unreadable (gt_writer_file.c). */
 void gt_read_text_file(const char *path, char *buf, size_t len, int nul_to_space);
 void gt_meta(struct gt_writer *w, const char *key, const char *value);
 void gt_meta_u64(struct gt_writer *w, const char *key, uint64_t v);
-/* gt_writer_file.c: clears the way for a new trace at `path` (a stale
- * WAL of an earlier run under the name would be replayed into it) and
- * creates it; -1 with the reason in err. */
-int gt_writer_create_file(const char *path, char *err, size_t err_len);
+/* gt_writer_claim.c: creates the trace at `path` (never through a
+ * symlink, mode 0600) or, when another process writes that name or an
+ * earlier run's trace is there and `force` is 0, at a name beside it
+ * (t.2.db...), written back into `path` and said in one line. Returns the
+ * descriptor whose flock marks the file as being written (held until the
+ * trace is closed), or -1 with the reason in err. */
+int gt_writer_claim_file(char *path, size_t path_len, int force, char *err, size_t err_len);
+/* gt_writer_file.c: after a write failed and its transaction was rolled
+ * back, why recording stopped into meta (stop_reason, stop_detail,
+ * stopped_at_ns) in a transaction of its own, so the trace does not read
+ * as a crash; once, and only if it fits (a full disk may refuse it). */
+void gt_writer_note_stop(struct gt_writer *w);
 /* gt_writer_file.c: who, where, when, with which settings, into meta. */
 struct gt_config;
 void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg);
@@ -193,6 +205,9 @@ int gt_pend_fold(struct gt_writer *w, uint64_t ext, int gpu_kind, uint32_t devic
                  uint64_t end, int has_mem, unsigned src_kind, unsigned dst_kind, uint64_t bytes);
 void gt_writer_pend_free(struct gt_writer *w);
 
+/* meta's CUPTI counters: the tracer's dropped records, and the program's
+ * own use of CUPTI beside it (cupti/gt_cupti_app.h). */
+void gt_writer_cupti_counters(struct gt_writer *w);
 /* Stores one CUPTI activity record (a gt_cupti_record_fn). */
 void gt_write_gpu_record(const void *record, void *arg);
 /* The writer's GPU-side state, freed with the writer. */

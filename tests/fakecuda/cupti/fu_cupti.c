@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cupti.h>
 #include "fakecuda.h"
@@ -29,14 +30,17 @@ static pthread_cond_t fu_wake = PTHREAD_COND_INITIALIZER;
 static CUpti_BuffersCallbackRequestFunc fu_request;
 static CUpti_BuffersCallbackCompleteFunc fu_complete;
 static CUpti_TimestampCallbackFunc fu_clock;
-static int64_t fu_clock_offset; /* client clock minus the GPU's */
+/* The client's clock as a line over the GPU's: c = c0 + (g - g0) * rate
+ * (a clock of its own may count other units, as a TSC's ticks do). */
+static uint64_t fu_clock_c0, fu_clock_g0;
+static double fu_clock_rate = 1.0;
 static uint8_t fu_enabled[64];
 static uint8_t *fu_buf;
 static size_t fu_size, fu_used;
 static struct fu_done *fu_done_head, *fu_done_tail;
 static size_t fu_dropped;
 static uint32_t fu_period_ms;
-static int fu_thread_started, fu_subscribed;
+static int fu_thread_started;
 
 static __thread uint64_t fu_ext[FU_EXT_KINDS][FU_EXT_DEPTH];
 static __thread int fu_ext_depth[FU_EXT_KINDS];
@@ -63,7 +67,9 @@ static uint64_t fu_gpu_now(void)
 
 static uint64_t fu_ts(uint64_t gpu)
 {
-    return (uint64_t)((int64_t)gpu + fu_clock_offset);
+    if (!fu_clock_g0)
+        return gpu;
+    return (uint64_t)((int64_t)fu_clock_c0 + (int64_t)((double)((int64_t)gpu - (int64_t)fu_clock_g0) * fu_clock_rate));
 }
 
 /* ---- buffers ---- */
@@ -78,6 +84,7 @@ static size_t fu_record_size(CUpti_ActivityKind k)
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
     case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
+    case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
     default: return 0;
     }
 }
@@ -168,6 +175,31 @@ static int fu_on(CUpti_ActivityKind k)
     return (unsigned)k < sizeof(fu_enabled) && fu_enabled[k];
 }
 
+/* As real CUPTI, a call's work is recorded if its kind was on when the
+ * call was made (it instruments the launch), not when the work ends: the
+ * kinds on at each call, by correlation id. Lock held for these. */
+#define FU_CALLS (1u << 16)
+static struct {
+    uint32_t tag; /* correlation id + 1 */
+    uint64_t on;  /* kinds < 64 */
+} fu_at_call[FU_CALLS];
+
+static uint64_t fu_enabled_mask; /* fu_enabled as bits */
+
+static void fu_note_call_locked(uint32_t corr)
+{
+    fu_at_call[corr & (FU_CALLS - 1)].tag = corr + 1;
+    fu_at_call[corr & (FU_CALLS - 1)].on = fu_enabled_mask;
+}
+
+/* Kind k on for the call `corr` made (now, for a call not seen). */
+static int fu_on_for(CUpti_ActivityKind k, uint32_t corr)
+{
+    if (corr && fu_at_call[corr & (FU_CALLS - 1)].tag == corr + 1)
+        return (unsigned)k < 64 && (fu_at_call[corr & (FU_CALLS - 1)].on >> k) & 1;
+    return fu_on(k);
+}
+
 /* ---- records from the simulated GPU ---- */
 
 static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
@@ -176,9 +208,10 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
     pthread_mutex_lock(&fu_lock);
     switch (a->kind) {
     case FAKECUDA_ACT_KERNEL: {
-        CUpti_ActivityKind k = fu_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
-                               : fu_on(CUPTI_ACTIVITY_KIND_KERNEL)         ? CUPTI_ACTIVITY_KIND_KERNEL
-                                                                           : CUPTI_ACTIVITY_KIND_INVALID;
+        uint32_t c = a->correlation_id;
+        CUpti_ActivityKind k = fu_on_for(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, c) ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+                               : fu_on_for(CUPTI_ACTIVITY_KIND_KERNEL, c)         ? CUPTI_ACTIVITY_KIND_KERNEL
+                                                                                  : CUPTI_ACTIVITY_KIND_INVALID;
         CUpti_ActivityKernel10 *r = k ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
         if (!r)
             break;
@@ -203,7 +236,7 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
         break;
     }
     case FAKECUDA_ACT_MEMCPY: {
-        CUpti_ActivityMemcpy6 *r = fu_on(CUPTI_ACTIVITY_KIND_MEMCPY) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
+        CUpti_ActivityMemcpy6 *r = fu_on_for(CUPTI_ACTIVITY_KIND_MEMCPY, a->correlation_id) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
         if (!r)
             break;
         r->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
@@ -222,7 +255,7 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
         break;
     }
     case FAKECUDA_ACT_MEMSET: {
-        CUpti_ActivityMemset4 *r = fu_on(CUPTI_ACTIVITY_KIND_MEMSET) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
+        CUpti_ActivityMemset4 *r = fu_on_for(CUPTI_ACTIVITY_KIND_MEMSET, a->correlation_id) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
         if (!r)
             break;
         r->kind = CUPTI_ACTIVITY_KIND_MEMSET;
@@ -241,7 +274,7 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
     }
     case FAKECUDA_ACT_SYNC: {
         CUpti_ActivitySynchronization2 *r =
-            fu_on(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
+            fu_on_for(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, a->correlation_id) ? fu_reserve_activity_locked(sizeof(*r)) : NULL;
         if (!r)
             break;
         r->kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
@@ -268,9 +301,22 @@ static void fu_on_api(uint32_t corr, const char *api, void *arg)
     int any = 0;
     for (int k = 0; k < FU_EXT_KINDS; k++)
         any |= fu_ext_depth[k] > 0;
-    if (!any)
-        return;
     pthread_mutex_lock(&fu_lock);
+    fu_note_call_locked(corr);
+    if (!any && !fu_enabled[CUPTI_ACTIVITY_KIND_DRIVER]) {
+        pthread_mutex_unlock(&fu_lock);
+        return;
+    }
+    /* A driver API record: the call's start only (an instant), written as
+     * the call starts, so only calls made while the kind is on have one. */
+    CUpti_ActivityAPI *d = fu_on(CUPTI_ACTIVITY_KIND_DRIVER) ? fu_reserve_locked(sizeof(*d)) : NULL;
+    if (d) {
+        d->kind = CUPTI_ACTIVITY_KIND_DRIVER;
+        d->start = d->end = fu_ts(fu_gpu_now());
+        d->processId = (uint32_t)getpid();
+        d->threadId = (uint32_t)gettid();
+        d->correlationId = corr;
+    }
     if (fu_on(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) {
         for (int k = 0; k < FU_EXT_KINDS; k++) {
             if (fu_ext_depth[k] <= 0)
@@ -408,16 +454,45 @@ FU_API CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
     return CUPTI_SUCCESS;
 }
 
-/* Timestamps go on the client's clock. A clock within a microsecond of the
- * GPU's is taken to be the same clock (CLOCK_MONOTONIC both). */
+/* The client's clock read between two readings of the GPU's, taken close
+ * together (a thread descheduled between them would skew the line): the
+ * GPU's time of the reading in *g. */
+static uint64_t fu_read_between(CUpti_TimestampCallbackFunc cb, uint64_t *g)
+{
+    uint64_t best = ~0ull, c = 0;
+    for (int i = 0; i < 20 && best > 500; i++) {
+        uint64_t a = fu_gpu_now(), v = cb(), b = fu_gpu_now();
+        if (b - a < best) {
+            best = b - a;
+            c = v;
+            *g = a / 2 + b / 2;
+        }
+    }
+    return c;
+}
+
+/* Timestamps go on the client's clock, mapped from the GPU's by a line
+ * measured here over 5 ms, as CUPTI calibrates its clocks. A clock within a
+ * microsecond of the GPU's is taken to be the same clock (CLOCK_MONOTONIC
+ * both). */
 FU_API CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc cb)
 {
     if (!cb)
         return CUPTI_ERROR_INVALID_PARAMETER;
-    int64_t off = (int64_t)cb() - (int64_t)fu_gpu_now();
+    uint64_t g0, c0 = fu_read_between(cb, &g0), g1 = g0, c1 = c0;
+    int64_t off = (int64_t)c0 - (int64_t)g0;
+    int same = off > -1000 && off < 1000;
+    while (!same && fu_gpu_now() - g0 < 5000000)
+        ;
+    if (!same)
+        c1 = fu_read_between(cb, &g1);
     pthread_mutex_lock(&fu_lock);
     fu_clock = cb;
-    fu_clock_offset = off > -1000 && off < 1000 ? 0 : off;
+    fu_clock_g0 = same ? 0 : g0;
+    fu_clock_c0 = c0;
+    fu_clock_rate = same ? 1.0 : (double)(c1 - c0) / (double)(g1 - g0);
+    if (fu_clock_rate > 0.9999 && fu_clock_rate < 1.0001)
+        fu_clock_rate = 1.0; /* nanoseconds, as the GPU's: the offset alone */
     pthread_mutex_unlock(&fu_lock);
     return CUPTI_SUCCESS;
 }
@@ -431,6 +506,8 @@ static CUptiResult fu_set_kind(CUpti_ActivityKind k, uint8_t on)
         return r;
     pthread_mutex_lock(&fu_lock);
     fu_enabled[k] = on;
+    if ((unsigned)k < 64)
+        fu_enabled_mask = on ? fu_enabled_mask | 1ull << k : fu_enabled_mask & ~(1ull << k);
     pthread_mutex_unlock(&fu_lock);
     return CUPTI_SUCCESS;
 }
@@ -523,77 +600,16 @@ FU_API CUptiResult cuptiGetTimestamp(uint64_t *t)
     return CUPTI_SUCCESS;
 }
 
-FU_API CUptiResult cuptiGetVersion(uint32_t *v)
-{
-    if (!v)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    *v = CUPTI_API_VERSION;
-    return CUPTI_SUCCESS;
-}
-
-FU_API CUptiResult cuptiGetResultString(CUptiResult r, const char **s)
-{
-    if (!s)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    switch (r) {
-    case CUPTI_SUCCESS: *s = "CUPTI_SUCCESS"; break;
-    case CUPTI_ERROR_INVALID_PARAMETER: *s = "CUPTI_ERROR_INVALID_PARAMETER"; break;
-    case CUPTI_ERROR_INVALID_KIND: *s = "CUPTI_ERROR_INVALID_KIND"; break;
-    case CUPTI_ERROR_NOT_INITIALIZED: *s = "CUPTI_ERROR_NOT_INITIALIZED"; break;
-    case CUPTI_ERROR_MAX_LIMIT_REACHED: *s = "CUPTI_ERROR_MAX_LIMIT_REACHED"; break;
-    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: *s = "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"; break;
-    default: *s = "CUPTI_ERROR_UNKNOWN"; break;
-    }
-    return CUPTI_SUCCESS;
-}
-
-/* The callback API: one subscriber at a time, as in real CUPTI; no
- * callbacks are delivered (nothing here uses them). */
-FU_API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc cb, void *data)
-{
-    (void)cb;
-    (void)data;
-    if (!sub)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    pthread_mutex_lock(&fu_lock);
-    int taken = fu_subscribed || fu_env("FAKECUDA_CUPTI_SUBSCRIBED");
-    if (!taken)
-        fu_subscribed = 1;
-    pthread_mutex_unlock(&fu_lock);
-    if (taken)
-        return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
-    *sub = (CUpti_SubscriberHandle)&fu_subscribed;
-    return CUPTI_SUCCESS;
-}
-
-FU_API CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle sub)
-{
-    if (sub != (CUpti_SubscriberHandle)&fu_subscribed)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    pthread_mutex_lock(&fu_lock);
-    fu_subscribed = 0;
-    pthread_mutex_unlock(&fu_lock);
-    return CUPTI_SUCCESS;
-}
-
-FU_API CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle sub, CUpti_CallbackDomain d,
-                                       CUpti_CallbackId id)
-{
-    (void)enable; (void)d; (void)id;
-    return sub == (CUpti_SubscriberHandle)&fu_subscribed ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
-}
-
-FU_API CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle sub, CUpti_CallbackDomain d)
-{
-    (void)enable; (void)d;
-    return sub == (CUpti_SubscriberHandle)&fu_subscribed ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
-}
-
+/* CUPTI's state goes, as in the real one: kinds off, and the buffer
+ * callbacks forgotten (a client must register again). */
 FU_API CUptiResult cuptiFinalize(void)
 {
     fu_flush_current(0);
     pthread_mutex_lock(&fu_lock);
     memset(fu_enabled, 0, sizeof(fu_enabled));
+    fu_enabled_mask = 0;
+    fu_request = NULL;
+    fu_complete = NULL;
     pthread_mutex_unlock(&fu_lock);
     return CUPTI_SUCCESS;
 }

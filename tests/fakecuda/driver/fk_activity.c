@@ -47,6 +47,34 @@ uint32_t fk_api_enter(const char *api)
     return id;
 }
 
+static const char *fk_mem_name(int kind)
+{
+    static const char *const names[] = {"unknown", "pageable", "pinned", "device", "?", "managed"};
+    return kind >= 0 && kind <= 5 ? names[kind] : "?";
+}
+
+/* FAKECUDA_LOG: kind name stream start end bytes correlation graph-id
+ * graph-node-id, then what a copy did (direction, source's and
+ * destination's memory) and a kernel's grid and block ("-" elsewhere). */
+static void fk_log_line(const struct fakecuda_activity *a)
+{
+    static const char *const kinds[] = {"?", "kernel", "memcpy", "memset", "sync"};
+    char copy[64] = "- - -", shape[64] = "- -";
+    if (a->kind == FAKECUDA_ACT_MEMCPY) {
+        const char *dir = a->copy_kind == 1 ? "HtoD" : a->copy_kind == 2 ? "DtoH" : a->copy_kind == 8 ? "DtoD"
+                        : a->copy_kind == 10 ? "PtoP" : a->copy_kind == 11 ? "HtoH" : "?";
+        snprintf(copy, sizeof copy, "%s %s %s", dir, fk_mem_name(a->src_kind), fk_mem_name(a->dst_kind));
+    }
+    if (a->kind == FAKECUDA_ACT_KERNEL)
+        snprintf(shape, sizeof shape, "%u,%u,%u %u,%u,%u", a->grid[0], a->grid[1], a->grid[2], a->block[0],
+                 a->block[1], a->block[2]);
+    fprintf(fk_log, "%s %s %u %llu %llu %llu %u %u %llu %s %s\n", kinds[a->kind & 7], a->name ? a->name : "-",
+            a->stream_id, (unsigned long long)a->start_ns, (unsigned long long)a->end_ns,
+            (unsigned long long)a->bytes, a->correlation_id, a->graph_id, (unsigned long long)a->graph_node_id, copy,
+            shape);
+    fflush(fk_log);
+}
+
 static void fk_deliver(struct fakecuda_activity *a, size_t n)
 {
     pthread_mutex_lock(&fk_act_lock);
@@ -54,14 +82,8 @@ static void fk_deliver(struct fakecuda_activity *a, size_t n)
     void *arg = fk_act_arg;
     pthread_mutex_unlock(&fk_act_lock);
     for (size_t i = 0; i < n; i++) {
-        if (fk_log) {
-            static const char *const kinds[] = {"?", "kernel", "memcpy", "memset", "sync"};
-            fprintf(fk_log, "%s %s %u %llu %llu %llu %u %u %llu\n", kinds[a[i].kind & 7],
-                    a[i].name ? a[i].name : "-", a[i].stream_id, (unsigned long long)a[i].start_ns,
-                    (unsigned long long)a[i].end_ns, (unsigned long long)a[i].bytes, a[i].correlation_id,
-                    a[i].graph_id, (unsigned long long)a[i].graph_node_id);
-            fflush(fk_log);
-        }
+        if (fk_log)
+            fk_log_line(&a[i]);
         if (cb)
             cb(&a[i], arg);
     }
@@ -121,6 +143,26 @@ FK_API void fakecuda_activity_flush(void)
     free(batch);
 }
 
+/* At exit, with no CUPTI subscriber to flush them, the records not yet
+ * handed out would be lost to FAKECUDA_LOG: the log gets every one (work
+ * still queued runs to its end on the GPU). With a subscriber, its own
+ * flush at exit writes them. */
+static void fk_log_at_exit(void)
+{
+    pthread_mutex_lock(&fk_act_lock);
+    int subscribed = fk_act_cb != NULL;
+    pthread_mutex_unlock(&fk_act_lock);
+    if (subscribed)
+        return;
+    struct fakecuda_activity *batch;
+    pthread_mutex_lock(&fk_deliver_lock);
+    size_t n = fk_take(~0ull, &batch);
+    for (size_t i = 0; i < n && fk_log; i++)
+        fk_log_line(&batch[i]);
+    pthread_mutex_unlock(&fk_deliver_lock);
+    free(batch);
+}
+
 FK_API void fakecuda_activity_subscribe(fakecuda_activity_cb cb, void *arg)
 {
     pthread_mutex_lock(&fk_act_lock);
@@ -141,8 +183,8 @@ void fk_activity_emit(const struct fakecuda_activity *a)
     if (!fk_thread_started) {
         fk_thread_started = 1;
         const char *log = getenv("FAKECUDA_LOG");
-        if (log)
-            fk_log = fopen(log, "a");
+        if (log && (fk_log = fopen(log, "a")) != NULL)
+            atexit(fk_log_at_exit);
         pthread_t t;
         sigset_t all, old;
         sigfillset(&all);

@@ -71,7 +71,7 @@ FK_API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d)
         return CUDA_ERROR_INVALID_VALUE;
     if (d < 0 || d >= fk_cfg.devices)
         return CUDA_ERROR_INVALID_DEVICE;
-    *bytes = 80ull << 30;
+    *bytes = FK_DEVICE_BYTES;
     return CUDA_SUCCESS;
 }
 
@@ -96,7 +96,7 @@ FK_API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:
     case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: *v = 1; break;
     case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: *v = 2; break;
-    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *v = 0x10 + d; break;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *v = FAKECUDA_FIRST_BUS + d; break; /* as cuDeviceGetPCIBusId */
     /* an H100 SXM's limits, for occupancy calculators */
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = FK_SM_THREADS; break;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *v = FK_SM_BLOCKS; break;
@@ -384,7 +384,7 @@ FK_API CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, voi
 
 /* ---- streams, events, synchronization ---- */
 
-static void fk_emit_sync(uint32_t corr, int type, uint32_t stream_id, uint64_t t0)
+void fk_emit_sync(uint32_t corr, int type, uint32_t stream_id, uint64_t t0)
 {
     int d = fk_current_device();
     struct fakecuda_activity a = {.kind = FAKECUDA_ACT_SYNC, .correlation_id = corr, .device = (uint32_t)d,
@@ -501,79 +501,6 @@ static CUresult fk_wait_event(CUstream hs, CUevent e, int pt)
 
 FK_API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int f) { (void)f; return fk_wait_event(s, e, 0); }
 FK_API CUresult cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned int f) { (void)f; return fk_wait_event(s, e, 1); }
-
-FK_API CUresult cuEventCreate(CUevent *e, unsigned int flags)
-{
-    (void)flags;
-    CHECK_CTX();
-    if (!e)
-        return CUDA_ERROR_INVALID_VALUE;
-    struct CUevent_st *ev = calloc(1, sizeof(*ev));
-    if (!ev)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    ev->magic = FK_MAGIC_EVENT;
-    *e = ev;
-    return CUDA_SUCCESS;
-}
-
-FK_API CUresult cuEventDestroy_v2(CUevent e)
-{
-    if (!e || e->magic != FK_MAGIC_EVENT)
-        return CUDA_ERROR_INVALID_HANDLE;
-    e->magic = 0;
-    return CUDA_SUCCESS;
-}
-
-static CUresult fk_event_rec(CUevent e, CUstream s, int pt)
-{
-    CHECK_CTX();
-    if (!e || e->magic != FK_MAGIC_EVENT || !fk_stream_valid(s))
-        return CUDA_ERROR_INVALID_HANDLE;
-    fk_event_record(e, fk_stream(s, pt));
-    return CUDA_SUCCESS;
-}
-
-FK_API CUresult cuEventRecord(CUevent e, CUstream s) { return fk_event_rec(e, s, 0); }
-FK_API CUresult cuEventRecord_ptsz(CUevent e, CUstream s) { return fk_event_rec(e, s, 1); }
-FK_API CUresult cuEventRecordWithFlags(CUevent e, CUstream s, unsigned f) { (void)f; return fk_event_rec(e, s, 0); }
-FK_API CUresult cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned f) { (void)f; return fk_event_rec(e, s, 1); }
-
-FK_API CUresult cuEventSynchronize(CUevent e)
-{
-    CHECK_CTX();
-    if (!e || e->magic != FK_MAGIC_EVENT)
-        return CUDA_ERROR_INVALID_HANDLE;
-    uint64_t t0 = fakecuda_now_ns();
-    uint32_t corr = fk_api_enter("cuEventSynchronize");
-    CUresult r = CUDA_SUCCESS;
-    if (e->recorded) {
-        r = fk_wait_gpu(fk_current_device(), e->time);
-        fk_effect_wait(e->effect);
-    }
-    fk_emit_sync(corr, 1, 0, t0);
-    return r;
-}
-
-FK_API CUresult cuEventQuery(CUevent e)
-{
-    if (!e || e->magic != FK_MAGIC_EVENT)
-        return CUDA_ERROR_INVALID_HANDLE;
-    return !e->recorded || (fakecuda_now_ns() >= e->time && fk_effect_done(e->effect)) ? CUDA_SUCCESS
-                                                                                        : CUDA_ERROR_NOT_READY;
-}
-
-FK_API CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
-{
-    if (!ms || !a || !b || a->magic != FK_MAGIC_EVENT || b->magic != FK_MAGIC_EVENT)
-        return CUDA_ERROR_INVALID_HANDLE;
-    if (!a->recorded || !b->recorded)
-        return CUDA_ERROR_INVALID_HANDLE;
-    uint64_t now = fakecuda_now_ns();
-    if (now < a->time || now < b->time)
-        return CUDA_ERROR_NOT_READY;
-    *ms = (float)((double)((int64_t)b->time - (int64_t)a->time) / 1e6);
-    return CUDA_SUCCESS;
-}
 
 struct fk_host_fn {
     CUhostFn fn;

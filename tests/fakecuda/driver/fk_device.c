@@ -265,15 +265,3 @@ FK_API CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dyn, CUfunction 
     *dyn = per > (size_t)(FK_SM_SHARED - FK_SHARED_RESERVED) ? (size_t)(FK_SM_SHARED - FK_SHARED_RESERVED) : per;
     return CUDA_SUCCESS;
 }
-
-/* ---- private interfaces ---- */
-
-/* NVIDIA's runtime asks its driver for undocumented tables by UUID; the
- * simulated driver has none, and says so. */
-FK_API CUresult cuGetExportTable(const void **table, const CUuuid *id)
-{
-    if (!table || !id)
-        return CUDA_ERROR_INVALID_VALUE;
-    *table = NULL;
-    return CUDA_ERROR_NOT_SUPPORTED;
-}

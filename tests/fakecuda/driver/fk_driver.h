@@ -151,6 +151,7 @@ uint64_t fk_node_ns(const struct fk_node *n);
 
 struct CUevent_st {
     uint32_t magic;
+    unsigned flags;      /* CU_EVENT_DISABLE_TIMING, ... as created */
     int recorded;
     uint64_t time;       /* GPU time the event completes */
     uint64_t effect;     /* memory effects it waits for */
@@ -234,6 +235,13 @@ int fk_mem_device(uintptr_t p);
 #define FK_MAP_BYTES (64u << 10)
 int fk_mem_remove(uintptr_t base, int *kind, size_t *len);
 int fk_mem_kind(uintptr_t p);
+/* The device (or managed) allocation holding p: 1 and its start and length, else 0. */
+int fk_mem_range(uintptr_t p, uintptr_t *base, size_t *len);
+/* Bytes of device and managed memory allocated on the device now. */
+uint64_t fk_mem_device_used(int device);
+/* Memory the device has, and what its context keeps for itself. */
+#define FK_DEVICE_BYTES (80ull << 30)
+#define FK_CONTEXT_BYTES (1ull << 30)
 /* For a pointer into a registered allocation: 1 when [p, p + n) lies
  * inside it, else 0. A pointer outside every allocation (pageable host
  * memory) is not the driver's to check: 1. */
@@ -263,8 +271,20 @@ void fk_stream_destroy(struct CUstream_st *s);
 void fk_event_record(struct CUevent_st *e, struct CUstream_st *s);
 void fk_stream_wait_event(struct CUstream_st *s, struct CUevent_st *e);
 
+/* Emits the record of a sync the host waited in from t0 to now (fk_api.c);
+ * type as CUPTI's synchronization types. */
+void fk_emit_sync(uint32_t corr, int type, uint32_t stream_id, uint64_t t0);
+
 /* Activity (fk_activity.c). */
 uint32_t fk_api_enter(const char *api);
 void fk_activity_emit(const struct fakecuda_activity *a);
+
+/* MD2 (fk_md2.c), for the runtime's integrity check (fk_export.c). */
+struct fk_md2 {
+    uint8_t x[48], c[16], l, n;
+};
+void fk_md2_init(struct fk_md2 *m);
+void fk_md2_update(struct fk_md2 *m, const void *data, size_t n, uint8_t mask);
+void fk_md2_final(struct fk_md2 *m, uint8_t out[16]);
 
 #endif

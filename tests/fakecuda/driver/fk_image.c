@@ -9,7 +9,7 @@
 
 /* A member's flags: compressed (LZ4, or zstd as nvcc 12.8 on writes) */
 enum { FK_FATBIN_MAGIC = 0xBA55ED50u, FK_FATBIN_KIND_PTX = 1, FK_FATBIN_KIND_ELF = 2,
-       FK_FATBIN_COMPRESSED = 0x2000 | 0x8000 };
+       FK_FATBIN_COMPRESSED = 0x2000 | 0x8000, FK_STO_CUDA_ENTRY = 0x10 };
 
 static int fk_add_sym(struct fk_image *img, const char *name, size_t nlen, size_t size, int is_func)
 {
@@ -153,8 +153,10 @@ static int fk_read_elf(const unsigned char *b, size_t len, struct fk_image *img)
         size_t strsz = sh[sh[i].sh_link].sh_size;
         for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); k++) {
             int type = ELF64_ST_TYPE(sym[k].st_info);
-            /* a module's globals are local symbols (not relocatable device code) */
-            if ((type != STT_FUNC && type != STT_OBJECT) || sym[k].st_name >= strsz || sym[k].st_shndx == SHN_UNDEF)
+            /* a module's globals are local symbols (not relocatable device
+             * code); its functions that are kernels are marked entries */
+            if ((type != STT_FUNC && type != STT_OBJECT) || sym[k].st_name >= strsz || sym[k].st_shndx == SHN_UNDEF ||
+                (type == STT_FUNC && !(sym[k].st_other & FK_STO_CUDA_ENTRY)))
                 continue;
             const char *name = str + sym[k].st_name;
             if (fk_add_sym(img, name, strnlen(name, strsz - sym[k].st_name), type == STT_OBJECT ? sym[k].st_size : 0,
@@ -189,15 +191,14 @@ static int fk_read_fatbin(const unsigned char *b, struct fk_image *img)
     const struct fk_fatbin_header *h = (const struct fk_fatbin_header *)b;
     img->bytes = (size_t)h->header_size + h->size;
     size_t off = h->header_size, end = img->bytes;
-    int read_any = 0;
     while (off + sizeof(struct fk_fatbin_member) <= end) {
         const struct fk_fatbin_member *m = (const struct fk_fatbin_member *)(b + off);
         if (m->header_size < sizeof(*m) || off + m->header_size + m->size > end)
             return -1;
         const unsigned char *payload = b + off + m->header_size;
         img->has_ptx |= m->kind == FK_FATBIN_KIND_PTX;
+        img->any |= (m->flags & FK_FATBIN_COMPRESSED) != 0;  /* what it holds cannot be told here */
         if (!(m->flags & FK_FATBIN_COMPRESSED)) {
-            read_any = 1;
             struct fk_image part = {0};
             int rc = 0;
             if (m->kind == FK_FATBIN_KIND_PTX) {
@@ -213,9 +214,6 @@ static int fk_read_fatbin(const unsigned char *b, struct fk_image *img)
         }
         off += m->header_size + m->size;
     }
-    /* only compressed members: what it holds cannot be told here */
-    if (!read_any)
-        img->kind = FK_IMG_OPAQUE;
     return 0;
 }
 
@@ -254,6 +252,7 @@ int fk_image_merge(struct fk_image *out, const struct fk_image *in)
         if (fk_add_sym(out, in->syms[i].name, strlen(in->syms[i].name), in->syms[i].size, in->syms[i].is_func) < 0)
             return -1;
     out->has_ptx |= in->has_ptx;
+    out->any |= in->any;
     return 0;
 }
 
@@ -303,6 +302,7 @@ void *fk_image_write_cubin(const struct fk_image *img, size_t *len)
         sym[i + 1].st_info = ELF64_ST_INFO(STB_GLOBAL, img->syms[i].is_func ? STT_FUNC : STT_OBJECT);
         sym[i + 1].st_size = img->syms[i].size;
         sym[i + 1].st_shndx = SHN_ABS; /* defined: no section of code or data here */
+        sym[i + 1].st_other = img->syms[i].is_func ? FK_STO_CUDA_ENTRY : 0;
         at += n;
     }
     Elf64_Shdr *sh = (Elf64_Shdr *)(b + off_sh);

@@ -18,6 +18,7 @@ struct fk_symbol {
 
 struct fk_image {
     int kind;        /* enum fk_image_kind */
+    int any;         /* its functions could not all be read (compressed fatbin members): any name is one */
     int has_ptx;     /* PTX the driver compiles (JIT) */
     size_t bytes;    /* the image's length */
     struct fk_symbol *syms;
@@ -25,7 +26,9 @@ struct fk_image {
 };
 
 /* Reads `image` (`len` 0: find the length from the image itself). An image
- * that is none of the known formats is FK_IMG_OPAQUE, with no symbols.
+ * that is none of the known formats is FK_IMG_OPAQUE, with no symbols. A
+ * cubin's functions are its kernel entries (STO_CUDA_ENTRY), not its device
+ * functions, as PTX's are its .entry names, not its .func ones.
  * 0, or -1 when out of memory or a known format is broken. */
 int fk_image_read(const void *image, size_t len, struct fk_image *out);
 /* Adds the symbols of `in` to `out` (a link). */

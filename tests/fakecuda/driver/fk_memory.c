@@ -156,10 +156,28 @@ FK_API CUresult cuMemHostGetFlags(unsigned int *flags, void *p)
 FK_API CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total)
 {
     CHECK_CTX();
+    /* What is free is what the program has not allocated on the current
+     * device, less the context's own share, as nvidia-smi would say. */
+    uint64_t used = fk_mem_device_used(fk_current_device()) + FK_CONTEXT_BYTES;
     if (free_b)
-        *free_b = 79ull << 30;
+        *free_b = used < FK_DEVICE_BYTES ? FK_DEVICE_BYTES - used : 0;
     if (total)
-        *total = 80ull << 30;
+        *total = FK_DEVICE_BYTES;
+    return CUDA_SUCCESS;
+}
+
+/* The allocation a device pointer lies in (PyTorch's driver API asks for it). */
+FK_API CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+    CHECK_CTX();
+    uintptr_t b = 0;
+    size_t n = 0;
+    if (!fk_mem_range((uintptr_t)p, &b, &n))
+        return CUDA_ERROR_NOT_FOUND;
+    if (base)
+        *base = (CUdeviceptr)b;
+    if (size)
+        *size = n;
     return CUDA_SUCCESS;
 }
 
@@ -194,6 +212,36 @@ FK_API CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdevic
     default: break;
     }
     return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* The attributes' sizes, for a default value where a pointer has none. */
+static size_t fk_attr_size(CUpointer_attribute a)
+{
+    switch (a) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER: case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+        return 8;
+    default:
+        return 4;
+    }
+}
+
+/* Unlike cuPointerGetAttribute, never an error for memory CUDA does not
+ * know (pageable): each attribute it has no value for reads 0 (memory type
+ * 0 is the runtime's cudaMemoryTypeUnregistered). */
+FK_API CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attrs, void **data, CUdeviceptr p)
+{
+    if (!attrs || !data)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned int i = 0; i < n; i++) {
+        if (!data[i])
+            return CUDA_ERROR_INVALID_VALUE;
+        if (cuPointerGetAttribute(data[i], attrs[i], p) != CUDA_SUCCESS)
+            memset(data[i], 0, fk_attr_size(attrs[i]));
+    }
+    return CUDA_SUCCESS;
 }
 
 /* ---- copies and memsets ---- */

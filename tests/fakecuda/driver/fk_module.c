@@ -1,11 +1,16 @@
-/* fk_module.c: modules, libraries and the linker. Every entry point loads
- * its image as the real driver would read it (fk_image.h): a module's
- * functions are the PTX .entry names or the cubin's function symbols, its
- * globals their variables, each given device memory of its size. PTX is
- * compiled (JIT): each PTX image a load or a link takes costs
- * FAKECUDA_JIT_NS of host time inside the call. An image in no known
- * format is an opaque module whose every name is a function (the
- * simulator's own runtime and the older tests load such). */
+/* fk_module.c: modules, libraries and the linker. The simulated GPU runs
+ * no code, but every entry point loads its image as the real driver reads
+ * it (fk_image.h), far enough that cuModuleGetFunction finds exactly its
+ * kernels (CUDA_ERROR_NOT_FOUND for any other name) and cuModuleGetGlobal
+ * its variables, each given device memory of its size: PTX (.entry names,
+ * .global/.const variables), a cubin (kernel entries, objects), a fat
+ * binary (its uncompressed members; with a compressed one, any name is a
+ * kernel). cuModuleLoad reads the file, as Triton's and PyTorch Inductor's
+ * launchers load what ptxas wrote. PTX is compiled (JIT): each PTX image a
+ * load or a link takes costs FAKECUDA_JIT_NS of host time inside the call.
+ * A module load refuses bytes in no known format (CUDA_ERROR_INVALID_IMAGE);
+ * a library takes them as an opaque module in which any name is a kernel
+ * (how the simulated runtime loads nvcc's fat binaries). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,18 +42,22 @@ static void fk_jit(const struct fk_image *img)
         ;
 }
 
-/* Without a context check: a library needs none. */
-static CUresult fk_module_new(const void *image, size_t len, CUmodule *out)
+/* Without a context check: a library needs none. `opaque_ok`: bytes in no
+ * known format are a module in which any name is a kernel (a library). */
+static CUresult fk_module_new(const void *image, size_t len, CUmodule *out, int opaque_ok)
 {
     if (!out || !image)
         return CUDA_ERROR_INVALID_VALUE;
     struct CUmod_st *m = calloc(1, sizeof(*m));
     if (!m)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    if (fk_image_read(image, len, &m->img) < 0) {
+    if (fk_image_read(image, len, &m->img) < 0 || (m->img.kind == FK_IMG_OPAQUE && !opaque_ok)) {
+        fk_image_free(&m->img);
         free(m);
         return CUDA_ERROR_INVALID_IMAGE;
     }
+    if (m->img.kind == FK_IMG_OPAQUE)
+        m->img.any = 1;
     fk_jit(&m->img);
     m->global_mem = calloc(m->img.nsyms + 1, sizeof(*m->global_mem));
     if (!m->global_mem) {
@@ -116,20 +125,20 @@ static void *fk_read_file(const char *path, size_t *len)
 FK_API CUresult cuModuleLoadData(CUmodule *m, const void *image)
 {
     CHECK_CTX();
-    return fk_module_new(image, 0, m);
+    return fk_module_new(image, 0, m, 0);
 }
 
 FK_API CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned int n, CUjit_option *o, void **v)
 {
     (void)n; (void)o; (void)v;
     CHECK_CTX();
-    return fk_module_new(image, 0, m);
+    return fk_module_new(image, 0, m, 0);
 }
 
 FK_API CUresult cuModuleLoadFatBinary(CUmodule *m, const void *fat)
 {
     CHECK_CTX();
-    return fk_module_new(fat, 0, m);
+    return fk_module_new(fat, 0, m, 0);
 }
 
 FK_API CUresult cuModuleLoad(CUmodule *m, const char *path)
@@ -141,7 +150,7 @@ FK_API CUresult cuModuleLoad(CUmodule *m, const char *path)
     void *b = fk_read_file(path, &len);
     if (!b)
         return CUDA_ERROR_FILE_NOT_FOUND;
-    CUresult r = len ? fk_module_new(b, len, m) : CUDA_ERROR_INVALID_IMAGE;
+    CUresult r = len ? fk_module_new(b, len, m, 0) : CUDA_ERROR_INVALID_IMAGE;
     free(b);
     return r;
 }
@@ -164,7 +173,7 @@ FK_API CUresult cuModuleGetFunction(CUfunction *f, CUmodule hm, const char *name
     if (!m)
         return CUDA_ERROR_INVALID_HANDLE;
     size_t i;
-    if (m->img.kind != FK_IMG_OPAQUE && !fk_find(m, name, 1, &i))
+    if (!m->img.any && !fk_find(m, name, 1, &i))
         return CUDA_ERROR_NOT_FOUND;
     *f = fk_function(name);
     return *f ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
@@ -199,7 +208,7 @@ static CUresult fk_library_new(CUlibrary *lib, const void *code, size_t len)
         return CUDA_ERROR_INVALID_VALUE;
     /* a library is context-independent: loaded without a current context */
     CUmodule m = NULL;
-    CUresult r = fk_module_new(code, len, &m);
+    CUresult r = fk_module_new(code, len, &m, 1);
     if (r == CUDA_SUCCESS)
         *lib = (CUlibrary)m;
     return r;
@@ -252,7 +261,7 @@ FK_API CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
     if (!m)
         return CUDA_ERROR_INVALID_HANDLE;
     size_t i;
-    if (m->img.kind != FK_IMG_OPAQUE && !fk_find(m, name, 1, &i))
+    if (!m->img.any && !fk_find(m, name, 1, &i))
         return CUDA_ERROR_NOT_FOUND;
     *k = (CUkernel)fk_function(name);
     return *k ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;

@@ -6,6 +6,8 @@
  * each entry point is declared here by name alone. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define FK_API __attribute__((visibility("default")))
@@ -57,6 +59,12 @@ static fk_result fk_proc(const char *symbol, void **pfn, uint64_t flags, int *st
             *status = FK_SYMBOL_SUCCESS;
         return FK_SUCCESS;
     }
+    /* FAKECUDA_EXPORT_LOG=1 or FAKECUDA_STUB_LOG=1: which driver function a
+     * runtime wanted and the simulated driver lacks (fk_export.c names the
+     * private tables) */
+    const char *elog = getenv("FAKECUDA_EXPORT_LOG"), *slog = getenv("FAKECUDA_STUB_LOG");
+    if ((elog && *elog == '1') || (slog && *slog == '1'))
+        fprintf(stderr, "fakecuda: cuGetProcAddress(\"%s\"): not simulated (CUDA_ERROR_NOT_FOUND)\n", symbol);
     *pfn = NULL;
     if (status)
         *status = FK_SYMBOL_NOT_FOUND;

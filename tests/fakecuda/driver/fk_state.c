@@ -295,6 +295,22 @@ struct fk_alloc {
 static struct fk_alloc *fk_allocs;
 static size_t fk_nallocs, fk_cap;
 static pthread_mutex_t fk_mem_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Device (and managed) memory allocated on each device, for cuMemGetInfo. */
+static uint64_t fk_dev_used[FK_MAX_DEVICES];
+
+static void fk_count_locked(const struct fk_alloc *a, int sign)
+{
+    if ((a->kind == FK_MEM_DEVICE || a->kind == FK_MEM_MANAGED) && a->device >= 0 && a->device < FK_MAX_DEVICES)
+        fk_dev_used[a->device] += sign > 0 ? a->len : -(uint64_t)a->len;
+}
+
+uint64_t fk_mem_device_used(int device)
+{
+    pthread_mutex_lock(&fk_mem_lock);
+    uint64_t n = device >= 0 && device < FK_MAX_DEVICES ? fk_dev_used[device] : 0;
+    pthread_mutex_unlock(&fk_mem_lock);
+    return n;
+}
 
 void fk_mem_add(uintptr_t base, size_t len, int kind, int owned)
 {
@@ -309,7 +325,8 @@ void fk_mem_add(uintptr_t base, size_t len, int kind, int owned)
         fk_allocs = a;
         fk_cap = cap;
     }
-    fk_allocs[fk_nallocs++] = (struct fk_alloc){base, len ? len : 1, kind, owned, fk_current_device()};
+    fk_allocs[fk_nallocs] = (struct fk_alloc){base, len ? len : 1, kind, owned, fk_current_device()};
+    fk_count_locked(&fk_allocs[fk_nallocs++], 1);
     pthread_mutex_unlock(&fk_mem_lock);
 }
 
@@ -326,6 +343,7 @@ int fk_mem_remove(uintptr_t base, int *kind, size_t *len)
             if (len)
                 *len = fk_allocs[i].len;
             r = fk_allocs[i].owned ? 2 : 1;
+            fk_count_locked(&fk_allocs[i], -1);
             fk_allocs[i] = fk_allocs[--fk_nallocs];
             break;
         }
@@ -358,6 +376,21 @@ int fk_mem_device(uintptr_t p)
         }
     pthread_mutex_unlock(&fk_mem_lock);
     return d;
+}
+
+int fk_mem_range(uintptr_t p, uintptr_t *base, size_t *len)
+{
+    int found = 0;
+    pthread_mutex_lock(&fk_mem_lock);
+    for (size_t i = 0; i < fk_nallocs; i++)
+        if (p >= fk_allocs[i].base && p < fk_allocs[i].base + fk_allocs[i].len) {
+            *base = fk_allocs[i].base;
+            *len = fk_allocs[i].len;
+            found = fk_allocs[i].kind == FK_MEM_DEVICE || fk_allocs[i].kind == FK_MEM_MANAGED;
+            break;
+        }
+    pthread_mutex_unlock(&fk_mem_lock);
+    return found;
 }
 
 int fk_mem_kind(uintptr_t p)

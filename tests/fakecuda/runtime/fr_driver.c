@@ -251,7 +251,10 @@ FR_API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
     p->asyncEngineCount = 2;
     p->cooperativeLaunch = 1;
     p->streamPrioritiesSupported = 1;
-    p->pciBusID = 0x10 + device;
+    fr_default.deviceGetAttribute(&p->pciBusID, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, device);
+    fr_default.deviceGetAttribute(&p->pciDeviceID, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, device);
+    fr_default.deviceGetAttribute(&p->pciDomainID, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, device);
+    fr_default.deviceGetUuid((CUuuid *)&p->uuid, device);
     fr_default.deviceGetAttribute(&p->maxThreadsPerMultiProcessor, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
                                   device);
     fr_default.deviceGetAttribute(&p->maxBlocksPerMultiProcessor, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
@@ -309,10 +312,19 @@ static cudaError_t fr_entry_point(const char *symbol, void **fn, unsigned versio
     cudaError_t e = fr_ready();
     if (e)
         return e;
+    if (!symbol || !fn)
+        return fr_set_error(cudaErrorInvalidValue);
     CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SUCCESS;
     CUresult r = fr_default.getProcAddress(symbol, fn, (int)version, flags, &st);
     if (status)
         *status = (enum cudaDriverEntryPointQueryResult)st;
+    /* A symbol the driver lacks is no error: success with a NULL pointer
+     * and the status saying so, as NVIDIA documents (PyTorch asks for
+     * functions it can live without and would fail on a sticky error). */
+    if (r == CUDA_ERROR_NOT_FOUND) {
+        *fn = NULL;
+        return cudaSuccess;
+    }
     return fr_set_error(fr_error(r));
 }
 

@@ -1,42 +1,57 @@
 /* fr_kernels.c: what nvcc-generated code registers (fat binaries, host
  * stubs -> kernel names) and how launches reach the driver. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fakecuda.h"
 #include "fr_runtime.h"
 
+/* Registered kernels by host stub, in a hash table: PyTorch's libraries
+ * register some 24,000 at load time and look one up at every launch. */
 struct fr_kernel {
     const void *host_fun;
     char *name;
     CUkernel kernel; /* resolved on first use, once the driver is up */
+    struct fr_kernel *next;
 };
 
-static struct fr_kernel *fr_kernels;
-static size_t fr_nkernels;
+#define FR_KBUCKETS 65536u /* power of two */
+static struct fr_kernel *fr_kbuckets[FR_KBUCKETS];
 static pthread_mutex_t fr_klock = PTHREAD_MUTEX_INITIALIZER;
 static CUlibrary fr_library;
 
+static unsigned fr_khash(const void *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
+    return (unsigned)(x >> 40) & (FR_KBUCKETS - 1);
+}
+
+/* A stub registered again (a library loaded anew at the same address)
+ * names the newer kernel: it goes first in its bucket. */
 static void fr_register(const void *host_fun, const char *name)
 {
-    pthread_mutex_lock(&fr_klock);
-    struct fr_kernel *v = realloc(fr_kernels, (fr_nkernels + 1) * sizeof(*v));
-    if (v) {
-        fr_kernels = v;
-        fr_kernels[fr_nkernels].host_fun = host_fun;
-        fr_kernels[fr_nkernels].name = strdup(name);
-        fr_kernels[fr_nkernels].kernel = NULL;
-        fr_nkernels++;
+    struct fr_kernel *k = malloc(sizeof(*k));
+    char *copy = strdup(name);
+    if (!k || !copy) {
+        free(k);
+        free(copy);
+        return;
     }
+    *k = (struct fr_kernel){host_fun, copy, NULL, NULL};
+    unsigned b = fr_khash(host_fun);
+    pthread_mutex_lock(&fr_klock);
+    k->next = fr_kbuckets[b];
+    fr_kbuckets[b] = k;
     pthread_mutex_unlock(&fr_klock);
 }
 
 static struct fr_kernel *fr_find(const void *host_fun)
 {
-    for (size_t i = 0; i < fr_nkernels; i++)
-        if (fr_kernels[i].host_fun == host_fun)
-            return &fr_kernels[i];
+    for (struct fr_kernel *k = fr_kbuckets[fr_khash(host_fun)]; k; k = k->next)
+        if (k->host_fun == host_fun)
+            return k;
     return NULL;
 }
 

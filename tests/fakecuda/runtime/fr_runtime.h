@@ -19,6 +19,7 @@
     X(deviceGetName, cuDeviceGetName, "cuDeviceGetName")       \
     X(deviceGetAttribute, cuDeviceGetAttribute, "cuDeviceGetAttribute") \
     X(deviceTotalMem, cuDeviceTotalMem_v2, "cuDeviceTotalMem") \
+    X(deviceGetUuid, cuDeviceGetUuid_v2, "cuDeviceGetUuid") \
     X(primaryCtxRetain, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") \
     X(ctxSetCurrent, cuCtxSetCurrent, "cuCtxSetCurrent")       \
     X(ctxSynchronize, cuCtxSynchronize, "cuCtxSynchronize")    \
@@ -76,6 +77,8 @@
     X(streamBeginCapture, cuStreamBeginCapture_v2, "cuStreamBeginCapture") \
     X(streamEndCapture, cuStreamEndCapture, "cuStreamEndCapture") \
     X(streamIsCapturing, cuStreamIsCapturing, "cuStreamIsCapturing") \
+    X(streamGetCaptureInfo, cuStreamGetCaptureInfo_v3, "cuStreamGetCaptureInfo") \
+    X(threadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode") \
     X(graphInstantiate, cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags") \
     X(graphLaunch, cuGraphLaunch, "cuGraphLaunch")             \
     X(graphExecDestroy, cuGraphExecDestroy, "cuGraphExecDestroy") \

@@ -1,0 +1,72 @@
+/* fu_cupti_config.c: the Activity API's settings that PyTorch's profiler
+ * (Kineto) makes before it enables records. They tune what a real GPU
+ * keeps on the device (record buffers, semaphore pools, event timestamps)
+ * or which API records to make; the simulated CUPTI keeps its records on
+ * the host and makes no API records (cuptiActivityEnable refuses those
+ * kinds), so each is checked as CUPTI checks it and then has nothing to
+ * change. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cupti.h>
+
+#define FU_API __attribute__((visibility("default")))
+
+FU_API CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t *size, void *value)
+{
+    if (!size || !value)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    switch ((int)attr) {
+    case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE:
+    case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_CDP:
+    case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT:
+    case CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_POOL_SIZE:
+    case CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_POOL_LIMIT:
+    case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE:
+    case CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_PRE_ALLOCATE_VALUE:
+    case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_DEVICE_GRAPHS:
+        return *size == sizeof(size_t) ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+    case CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER:
+    case CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED:
+    case CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER:
+        return *size == sizeof(uint8_t) ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+    default:
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    }
+}
+
+/* Which driver and runtime functions get API records, when those kinds
+ * are enabled: never here. */
+FU_API CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+    (void)cbid;
+    (void)enable;
+    return CUPTI_SUCCESS;
+}
+
+FU_API CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+    (void)cbid;
+    (void)enable;
+    return CUPTI_SUCCESS;
+}
+
+/* Device-side timestamps for event records (CUPTI_ACTIVITY_KIND_CUDA_EVENT,
+ * which the simulated CUPTI does not make). */
+FU_API CUptiResult cuptiActivityEnableCudaEventDeviceTimestamps(uint8_t enable)
+{
+    (void)enable;
+    return CUPTI_SUCCESS;
+}
+
+/* The callback API delivers no callbacks here, so it has no callback ids
+ * to name: every id is unknown. */
+FU_API CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char **name)
+{
+    (void)domain;
+    (void)cbid;
+    if (!name)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    *name = NULL;
+    return CUPTI_ERROR_INVALID_PARAMETER;
+}
