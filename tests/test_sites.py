@@ -153,7 +153,7 @@ def _check_build(variant, with_lines):
         stripped[k[:2]] += n  # (function, line) or (function, module)
     got = Counter()
     for row in json.loads(out.stdout)["rows"]:
-        if row["kind"] == "launch_site":
+        if row["kind"] == "launch_site" and row.get("measure", "count") == "count":
             first = row["name"].split(" < ")[0]
             m = re.match(r"^(.*) \(([^ ()]+)\)$", first)
             key = _frame_key(first, True) if with_lines else (

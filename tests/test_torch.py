@@ -66,7 +66,7 @@ def gpu_log(path):
     rows = []
     with open(path) as f:
         for line in f:
-            k, name, stream, start, end, nbytes, corr, gid, nid = line.split()
+            k, name, stream, start, end, nbytes, corr, gid, nid = line.split()[:9]
             rows.append((k, name, int(stream), int(start), int(end), int(nbytes), int(corr), int(gid), int(nid)))
     return rows
 
