@@ -82,7 +82,9 @@ sampler: the host sampler's cost (GPUTRACE_SAMPLE_HZ=100, the default):
 (default 5): the sampler thread's CPU time (meta.tracer_sampler_cpu_ns)
 as a share of one core over the run, and samples taken and torn (and
 once more all active with GPUTRACE_SAMPLE_NATIVE=perf, where the system
-permits perf events); then the
+permits perf events); the same share for as many native threads
+(bench/native_threads.c, -O2 without -g, 12 frames down, each sleep a
+blocked stack to unwind); then the
 per-call cost of python-call-cost's workload with sampling off and on,
 interleaved over --rounds runs: the ratio of their medians (1.00: the
 sampler adds nothing to a call), and the same with perf sampling (the
@@ -689,6 +691,25 @@ def sampler(args):
                 print("    (GPUTRACE_SAMPLE_NATIVE=perf: %d of %d running samples with a native stack)"
                       % (withnative, running))
             RESULTS["sampler_core_pct_" + key] = 100.0 * cpu / span
+        # native threads (bench/native_threads.c, -O2 without -g): each
+        # sleep a new blocked stack, unwound from .eh_frame, 12 frames down
+        out = os.path.join(d, "native.db")
+        env = gtlib.base_env({"GPUTRACE_GPU_TIMING": "off", "LD_PRELOAD": gtlib.SHIM, "GPUTRACE_OUTPUT": out})
+        r = subprocess.run([gtlib.prog("native_threads"), str(args.sampler_threads), str(args.sampler_seconds), "12"],
+                           env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit("bench: native sampler workload failed: %s" % r.stderr)
+        meta = dict(gtlib.query(out, "SELECT key, value FROM meta"))
+        span, cpu = int(meta["end_ns"]) - int(meta["start_ns"]), int(meta["tracer_sampler_cpu_ns"])
+        blocked, deep = gtlib.query(out, "SELECT count(*), avg((SELECT count(*) FROM stack_frames f "
+                                         "WHERE f.stack_id = h.stack_id)) FROM host_samples h "
+                                         "WHERE state != 'running'")[0]
+        print("  %2d native threads active: sampler CPU %.1f ms over %.2f s: %.3f%% of one core; %s samples, %d "
+              "blocked (stacks %.1f frames on average, %s stale)" % (
+                  args.sampler_threads, cpu / 1e6, span / 1e9, 100.0 * cpu / span, meta["samples_taken"], blocked,
+                  deep or 0, meta.get("samples_stale", "?")))
+        RESULTS["sampler_core_pct_native"] = 100.0 * cpu / span
+        os.unlink(out)
         off, on, perf = [], [], []
         for _ in range(args.rounds):
             for extra, acc in (({"GPUTRACE_SAMPLE_HZ": "0"}, off), ({"GPUTRACE_SAMPLE_HZ": "100"}, on),
@@ -789,6 +810,9 @@ def summary():
             RESULTS["sampler_core_pct_all"] < 1)
         row("  2 active, 14 waiting", "%.3f%% of a core" % RESULTS["sampler_core_pct_two"], "1%",
             RESULTS["sampler_core_pct_two"] < 1)
+        if "sampler_core_pct_native" in RESULTS:
+            row("  16 native threads active, blocked stacks unwound", "%.3f%% of a core"
+                % RESULTS["sampler_core_pct_native"], "1%", RESULTS["sampler_core_pct_native"] < 1)
         if "sampler_core_pct_perf" in RESULTS:
             row("  16 active, native stacks by perf", "%.3f%% of a core" % RESULTS["sampler_core_pct_perf"],
                 "1%", RESULTS["sampler_core_pct_perf"] < 1)

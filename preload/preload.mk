@@ -4,17 +4,24 @@
 PRELOAD_LAYERS := base cupti hot sampler writer session
 PRELOAD_SRC := $(foreach d,$(PRELOAD_LAYERS),$(wildcard preload/$(d)/*.c))
 # Headers generated at build time, into $(BUILD)/gen/: the schema as a C
-# array, and NVIDIA's result names from the toolkit's own headers (the
+# array and as an empty trace file, and NVIDIA's result names from the toolkit's own headers (the
 # analyzer includes gt_error_names.h too, so `make` builds these first).
-GT_GEN_HEADERS := $(BUILD)/gen/gt_schema_sql.h $(BUILD)/gen/gt_error_names.h
+GT_GEN_HEADERS := $(BUILD)/gen/gt_schema_sql.h $(BUILD)/gen/gt_schema_db.h $(BUILD)/gen/gt_error_names.h
 PRELOAD_HDR := $(foreach d,$(PRELOAD_LAYERS),$(wildcard preload/$(d)/*.h)) preload/hot/gt_hooks.def \
                $(GT_GEN_HEADERS)
 PRELOAD_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden $(CUDA_INC) -I$(BUILD)/gen -Ipreload
-PRELOAD_LIBS := -lsqlite3 -lunwind -ldl -lpthread -ldw -lelf
+PRELOAD_LIBS := -lsqlite3 -lunwind -lunwind-x86_64 -ldl -lpthread -ldw -lelf
 
 $(BUILD)/gen/gt_schema_sql.h: schema/gputrace.sql
 	@mkdir -p $(dir $@)
 	cd schema && xxd -i gputrace.sql | sed 's/gputrace_sql/gt_schema_sql/g; s/^unsigned/static const unsigned/' > ../$@.tmp
+	mv $@.tmp $@
+
+# The same schema as an empty trace file the writer copies (faster than
+# running its SQL at the program's start).
+$(BUILD)/gen/gt_schema_db.h: schema/gputrace.sql scripts/gen_schema_db.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) scripts/gen_schema_db.py schema/gputrace.sql $@.tmp
 	mv $@.tmp $@
 
 $(BUILD)/gen/gt_error_names.h: scripts/gen_error_names.py $(CUDA)/include/driver_types.h $(CUDA)/include/cuda.h

@@ -52,14 +52,22 @@ CREATE TABLE strings (
 --            bits 8-11 and 12-15 CUPTI's source and destination memory
 --            kinds (when its record is in this row), bits 16- device
 --   sync     a0 kind (0 device, 1 context, 2 stream, 3 event,
---            4 stream_wait_event), a1 the stream or event waited on
+--            4 stream_wait_event, 5 event_query, 6 stream_query; version 8)
+--            | bit 7 captured, a1 the stream or event waited on or polled,
+--            a2 (version 8) the polls a query row stands for: a run of
+--            polls of one event or stream that returned cudaErrorNotReady
+--            (CUDA_ERROR_NOT_READY) is one row from the first poll's start
+--            to the last one's end; NULL: one
 --   alloc, free
 --            a0 kind (0 device, 1 pinned, 2 managed, 3 registered, 4 async,
---            5 mapped: host memory allocated or registered mapped),
---            a1 bytes, a2 ptr
+--            5 mapped: host memory allocated or registered mapped)
+--            | bit 7 captured (version 8), a1 bytes, a2 ptr
 --   module   (version 8) a0 bits 0-2 what the call was given (0 nothing,
 --            1 PTX, 2 cubin, 3 fatbinary, 4 another image, 5 a file),
---            bit 3 PTX the driver compiled (JIT); a1 the image's bytes
+--            bit 3 PTX the driver compiled (JIT), bit 7 captured; a1 the
+--            image's bytes
+--   others   a0 (version 8) 128 when a stream capture took the call (a host
+--            function, an event record, a graph launch), else NULL
 -- A launch, copy or memset's GPU record is kept in its own row (g_*) when
 -- CUPTI delivered it within a second, which is nearly always; else it is
 -- in gpu_ops, linked by corr. The views look in both.
@@ -121,14 +129,17 @@ CREATE TABLE gpu_ops (
 );
 
 -- CUDA Graph nodes: one row per node the program made, by capture (a
--- launch, copy, memset or host function on a capturing stream), node by
+-- launch, copy, memset, host function, stream-ordered allocation or free
+-- on a capturing stream, or on a stream joined to the capture through an
+-- event), node by
 -- node (cudaGraphAdd*Node, cuGraphAdd*Node) or by cloning a graph. Query
 -- it through the graph_nodes view. Only nodes CUPTI gave an id are rows
 -- (GPU timing on): the id is what links a replayed node's GPU work here.
 CREATE TABLE graph_node_rows (
     node_id     INTEGER PRIMARY KEY, -- CUPTI's graphNodeId
     graph_id    INTEGER,             -- CUPTI's graphId of the graph it is in
-    kind        INTEGER NOT NULL,    -- 0 kernel, 1 memcpy, 2 memset, 3 host, 4 empty, 5 other
+    kind        INTEGER NOT NULL,    -- 0 kernel, 1 memcpy, 2 memset, 3 host, 4 empty, 5 other,
+                                     -- 6 mem_alloc, 7 mem_free (version 8)
     name_id     INTEGER,             -- kernel nodes: strings(id)
     api_id      INTEGER NOT NULL,    -- the call that made it (api_names); a clone's: its original's
     tid         INTEGER NOT NULL,    -- that call's thread, start time and stacks
@@ -217,7 +228,7 @@ VALUES (0, 'unknown'), (1, 'pageable'), (2, 'pinned'), (3, 'device'), (4, 'array
 CREATE VIEW calls AS
 SELECT e.id, e.tid, e.api_id, e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.result, e.stream, e.stack_id, e.corr,
        CASE n.category WHEN 'launch' THEN (SELECT c.captured FROM launch_configs c WHERE c.id = e.a0)
-                       WHEN 'memcpy' THEN (e.a0 >> 7) & 1 WHEN 'memset' THEN (e.a0 >> 7) & 1 ELSE 0 END AS captured,
+                       ELSE (COALESCE(e.a0, 0) >> 7) & 1 END AS captured,
        e.pystack_id,
        CASE WHEN e.result != 0 THEN
            COALESCE((SELECT r.name FROM result_names r WHERE r.lib = n.lib AND r.code = e.result),
@@ -246,9 +257,10 @@ FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category = 'memset')
 
 CREATE VIEW sync_args AS
 SELECT id AS call_id,
-       CASE a0 WHEN 0 THEN 'device' WHEN 1 THEN 'context' WHEN 2 THEN 'stream' WHEN 3 THEN 'event'
-               WHEN 4 THEN 'stream_wait_event' END AS kind,
-       a1 AS target
+       CASE a0 & 127 WHEN 0 THEN 'device' WHEN 1 THEN 'context' WHEN 2 THEN 'stream' WHEN 3 THEN 'event'
+               WHEN 4 THEN 'stream_wait_event' WHEN 5 THEN 'event_query' WHEN 6 THEN 'stream_query' END AS kind,
+       a1 AS target,
+       CASE WHEN a0 & 127 IN (5, 6) THEN COALESCE(a2, 1) END AS polls
 FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category = 'sync');
 
 -- @module_args (version 8): what each module-loading call was given.
@@ -261,7 +273,7 @@ FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category = 'module')
 
 CREATE VIEW alloc_args AS
 SELECT id AS call_id,
-       CASE a0 WHEN 0 THEN 'device' WHEN 1 THEN 'pinned' WHEN 2 THEN 'managed' WHEN 3 THEN 'registered'
+       CASE a0 & 127 WHEN 0 THEN 'device' WHEN 1 THEN 'pinned' WHEN 2 THEN 'managed' WHEN 3 THEN 'registered'
                WHEN 4 THEN 'async' WHEN 5 THEN 'mapped' END AS kind,
        a2 AS ptr, a1 AS bytes
 FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category IN ('alloc', 'free'));
@@ -337,7 +349,7 @@ WHERE o.kind = 0;
 CREATE VIEW graph_nodes AS
 SELECT n.node_id, n.graph_id,
        CASE n.kind WHEN 0 THEN 'kernel' WHEN 1 THEN 'memcpy' WHEN 2 THEN 'memset' WHEN 3 THEN 'host'
-                   WHEN 4 THEN 'empty' ELSE 'other' END AS kind,
+                   WHEN 4 THEN 'empty' WHEN 6 THEN 'mem_alloc' WHEN 7 THEN 'mem_free' ELSE 'other' END AS kind,
        COALESCE(s.demangled, s.value) AS kernel_name, a.name AS api, n.tid, n.ns AS api_start_ns, n.stack_id,
        n.pystack_id, n.cloned_from
 FROM graph_node_rows n LEFT JOIN strings s ON s.id = n.name_id LEFT JOIN api_names a ON a.id = n.api_id;

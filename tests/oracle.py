@@ -133,7 +133,8 @@ NO_PYTHON = "(no Python frame)"  # outermost frame of a native-only site in a Py
 # step ranges' names (docs/report.md, Steps)
 STEP_NAME = re.compile(r"^(profilerstep|training_step|train_step|step)([#_ :-]?[0-9]+)?$", re.I)
 NO_AFTER = "(no GPU work after)"
-EXPLICIT_SYNCS = ("device", "context", "stream", "event")
+# polls (version 8): a row of event_query or stream_query is a run of polls, counted by sync_args.polls
+EXPLICIT_SYNCS = ("device", "context", "stream", "event", "event_query", "stream_query")
 BANDS = [(4 << 10, "<4KiB"), (64 << 10, "4KiB-64KiB"), (1 << 20, "64KiB-1MiB"), (16 << 20, "1MiB-16MiB"),
          (None, ">=16MiB")]
 
@@ -245,9 +246,12 @@ def _read_samples(con):
         return ("%s:%d in %s" % (_base(f), line, fn or "?")) if f and line is not None else \
             "%s (%s)" % (fn or "?", _base(mod))
     system = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
+    headers = ("/usr/include/", "/usr/lib/")
     for sid, frames in rows.items():
-        # the innermost frame outside the system's libraries, else the innermost
-        own = [fr for fr in frames if fr[1] and not fr[1].startswith(system)]
+        # the innermost frame outside the system's libraries and headers
+        # (inlined from them: std::this_thread::sleep_for), else the innermost
+        own = [fr for fr in frames if fr[1] and not fr[1].startswith(system)
+               and not (fr[2] or "").startswith(headers)]
         nat[sid] = named(own[0] if own else frames[0])
     io = {"read", "write", "pread64", "pwrite64", "readv", "writev", "poll", "ppoll", "select", "pselect6",
           "epoll_wait", "epoll_pwait", "epoll_pwait2", "accept", "accept4", "recvfrom", "recvmsg", "recvmmsg",
@@ -369,6 +373,8 @@ class Trace:
         self.launch_name = dict(con.execute(q))
         self.copy_args = {r[0]: r[1:] for r in con.execute("SELECT call_id, kind, host_mem, async FROM copy_args")}
         self.sync_kind = dict(con.execute("SELECT api_call_id, kind FROM syncs"))
+        self.sync_polls = dict(con.execute("SELECT call_id, polls FROM sync_args WHERE polls IS NOT NULL")) \
+            if self.version >= 8 else {}
         # memcpys rows of copy calls (not graph launches' copies)
         via = "AND via = 'memcpy'" if self.version >= 5 else ""
         self.copy_rows = defaultdict(list)
@@ -377,6 +383,8 @@ class Trace:
                 "WHERE api_call_id IS NOT NULL %s" % via):
             self.copy_rows[cid].append((nbytes, host_mem, ts, e - s))
         # mapped (zero-copy) host memory allocated or registered: count, bytes
+        row = con.execute("SELECT value FROM meta WHERE key = 'tracer_startup_ns'").fetchone()
+        self.startup_ns = int(row[0]) if row and row[0] and int(row[0]) > 0 else 0
         self.mapped = con.execute("SELECT count(*), COALESCE(sum(a.bytes), 0) FROM allocations a "
                                   "JOIN api_calls c ON c.id = a.api_call_id "
                                   "WHERE a.kind = 'mapped' AND a.result = 0 AND c.category = 'alloc'").fetchone()
@@ -397,6 +405,11 @@ class Trace:
                 "      SELECT graph_node_id, NULL, api_call_id, start_ns, end_ns FROM memsets "
                 "      WHERE graph_node_id IS NOT NULL) o "
                 "JOIN graph_nodes n ON n.node_id = o.graph_node_id").fetchall()
+            # every node whose work no graph launch ran (host, empty and
+            # memory nodes, graphs never launched) is shown too: no launch, no runs
+            ran = set(r[0] for r in self.graph_work)
+            self.graph_work += [(nid, kind, name, sid, psid, None, None) for nid, kind, name, sid, psid in con.execute(
+                "SELECT node_id, kind, kernel_name, stack_id, pystack_id FROM graph_nodes") if nid not in ran]
         self.sites = Sites(con, self.version)
         self.samples = _read_samples(con) if self.version >= 7 else []
         con.close()
@@ -939,7 +952,8 @@ class Process:
             "failed_calls": sum(1 for c in calls if c.result != 0),
             "launches": len(L),
             "captured_calls": sum(1 for c in calls if c.captured),  # Q2
-            "graph_launches": sum(1 for c in calls if c.category == "graph_launch" and c.result == 0),
+            "graph_launches": sum(1 for c in calls if c.category == "graph_launch" and c.result == 0
+                                  and not c.captured),
             "launch_bound": bound,
             "launch_bound_pct": pct(bound, len(L)),
             "launch_host_ns": sum(per_thread.values()),  # Q1
@@ -958,6 +972,8 @@ class Process:
             "pageable_h2d_bytes": sum(r["pageable_bytes"] for r in h2d.values()),
             "mapped_host_allocs": self.t.mapped[0],
             "mapped_host_bytes": self.t.mapped[1],
+            # the tracer's start-up on the program's thread, as meta says (issue 31, item 5)
+            "tracer_startup_ns": self.t.startup_ns,
             "module_ns": sum(c.dur for c in calls if c.category == "module"),
             "module_jit": sum(1 for c in calls if c.category == "module" and c.id in self.t.module_jit),
         }
@@ -1094,7 +1110,7 @@ class Process:
                 ops_of[o.call_id].append(o)
         rows = {}
         for c in self.calls:
-            if c.category != "graph_launch" or c.result != 0:
+            if c.category != "graph_launch" or c.result != 0 or c.captured:
                 continue
             site = self.call_site(c.id)
             r = rows.setdefault(site, {"pid": self.pid, "site": list(site), "count": 0, "api_total_ns": 0,
@@ -1110,15 +1126,13 @@ class Process:
     def graph_nodes(self):
         rows = {}
         for node, kind, name, sid, psid, cid, dur in self.t.graph_work:
-            if kind not in ("kernel", "memcpy", "memset"):
-                continue
             created, launched = self.t.sites.site(sid, psid), self.call_site(cid)
             key = (kind, name if kind == "kernel" else None, created, launched)
             r = rows.setdefault(key, {"pid": self.pid, "kind": kind, "kernel": key[1], "created_at": list(created),
                                       "launched_at": list(launched), "nodes": set(), "runs": 0, "gpu_ns": 0})
             r["nodes"].add(node)
-            r["runs"] += 1
-            r["gpu_ns"] += dur
+            r["runs"] += dur is not None
+            r["gpu_ns"] += dur or 0
         for r in rows.values():
             r["nodes"] = len(r["nodes"])
         return list(rows.values())
@@ -1187,7 +1201,7 @@ class Process:
         t = self.t
         out = []
         for c in self.calls:
-            if c.category == "sync":
+            if c.category == "sync" and not c.captured:
                 k = t.sync_kind.get(c.id)
                 if k in EXPLICIT_SYNCS:
                     out.append((k, c))
@@ -1207,7 +1221,7 @@ class Process:
             site = self.call_site(c.id)
             r = rows.setdefault((kind, site), {"pid": self.pid, "kind": kind, "count": 0, "dur_ns": 0,
                                                "site": list(site)})
-            r["count"] += 1
+            r["count"] += self.t.sync_polls.get(c.id, 1)
             r["dur_ns"] += c.dur
         return list(rows.values())
 

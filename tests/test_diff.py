@@ -301,7 +301,7 @@ def gate(variant, steps=300, nvtx=False, rep=0):
     """Two traces of gate_work VARIANT STEPS (nvtx: with its step ranges)."""
     key = (variant, steps, nvtx, rep)
     if key not in _GATE:
-        env = {"NVTX_INJECTION64_PATH": gtlib.SHIM} if nvtx else {}
+        env = {"NVTX_INJECTION64_PATH": gtlib.SHIM} if nvtx else {"GPUTRACE_NVTX": "0"}
         paths = []
         for _ in range(2):
             r = gtlib.run_traced([gtlib.prog("gate_work"), variant, str(steps)], env=env)

@@ -158,7 +158,14 @@ def test_report_attributes_graph_work_to_node_creation_and_launch():
     rc, doc, err = oracle.run_report([run.trace])
     assert_eq(rc, 0, err)
     got = {}
+    # nodes that run no GPU work are shown too, with no runs (issue 31)
+    assert_eq(sorted((r["kind"], site_function(r["created_at"][0]), r["launched_at"], r["nodes"], r["runs"])
+                     for r in doc["graph_nodes"] if not r["runs"]),
+              [("empty", "build_nodes", ["(no recorded call)"], 2, 0),
+               ("host", "build_nodes", ["(no recorded call)"], 2, 0)])
     for r in doc["graph_nodes"]:
+        if not r["runs"]:
+            continue
         k = (r["kernel"] or r["kind"], site_function(r["created_at"][0]), site_function(r["launched_at"][0]))
         got[k] = got.get(k, 0) + r["runs"]
     assert_eq(got, {("cap_c", "capture_step", "replay_captured"): 2 * R3,
@@ -275,3 +282,68 @@ def test_static_runtime_graphs_are_caught_at_the_driver():
                      ("node_b", "cuGraphAddKernelNode_v2", "build_nodes", "replay_nodes", 2 * R1)])
     assert_eq(run.q1("SELECT count(*) FROM kernels WHERE via = 'graph' AND graph_node_id IS NULL"), 0)
     assert_eq(run.q1("SELECT count(*) FROM graph_nodes WHERE cloned_from IS NOT NULL"), 6)
+
+
+FORK_R = 3
+MIB64 = 64 << 20
+
+
+def test_fork_join_capture_attributes_every_node_to_its_call():
+    """Issue 31, item 3: a capture that forks a second stream through an
+    event and joins it back (NVIDIA's simpleCudaGraphs pattern). Each node
+    is attributed to the call that made it, never to an event record or a
+    wait that came after it; work on the joined stream is captured (it ran
+    nothing when submitted); every node is in the report, whatever its
+    kind. Truth: the program's own count of nodes and host runs, and the
+    simulator's log of the GPU work each replay ran."""
+    import oracle
+    from gtlib import site_function, tmpdir
+    import os
+    log = os.path.join(tmpdir(), "fakecuda.log")
+    run = run_traced([prog("graph_fork"), str(FORK_R)], env={"FAKECUDA_KERNEL_NS": "5000", "FAKECUDA_LOG": log})
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.proc.stdout, "graph_fork: 5 nodes, host function ran %d times\n" % FORK_R)
+    nodes = run.q("SELECT node_id, kind, kernel_name, api, %s FROM graph_nodes n ORDER BY node_id" % site("n.stack_id"))
+    assert_eq([n[1:] for n in nodes],
+              [("kernel", "fork_k", "cudaLaunchKernel", "capture_fork"),
+               ("memcpy", None, "cudaMemcpyAsync", "capture_fork"),
+               ("memset", None, "cudaMemsetAsync", "capture_fork"),
+               ("host", None, "cudaLaunchHostFunc", "capture_fork"),
+               ("kernel", "join_k", "cudaLaunchKernel", "capture_fork")])
+    # each node's maker is the call made at its creation time
+    assert_eq(run.q1("SELECT count(*) FROM graph_nodes n WHERE NOT EXISTS (SELECT 1 FROM api_calls c "
+                     "WHERE c.tid = n.tid AND c.start_ns = n.api_start_ns AND c.name = n.api)"), 0)
+    # every call inside the capture is flagged captured, on both streams; none outside
+    calls = run.q("SELECT name, captured FROM api_calls WHERE start_ns > (SELECT start_ns FROM api_calls "
+                  "WHERE name = 'cudaStreamBeginCapture') AND start_ns < (SELECT start_ns FROM api_calls "
+                  "WHERE name = 'cudaStreamEndCapture') ORDER BY start_ns")
+    assert_eq(calls, [("cudaLaunchKernel", 1), ("cudaEventRecord", 1), ("cudaStreamWaitEvent", 1),
+                      ("cudaMemcpyAsync", 1), ("cudaMemsetAsync", 1), ("cudaLaunchHostFunc", 1),
+                      ("cudaEventRecord", 1), ("cudaStreamWaitEvent", 1), ("cudaLaunchKernel", 1)])
+    # the captured calls ran nothing: no GPU work is theirs
+    assert_eq(run.q1("SELECT count(*) FROM gpu_op_calls o JOIN api_calls c ON c.id = o.call_id "
+                     "WHERE c.captured = 1"), 0)
+    # the simulator's log: per replay, each GPU node ran once, under its node id
+    by_node = {}
+    for line in open(log):
+        f = line.split()
+        if int(f[8]):  # kind name stream start end bytes corr graph-id graph-node-id
+            by_node.setdefault(int(f[8]), []).append((f[0], int(f[5])))
+    ids = {n[1] + (n[2] or ""): n[0] for n in nodes}
+    assert_eq(sorted(by_node), sorted([ids["kernelfork_k"], ids["memcpy"], ids["memset"], ids["kerneljoin_k"]]))
+    assert_eq([len(by_node[i]) for i in sorted(by_node)], [FORK_R] * 4)
+    assert_eq(set(by_node[ids["memcpy"]]), {("memcpy", MIB64)})
+    # the trace links the same work to the same nodes
+    got = run.q("SELECT graph_node_id, count(*) FROM (SELECT graph_node_id FROM kernels WHERE via = 'graph' "
+                "UNION ALL SELECT graph_node_id FROM memcpys WHERE graph_node_id IS NOT NULL "
+                "UNION ALL SELECT graph_node_id FROM memsets WHERE graph_node_id IS NOT NULL) GROUP BY 1 ORDER BY 1")
+    assert_eq(got, [(i, len(by_node[i])) for i in sorted(by_node)])
+    # the report shows every node, the 64 MiB copy and the host function included
+    assert_eq(oracle.verify([run.trace]), [])
+    rc, doc, err = oracle.run_report([run.trace])
+    assert_eq(rc, 0, err)
+    rows = sorted((r["kind"], r["kernel"], site_function(r["created_at"][0]), r["nodes"], r["runs"])
+                  for r in doc["graph_nodes"])
+    assert_eq(rows, [("host", None, "capture_fork", 1, 0), ("kernel", "fork_k", "capture_fork", 1, FORK_R),
+                     ("kernel", "join_k", "capture_fork", 1, FORK_R), ("memcpy", None, "capture_fork", 1, FORK_R),
+                     ("memset", None, "capture_fork", 1, FORK_R)])

@@ -80,7 +80,7 @@ def test_python_loop_names_each_stall_with_its_share():
         assert_eq(run.proc.stdout, "host_stalls: done\n")
         meta = dict(query(db, "SELECT key, value FROM meta WHERE key LIKE 'sample%'"))
         assert_eq(meta["sample_hz"], "100")
-        assert_eq(meta["sample_native_stacks"], "blocked_pc_only")
+        assert_eq(meta["sample_native_stacks"], "blocked_unwound")
         assert int(meta["samples_taken"]) > 0, meta
         shares, total = sql_shares(db)
         assert total >= 3 * steps * stall * MS * 0.95, total
@@ -118,10 +118,11 @@ def test_python_loop_names_each_stall_with_its_share():
 
 
 def test_c_program_busy_loop_and_sleep():
-    """spin() busy-loops and nap() sleeps between launches: the sleep is
-    named by its blocked system call and the libc function it is in, the
-    busy loop as running (no signal is sent, so a running thread's native
-    stack is not read: docs/report.md)."""
+    """spin() busy-loops, nap() sleeps and drain() reads a pipe between
+    launches: the sleep and the read are named by their blocked system
+    call and the program's function they block in (the blocked thread's
+    stack unwound past libc), the busy loop as running (no signal is sent,
+    so a running thread's native stack is not read: docs/report.md)."""
     run = run_traced([prog("host_wait"), "3", "100"])
     assert_eq(run.proc.returncode, 0, run.proc.stderr)
     db = run.trace
@@ -131,7 +132,12 @@ def test_c_program_busy_loop_and_sleep():
     read = [t for t in rows if "(blocked in read)" in t]
     running = [t for t in rows if t.endswith("(running)")]
     assert sleep and read and running, sorted(rows)
-    assert any("nanosleep" in t.split(" (")[0] for t in sleep), sleep
+    assert all(t.split(" (")[0].endswith(" in nap") for t in sleep), sleep
+    # (under the sanitized suite the ASan runtime's read interceptor, which
+    # jumps to a part of itself that keeps its frame through rbp, ends the
+    # walk: the sampler takes no guess it cannot check)
+    if os.environ.get("GPUTRACE_TEST_SANITIZER") != "asan":
+        assert all(t.split(" (")[0].endswith(" in drain") for t in read), read
     shares, total = sql_shares(db)
     for pick, st in ((sleep, ("clock_nanosleep", "nanosleep")), (read, ("read",)), (running, ("running",))):
         sq = sum(v for k, v in shares.items() if k[2] in st) / total
@@ -225,8 +231,8 @@ def test_c_busy_loop_named_with_perf():
 def test_perf_refused_falls_back():
     """Where perf_event_open is refused (a seccomp filter returning EPERM,
     as a container's profile does: tests/progs/no_perf), the sampler goes
-    on as by default: meta says blocked_pc_only, running samples have no
-    native stack, blocked ones keep their program counter; silent with
+    on as by default: meta says blocked_unwound, running samples have no
+    native stack, blocked ones keep theirs (unwound); silent with
     auto, one line when perf was asked for by name; the program is
     unchanged."""
     argv = [prog("host_wait"), "2", "60"]
@@ -238,7 +244,7 @@ def test_perf_refused_falls_back():
         assert_eq(len(said), lines, run.proc.stderr)
         if lines:
             assert said[0].startswith("gputrace: GPUTRACE_SAMPLE_NATIVE=perf: perf events refused"), said
-        assert_eq(run.q1("SELECT value FROM meta WHERE key = 'sample_native_stacks'"), "blocked_pc_only")
+        assert_eq(run.q1("SELECT value FROM meta WHERE key = 'sample_native_stacks'"), "blocked_unwound")
         assert run.q1("SELECT count(*) FROM host_samples WHERE state = 'running'") > 0
         assert_eq(run.q1("SELECT count(stack_id) FROM host_samples WHERE state = 'running'"), 0)
         assert run.q1("SELECT count(stack_id) FROM host_samples WHERE state = 'syscall'") > 0

@@ -15,7 +15,7 @@ import sys
 from gtlib import ROOT
 
 SELECT = ["test_capture", "test_call_paths", "test_python", "test_reliability", "test_nvtx", "test_graphs", "test_samples",
-          "test_cupti_share"]
+          "test_cupti_share", "test_polls", "test_startup"]
 LEAVE_OUT = [
     # timing, and the writer's pace (threads that end faster than a slowed
     # writer frees their rings find the ring budget spent)

@@ -419,3 +419,62 @@ def test_a_dead_rank_is_not_waited_for_and_a_missing_one_only_until_the_timeout(
         assert_eq(len(syncs), 3, "syncs of rank %d" % r)
         assert syncs[0][0] >= 300e6, syncs
         assert sum(d for (d,) in syncs[1:]) < 300e6, syncs
+
+
+def test_every_function_the_runtime_header_declares_is_exported():
+    """Whatever it returns (cudaCreateChannelDesc returns a struct, the
+    error-name functions a string): every function cuda_runtime_api.h
+    declares, with and without the per-thread default stream, is a symbol
+    of the simulated libcudart, so NVIDIA's samples link and load."""
+    import os
+    import re
+    import subprocess
+    from gtlib import FAKECUDA
+    declared = set()
+    for extra in ([], ["-DCUDA_API_PER_THREAD_DEFAULT_STREAM"]):
+        src = subprocess.run(["gcc", "-E", "-P", "-x", "c", "-I/usr/local/cuda/include"] + extra + ["-"],
+                             input="#include <cuda_runtime_api.h>\n", capture_output=True, text=True,
+                             check=True).stdout
+        declared |= set(re.findall(r"\bextern\s[^;{}()]*?\b(cuda[A-Za-z0-9_]+)\s*\(", src))
+    assert len(declared) > 300 and "cudaCreateChannelDesc" in declared, len(declared)
+    nm = subprocess.run(["nm", "-D", "--defined-only", os.path.join(FAKECUDA, "libcudart.so.13")],
+                        capture_output=True, text=True, check=True).stdout
+    exported = {line.split()[-1].split("@")[0] for line in nm.splitlines()}
+    assert_eq(sorted(declared - exported), [], "declared by cuda_runtime_api.h, not exported")
+
+
+MEMPOOL_EXPECTED = dict(
+    channel_bits=32, malloc_array=0, to_array=0, from_array=0, array_bytes_equal=1, texture=0, texture_desc=0,
+    texture_desc_kept=1, surface=0, destroy=0, pool_create=0, pool_set=0, pool_get=0, pool_threshold_kept=1,
+    pool_set_device=0, pool_get_device=0, pool_is_device=1, from_pool=0, malloc_async=0, memsets=0, frees=0,
+    pool_sync=0, capture_begin=0, capture_malloc=0, capture_memset=0, capture_kernel=0, capture_copy=0,
+    capture_free=0, capture_end=0, capture_nodes=5, capture_instantiate=0, capture_launch_1=0,
+    capture_bytes_1=4096, capture_launch_2=0, capture_bytes_2=4096, build_create=0, build_alloc_node=0,
+    build_alloc_address=1, build_memset_node=0, build_free_node=0, build_params=0, build_params_kept=1,
+    build_launch=0)
+
+
+def test_stream_ordered_allocation_textures_and_graph_memory_nodes():
+    """Issue 31: what NVIDIA's samples call runs, as NVIDIA's documentation
+    says it behaves: channel descriptors, arrays and texture objects; memory
+    pools; cudaMallocAsync captured into a graph (an allocation node whose
+    address the graph's launches keep); graph memory nodes added by hand.
+    Traced, each node is a row of graph_nodes made by the call that made it."""
+    run = run_traced([prog("sim_mempool")])
+    assert run.proc.returncode == 0, run.proc.stderr
+    got = dict(line.split() for line in run.proc.stdout.splitlines())
+    assert_eq(got, {k: str(v) for k, v in MEMPOOL_EXPECTED.items()})
+    nodes = run.q("SELECT kind, api, (SELECT substr(f.function, 1, instr(f.function || '(', '(') - 1) "
+                  "FROM stack_frames f WHERE f.stack_id = n.stack_id AND f.depth = 0) FROM graph_nodes n "
+                  "ORDER BY node_id")
+    assert_eq(nodes, [("mem_alloc", "cudaMallocAsync", "capture_pool"), ("memset", "cudaMemsetAsync", "capture_pool"),
+                      ("kernel", "cudaLaunchKernel", "capture_pool"), ("memcpy", "cudaMemcpyAsync", "capture_pool"),
+                      ("mem_free", "cudaFreeAsync", "capture_pool"),
+                      ("mem_alloc", "cudaGraphAddMemAllocNode", "build_mem_nodes"),
+                      ("memset", "cudaGraphAddMemsetNode", "build_mem_nodes"),
+                      ("mem_free", "cudaGraphAddMemFreeNode", "build_mem_nodes")])
+    # the captured allocation and free are calls a capture took
+    assert_eq(run.q("SELECT name, captured FROM api_calls WHERE name IN ('cudaMallocAsync', 'cudaFreeAsync') "
+                    "ORDER BY start_ns"),
+              [("cudaMallocAsync", 0), ("cudaFreeAsync", 0), ("cudaFreeAsync", 0), ("cudaMallocAsync", 1),
+               ("cudaFreeAsync", 1)])

@@ -43,6 +43,21 @@ $(TPROG)/cupti_client: tests/progs/cupti_client.c tests/fakecuda/fakecuda.h $(FA
 $(TPROG)/cupti_client_dl: tests/progs/cupti_client.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS) $(BUILD)/fakecuda/libcupti.so.13
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -DCUPTI_DLOPEN -o $@ $< $(TEST_LIBS)
+# A C++ program blocked in its own functions (test_samples_native.py), built
+# as users build a program they profile (-O2 -g), as they ship it (-O3, no
+# -g) and debug it (-O0 -g: frames found through rbp): the sampler unwinds
+# from .eh_frame, which all keep.
+TEST_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -D_GNU_SOURCE $(CUDA_INC) -Itests/fakecuda
+$(TPROG)/native_wait_g: tests/progs/native_wait.cpp tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TEST_CXXFLAGS) -O2 -g -o $@ $< $(TEST_LIBS)
+$(TPROG)/native_wait_O3: tests/progs/native_wait.cpp tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TEST_CXXFLAGS) -O3 -o $@ $< $(TEST_LIBS)
+$(TPROG)/native_wait_O0g: tests/progs/native_wait.cpp tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TEST_CXXFLAGS) -O0 -g -o $@ $< $(TEST_LIBS)
+tests-build: $(TPROG)/native_wait_g $(TPROG)/native_wait_O3 $(TPROG)/native_wait_O0g
 
 # The same programs built for the per-thread default stream: they call the
 # _ptsz/_ptds entry points.
@@ -81,7 +96,7 @@ tests-build: $(TEST_PROGS) $(UNIT_TESTS) $(BUILD)/asan/libgputrace.so $(BUILD)/t
 # Call paths beyond symbol interposition.
 tests-build: $(TPROG)/dl_launcher $(TPROG)/rt_basic_static $(TPROG)/rtld_next $(TPROG)/graph $(TPROG)/copy3d $(TPROG)/batch
 # CUDA Graphs built every way, and mapped host memory (tests/test_graphs.py).
-tests-build: $(TPROG)/graph_build $(TPROG)/graph_nvcc $(TPROG)/mapped_mem
+tests-build: $(TPROG)/graph_build $(TPROG)/graph_nvcc $(TPROG)/mapped_mem $(TPROG)/graph_fork $(TPROG)/polls $(TPROG)/first_call
 
 $(TPROG)/dl_launcher: tests/progs/dl_launcher.c
 	@mkdir -p $(dir $@)
@@ -125,6 +140,11 @@ $(TPROG)/launch_loop: bench/launch_loop.c tests/fakecuda/fakecuda.h $(FAKECUDA_L
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -O2 -g $(CUDA_INC) -Itests/fakecuda -o $@ $< $(TEST_LIBS)
 tests-build: $(TPROG)/launch_loop
+# The sampler bench's native threads, built as shipped (-O2, no -g).
+$(TPROG)/native_threads: bench/native_threads.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -g,$(CFLAGS_BASE)) -O2 $(CUDA_INC) -Itests/fakecuda -o $@ $< $(TEST_LIBS)
+tests-build: $(TPROG)/native_threads
 -include tests/truth.mk
 
 # NVTX (tests/test_nvtx.py): the library Python drives through ctypes and

@@ -711,6 +711,8 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
     r->summary.gpu_times = timing && strcmp(timing, "cupti") == 0;
     free(timing);
     r->partial = gt_trace_meta_int(t, "complete", 0) != 1;
+    int64_t startup = gt_trace_meta_int(t, "tracer_startup_ns", 0);
+    r->summary.tracer_startup_ns = startup > 0 ? (uint64_t)startup : 0;
     struct gt_sites sites;
     if (gt_sites_init(&sites, t->db, t->schema_version) < 0) {
         gt_trace_sql_error(t, "stacks");

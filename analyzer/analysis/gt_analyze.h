@@ -157,7 +157,7 @@ struct gt_graph_row {
  * (its creating call's site) and where the graph was launched
  * (docs/report.md, Graph nodes). */
 struct gt_gnode_row {
-    char kind[8];                   /* kernel, memcpy, memset */
+    char kind[12];                  /* kernel, memcpy, memset, host, empty, other, mem_alloc, mem_free */
     char kernel[GT_KERNEL_NAME_MAX]; /* kernel nodes: the kernel the GPU ran */
     struct gt_site created, launched;
     uint64_t nodes, runs, gpu_ns;   /* distinct nodes, operations, their GPU time */
@@ -284,6 +284,10 @@ struct gt_summary {
     /* mapped (zero-copy) host memory: allocations and registrations with
      * the mapped flag, their bytes (kernels may read it over the bus) */
     uint64_t mapped_host_allocs, mapped_host_bytes;
+    /* the tracer's own start-up on the program's thread, inside its first
+     * CUDA call before that call's clock started (meta tracer_startup_ns;
+     * 0 in traces written before it was recorded): in no other figure */
+    uint64_t tracer_startup_ns;
 };
 
 /* Rows per table that --top left out. */

@@ -1,6 +1,7 @@
 /* gt_gnodes.c: the report's "graph nodes" section (docs/report.md, Graph
  * nodes): each kernel, copy and memset a CUDA Graph launch ran, by the node
- * it ran as, attributed to the site of the call that made the node (a
+ * it ran as, and every node that ran no GPU work (host functions, empty
+ * and memory nodes, nodes of graphs never launched), attributed to the site of the call that made the node (a
  * captured launch, cudaGraphAddKernelNode...; a clone's node, its
  * original's) and to the site of the graph launch.
  *
@@ -16,7 +17,10 @@
 #include "analysis/gt_analyze.h"
 #include "analysis/gt_site.h"
 
-static const char *const gt_gnode_kinds[] = {"kernel", "memcpy", "memset"};
+/* graph_node_rows.kind, as the graph_nodes view spells it. */
+static const char *const gt_gnode_kinds[] = {"kernel", "memcpy", "memset", "host", "empty", "other",
+                                             "mem_alloc", "mem_free"};
+#define GT_GNODE_KINDS (int)(sizeof(gt_gnode_kinds) / sizeof(gt_gnode_kinds[0]))
 
 static int gt_gnode_by_gpu(const void *a, const void *b)
 {
@@ -60,7 +64,12 @@ int gt_graph_nodes(struct gt_trace *t, struct gt_sites *sites, uint32_t nocall, 
         "      WHERE graph_node_id IS NOT NULL AND kind < 3 GROUP BY 1, 2, 3) g "
         "JOIN graph_node_rows n ON n.node_id = g.graph_node_id "
         "LEFT JOIN launch l ON l.corr = g.corr LEFT JOIN strings s ON s.id = g.name_id "
-        "ORDER BY g.graph_node_id";
+        /* nodes that ran no GPU work (host, empty, memory nodes; graphs never
+         * launched): shown too, with no launch and no runs */
+        "UNION ALL SELECT n.kind, COALESCE(s.demangled, s.value), COALESCE(n.stack_id, 0) | (COALESCE(n.pystack_id, 0) << 32), 0, 0, 0, 0,"
+        "       n.node_id FROM graph_node_rows n LEFT JOIN strings s ON s.id = n.name_id"
+        "  WHERE n.node_id NOT IN (SELECT graph_node_id FROM gpu_ops WHERE graph_node_id IS NOT NULL AND kind < 3) "
+        "ORDER BY 8";
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(t->db, sql, -1, &q, NULL) != SQLITE_OK) {
         gt_trace_sql_error(t, "graph nodes");
@@ -72,8 +81,8 @@ int gt_graph_nodes(struct gt_trace *t, struct gt_sites *sites, uint32_t nocall, 
     int rc, failed = 0;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         int kind = sqlite3_column_int(q, 0);
-        if (kind < 0 || kind > 2)
-            continue; /* host and empty nodes run no GPU work */
+        if (kind < 0 || kind >= GT_GNODE_KINDS)
+            kind = 5; /* other */
         const char *kernel = kind == 0 ? (const char *)sqlite3_column_text(q, 1) : NULL;
         uint32_t created = gt_site_index(sites, sqlite3_column_int64(q, 2));
         uint32_t launched = sqlite3_column_int(q, 3) ? gt_site_index(sites, sqlite3_column_int64(q, 4)) : nocall;

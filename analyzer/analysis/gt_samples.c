@@ -79,6 +79,15 @@ static int gt_system_module(const char *m)
            strncmp(m, "/usr/lib64/", 11) == 0;
 }
 
+/* Source of the system's headers (libstdc++'s, libc's, the compiler's):
+ * a function inlined from them into the program, as
+ * std::this_thread::sleep_for or std::condition_variable::wait are, is
+ * plumbing on the way to libc, not the program's own frame. */
+static int gt_system_source(const char *f)
+{
+    return strncmp(f, "/usr/include/", 13) == 0 || strncmp(f, "/usr/lib/", 9) == 0;
+}
+
 static int gt_is_io(const char *sc)
 {
     static const char *const io[] = {"read", "write", "pread64", "pwrite64", "readv", "writev", "poll", "ppoll",
@@ -138,8 +147,9 @@ static int gt_describe(sqlite3 *db, int state, const char *syscall, int64_t pyst
             gt_py_name(where, sizeof(where), st);
         sqlite3_finalize(st);
     }
-    /* native: the innermost frame outside the system's libraries (the
-     * program's function that called into libc), else the innermost */
+    /* native: the innermost frame outside the system's libraries and
+     * headers (the program's function that called into libc), else the
+     * innermost */
     if (!where[0] && stack &&
         sqlite3_prepare_v2(db, "SELECT function, module, file, line FROM stack_frames WHERE stack_id = ? "
                                "ORDER BY depth", -1, &st, NULL) == SQLITE_OK) {
@@ -147,7 +157,8 @@ static int gt_describe(sqlite3 *db, int state, const char *syscall, int64_t pyst
         int first = 1;
         while (sqlite3_step(st) == SQLITE_ROW) {
             const char *mod = (const char *)sqlite3_column_text(st, 1);
-            int sys = !mod || gt_system_module(mod);
+            const char *file = (const char *)sqlite3_column_text(st, 2);
+            int sys = !mod || gt_system_module(mod) || (file && gt_system_source(file));
             if (!first && sys)
                 continue;
             gt_native_name(where, sizeof(where), st);

@@ -10,9 +10,11 @@
 const char *const gt_xfer_kind_names[GT_XKINDS] = {"HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "memset", "other"};
 const char *const gt_xfer_band_names[GT_XBANDS] = {"<4KiB", "4KiB-64KiB", "64KiB-1MiB", "1MiB-16MiB", ">=16MiB"};
 
+/* By enum gt_rec_sync, then the copies that block. */
 static const char *const gt_sync_kind_names[] = {"device", "context", "stream", "event", "stream_wait_event",
-                                                 "unknown", "memcpy_dtoh", "memcpy_pageable"};
-enum { GT_SYNC_ROW_DTOH = 6, GT_SYNC_ROW_PAGEABLE = 7 };
+                                                 "event_query", "stream_query", "unknown", "memcpy_dtoh",
+                                                 "memcpy_pageable"};
+enum { GT_SYNC_ROW_DTOH = GT_RSYNC_OTHER + 1, GT_SYNC_ROW_PAGEABLE = GT_RSYNC_OTHER + 2 };
 
 struct gt_thread_acc *gt_thread_of(struct gt_pass *p, int64_t tid)
 {
@@ -42,7 +44,8 @@ struct gt_thread_acc *gt_thread_of(struct gt_pass *p, int64_t tid)
     return &p->threads[*slot - 1];
 }
 
-static void gt_sync_add(struct gt_pass *p, int kind, uint32_t site, int64_t tid, uint64_t ns)
+/* calls: how many calls the row stands for (a run of polls: its polls). */
+static void gt_sync_add(struct gt_pass *p, int kind, uint32_t site, int64_t tid, uint64_t ns, uint64_t calls)
 {
     struct gt_report *r = p->r;
     int64_t *slot = gt_map_at(&p->sync_of, (uint64_t)site << 8 | (uint64_t)kind);
@@ -69,7 +72,7 @@ static void gt_sync_add(struct gt_pass *p, int kind, uint32_t site, int64_t tid,
         *slot = (int64_t)++r->nsyncs;
     }
     struct gt_sync_row *row = &r->syncs[*slot - 1];
-    row->count++;
+    row->count += calls;
     row->blocked_ns += ns;
     r->summary.sync_ns += ns;
     th->sync_ns += ns;
@@ -133,11 +136,12 @@ void gt_tables_call(struct gt_pass *p, const struct gt_rec *c)
         }
         ++*n;
     }
+    /* any call a stream capture took (version 8 flags them all; older
+     * traces only launches, copies and memsets): it ran nothing */
+    s->captured_calls += c->captured != 0;
     switch (c->cat) {
     case GT_RC_LAUNCH:
-        if (c->captured) {
-            s->captured_calls++;
-        } else if (c->result == 0) {
+        if (!c->captured && c->result == 0) {
             struct gt_thread_acc *th = gt_thread_of(p, c->tid);
             if (!th)
                 return;
@@ -146,12 +150,8 @@ void gt_tables_call(struct gt_pass *p, const struct gt_rec *c)
             th->launch_ns += dur;
         }
         break;
-    case GT_RC_MEMCPY:
-    case GT_RC_MEMSET:
-        s->captured_calls += c->captured != 0;
-        break;
     case GT_RC_GRAPH:
-        if (c->result == 0) {
+        if (c->result == 0 && !c->captured) {
             uint32_t site = gt_site_index(p->sites, c->site_key);
             struct gt_graph_row *g = site == UINT32_MAX ? NULL : gt_graph_row_of(p, site);
             if (!g) {
@@ -169,12 +169,12 @@ void gt_tables_call(struct gt_pass *p, const struct gt_rec *c)
         s->module_jit += c->module_jit != 0;
         break;
     case GT_RC_SYNC:
-        if (c->sync_kind != GT_RSYNC_WAIT_EVENT) {
+        if (c->sync_kind != GT_RSYNC_WAIT_EVENT && !c->captured) {
             uint32_t site = gt_site_index(p->sites, c->site_key);
             if (site == UINT32_MAX)
                 p->failed = 1;
             else
-                gt_sync_add(p, c->sync_kind, site, c->tid, dur);
+                gt_sync_add(p, c->sync_kind, site, c->tid, dur, c->polls ? c->polls : 1);
         }
         break;
     default:
@@ -193,9 +193,9 @@ void gt_tables_copy_call(struct gt_pass *p, const struct gt_rec *c, uint32_t sit
     for (size_t i = 0; i < nrows; i++)
         pageable |= mem[i] == GT_RMEM_PAGEABLE;
     if (c->copy_kind == GT_RCOPY_DTOH && !c->async)
-        gt_sync_add(p, GT_SYNC_ROW_DTOH, site, c->tid, dur);
+        gt_sync_add(p, GT_SYNC_ROW_DTOH, site, c->tid, dur, 1);
     if (c->async && pageable)
-        gt_sync_add(p, GT_SYNC_ROW_PAGEABLE, site, c->tid, dur);
+        gt_sync_add(p, GT_SYNC_ROW_PAGEABLE, site, c->tid, dur, 1);
     if (c->copy_kind != GT_RCOPY_HTOD || c->result != 0)
         return;
     int64_t *slot = gt_map_at(&p->h2d_of, site);

@@ -181,7 +181,7 @@ static int gt_info_count(struct gt_trace *t, struct gt_info *in, int64_t *last_e
 {
     static const char *const copy_names[] = {"HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "(unknown)"};
     static const char *const sync_names[] = {"device", "context", "stream", "event", "stream_wait_event",
-                                             "(unknown)"};
+                                             "event_query", "stream_query", "(unknown)"};
     struct gt_info_pass p = {.in = in};
     struct gt_scan *scan = gt_scan_open(t);
     int rc = scan ? gt_scan_calls(scan, gt_info_on_call, &p) : -1;

@@ -421,6 +421,10 @@ static void gt_html_small_tables(FILE *out, const struct gt_report *r, const str
                 gt_fmt_duration((int64_t)a->max_ns, d3, sizeof(d3)), (unsigned long long)a->errors);
     }
     fputs("</table>\n", out);
+    if (r->summary.tracer_startup_ns)
+        fprintf(out, "<p>And the tracer's own start-up: %s on the thread of the first CUDA call, before that call's "
+                     "time started (in no figure above).</p>\n",
+                gt_fmt_duration((int64_t)r->summary.tracer_startup_ns, d1, sizeof(d1)));
     if (r->nerrors) {
         fputs("<h2>Errors</h2>\n<table><tr><th>function</th><th>error</th><th class=n>calls</th></tr>\n", out);
         for (size_t i = 0; i < gt_top(r->nerrors, o); i++) {

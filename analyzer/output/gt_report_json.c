@@ -36,9 +36,10 @@ static void gt_json_summary(FILE *out, const struct gt_summary *s)
             U(s->device_ns), U(s->busy_ns), U(s->idle_ns), s->idle_pct);
     gt_json_causes(out, s->idle_by_cause);
     fprintf(out, ",\"sync_ns\":%llu,\"sync_pct\":%.6f,\"h2d_bytes\":%llu,\"pageable_h2d_bytes\":%llu,"
-                 "\"mapped_host_allocs\":%llu,\"mapped_host_bytes\":%llu,\"module_ns\":%llu,\"module_jit\":%llu}",
+                 "\"mapped_host_allocs\":%llu,\"mapped_host_bytes\":%llu,\"tracer_startup_ns\":%llu,\"module_ns\":%llu,"
+                 "\"module_jit\":%llu}",
             U(s->sync_ns), s->sync_pct, U(s->h2d_bytes), U(s->pageable_h2d_bytes), U(s->mapped_host_allocs),
-            U(s->mapped_host_bytes), U(s->module_ns), U(s->module_jit));
+            U(s->mapped_host_bytes), U(s->tracer_startup_ns), U(s->module_ns), U(s->module_jit));
 }
 
 /* Opens a row of an array: the separator, then {"pid":N */

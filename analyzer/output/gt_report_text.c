@@ -271,6 +271,12 @@ static void gt_text_gnodes(FILE *out, const struct gt_report *r)
             gt_put_text(out, g->kernel, 76);
         else
             fprintf(out, "%s", g->kind);
+        if (!g->runs) { /* a host, empty or memory node, or one of a graph never launched */
+            fprintf(out, "\n    %llu %s node%s, no GPU work\n", U(g->nodes), g->kind, g->nodes == 1 ? "" : "s");
+            fputs("    graph node created\n", out);
+            gt_text_site(out, "      ", &g->created);
+            continue;
+        }
         fprintf(out, "\n    %llu run%s of %llu %s node%s, GPU %s\n", U(g->runs), g->runs == 1 ? "" : "s", U(g->nodes),
                 g->kind, g->nodes == 1 ? "" : "s", DUR(g->gpu_ns, gt_b1));
         fputs("    graph node created\n", out);
@@ -389,6 +395,10 @@ static void gt_text_api(FILE *out, const struct gt_report *r)
                 DUR(a->max_ns, gt_b3), U(a->errors));
     }
     gt_more(out, r->more.api, "functions");
+    if (r->summary.tracer_startup_ns)
+        fprintf(out, "  and the tracer's own start-up: %s on the thread of\n"
+                     "  the first CUDA call, before that call's time started (in no figure above)\n",
+                DUR(r->summary.tracer_startup_ns, gt_b1));
 }
 
 /* Only when the trace has top-level NVTX ranges. */

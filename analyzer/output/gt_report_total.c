@@ -40,6 +40,7 @@ struct gt_summary gt_report_items_total(const struct gt_report_item *v, size_t n
         t.pageable_h2d_bytes += s->pageable_h2d_bytes;
         t.mapped_host_allocs += s->mapped_host_allocs;
         t.mapped_host_bytes += s->mapped_host_bytes;
+        t.tracer_startup_ns += s->tracer_startup_ns;
         for (int c = 0; c < GT_CAUSES; c++)
             t.idle_by_cause[c] += s->idle_by_cause[c];
     }

@@ -401,7 +401,7 @@ static int gt_scan_calls_raw(struct gt_scan *s, gt_rec_fn fn, void *arg)
     if (s->windowed && gt_trace_int(s->t, "SELECT max(g_start_ns) FROM events", &lag) < 0)
         return -1;
     if (gt_prepare_window(s, "SELECT api_id, start_ns, dur_ns, result, stack_id, pystack_id, corr, a0, a1, "
-                             "g_start_ns, g_dur_ns, g_stream, tid, stream FROM events",
+                             "g_start_ns, g_dur_ns, g_stream, tid, stream, a2 FROM events",
                           " WHERE", "start_ns", lag > 0 && s->from > INT64_MIN + lag ? s->from - lag : s->from,
                           &q) < 0)
         return -1;
@@ -424,11 +424,19 @@ static int gt_scan_calls_raw(struct gt_scan *s, gt_rec_fn fn, void *arg)
         int64_t a0 = sqlite3_column_int64(q, 7);
         switch (r.cat) {
         case GT_RC_ALLOC:
-            r.alloc_kind = (int)a0;
+            r.alloc_kind = (int)(a0 & 127); /* bit 7: captured (version 8) */
+            r.captured = (int)((a0 >> 7) & 1);
             r.bytes = gt_col_u64(q, 8);
             break;
         case GT_RC_SYNC:
-            r.sync_kind = a0 >= 0 && a0 <= GT_RSYNC_WAIT_EVENT ? (int)a0 : GT_RSYNC_OTHER;
+            r.captured = (int)((a0 >> 7) & 1); /* bit 7: captured (version 8) */
+            a0 &= 127;
+            r.sync_kind = a0 >= 0 && a0 <= GT_RSYNC_STREAM_QUERY ? (int)a0 : GT_RSYNC_OTHER;
+            /* a run of not-ready polls folded into one row (version 8): a2 counts them */
+            r.polls = (r.sync_kind == GT_RSYNC_EVENT_QUERY || r.sync_kind == GT_RSYNC_STREAM_QUERY) &&
+                              sqlite3_column_int64(q, 14) > 1
+                          ? (uint64_t)sqlite3_column_int64(q, 14)
+                          : 1;
             break;
         case GT_RC_MODULE:
             r.module_jit = (int)((a0 >> 3) & 1);
@@ -455,8 +463,10 @@ static int gt_scan_calls_raw(struct gt_scan *s, gt_rec_fn fn, void *arg)
             }
             break;
         }
-
         default:
+            /* host functions, event records, graph launches: bit 7 of a0
+             * when a capture took them (version 8; NULL, 0, before) */
+            r.captured = (int)((a0 >> 7) & 1);
             break;
         }
         if ((r.cat == GT_RC_LAUNCH || r.cat == GT_RC_MEMCPY || r.cat == GT_RC_MEMSET) &&
@@ -508,8 +518,9 @@ static int gt_cupti_mem_code(const char *m)
 
 static int gt_sync_code(const char *k)
 {
-    static const char *const kinds[] = {"device", "context", "stream", "event", "stream_wait_event"};
-    for (int i = 0; k && i < 5; i++)
+    static const char *const kinds[] = {"device", "context", "stream", "event", "stream_wait_event",
+                                        "event_query", "stream_query"};
+    for (int i = 0; k && i < 7; i++)
         if (!strcmp(k, kinds[i]))
             return i;
     return GT_RSYNC_OTHER;
@@ -606,6 +617,7 @@ static int gt_scan_calls_views(struct gt_scan *s, gt_rec_fn fn, void *arg)
             break;
         case GT_RC_SYNC:
             r.sync_kind = gt_sync_code((const char *)sqlite3_column_text(q, 20));
+            r.polls = 1;
             break;
         case GT_RC_ALLOC:
             r.bytes = gt_col_u64(q, 21);

@@ -19,7 +19,9 @@ enum gt_rec_copy { GT_RCOPY_HTOD, GT_RCOPY_DTOH, GT_RCOPY_DTOD, GT_RCOPY_HTOH, G
 /* GT_RMEM_MAPPED: mapped (zero-copy) page-locked host memory. */
 enum gt_rec_mem { GT_RMEM_PAGEABLE, GT_RMEM_PINNED, GT_RMEM_MANAGED, GT_RMEM_OTHER, GT_RMEM_MAPPED };
 enum gt_rec_sync {
-    GT_RSYNC_DEVICE, GT_RSYNC_CONTEXT, GT_RSYNC_STREAM, GT_RSYNC_EVENT, GT_RSYNC_WAIT_EVENT, GT_RSYNC_OTHER
+    GT_RSYNC_DEVICE, GT_RSYNC_CONTEXT, GT_RSYNC_STREAM, GT_RSYNC_EVENT, GT_RSYNC_WAIT_EVENT,
+    GT_RSYNC_EVENT_QUERY, GT_RSYNC_STREAM_QUERY, /* polls (version 8): a row is a run of them */
+    GT_RSYNC_OTHER
 };
 enum gt_op_kind { GT_OP_KERNEL, GT_OP_MEMCPY, GT_OP_MEMSET };
 
@@ -52,6 +54,7 @@ struct gt_rec {
     int alloc_kind;         /* alloc, free (version 4 on): alloc_args' kind code, 5 mapped */
     int sync_kind;          /* sync: enum gt_rec_sync */
     int module_jit;         /* module (version 8 on): PTX the driver compiled; bytes: the image's */
+    uint64_t polls;         /* sync: the polls a query row stands for (1 for every other call) */
     int64_t device;         /* launch, memcpy, memset: the device the call used */
     int64_t stream;         /* the stream handle the call used; 0: none */
     int64_t link;           /* what operations of gt_scan_ops name this call by; 0: none */

@@ -57,8 +57,8 @@ enum { GT_CAPTURE_END_STOP, GT_CAPTURE_END_REPEAT, GT_CAPTURE_END_NONE };
  * err (for `gputrace record`'s usage error and the shim's warning). */
 int gt_parse_capture_range(const char *v, struct gt_capture_range *out, char *err, size_t err_len);
 int gt_parse_capture_end(const char *v, struct gt_capture_range *out, char *err, size_t err_len);
-/* GPUTRACE_SAMPLE_NATIVE: a blocked thread's program counter only (the
- * default); or also a running thread's callchain from perf_event_open,
+/* GPUTRACE_SAMPLE_NATIVE: a blocked thread's native stack only (the
+ * default: unwound, gt_sampler_unwind.h); or also a running thread's callchain from perf_event_open,
  * said on stderr when the system refuses it (perf) or not (auto). */
 enum { GT_NATIVE_BLOCKED, GT_NATIVE_PERF, GT_NATIVE_AUTO };
 #define GT_DEFAULT_SAMPLE_HZ 100

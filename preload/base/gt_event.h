@@ -18,6 +18,7 @@ enum gt_category {
     GT_CAT_OTHER,
     GT_CAT_GRAPH,      /* a CUDA Graph launch */
     GT_CAT_GRAPH_BUILD, /* building a graph: create, add a node, clone, instantiate, update */
+    GT_CAT_QUERY,      /* an event or stream poll: written as sync (kinds *_query), runs of not-ready polls folded */
     GT_CAT_MODULE,     /* loading, linking and JIT-compiling modules; getting their functions and globals */
     GT_CAT_COUNT
 };
@@ -32,7 +33,8 @@ enum gt_copy_kind { GT_COPY_HTOD, GT_COPY_DTOH, GT_COPY_DTOD, GT_COPY_HTOH, GT_C
 enum gt_host_mem { GT_HM_PAGEABLE, GT_HM_PINNED, GT_HM_MANAGED, GT_HM_NONE, GT_HM_UNKNOWN, GT_HM_MAPPED };
 
 enum gt_sync_kind {
-    GT_SYNC_DEVICE, GT_SYNC_CONTEXT, GT_SYNC_STREAM, GT_SYNC_EVENT, GT_SYNC_STREAM_WAIT_EVENT
+    GT_SYNC_DEVICE, GT_SYNC_CONTEXT, GT_SYNC_STREAM, GT_SYNC_EVENT, GT_SYNC_STREAM_WAIT_EVENT,
+    GT_SYNC_EVENT_QUERY, GT_SYNC_STREAM_QUERY /* cudaEventQuery, cudaStreamQuery: polls (schema version 8) */
 };
 
 /* GT_AK_MAPPED: host memory allocated or registered with the mapped flag. */
@@ -48,6 +50,7 @@ enum gt_alloc_kind { GT_AK_DEVICE, GT_AK_PINNED, GT_AK_MANAGED, GT_AK_REGISTERED
 /* Kinds of CUDA Graph node (graph_nodes.kind). */
 enum gt_gnode_kind {
     GT_GN_KERNEL, GT_GN_MEMCPY, GT_GN_MEMSET, GT_GN_HOST, GT_GN_EMPTY, GT_GN_OTHER,
+    GT_GN_MEM_ALLOC, GT_GN_MEM_FREE, /* graph memory nodes (schema version 8) */
     GT_GN_CLONE = 254, /* a clone's node: its kind and site are its original's (u.gnode.orig) */
     GT_GN_NONE = 255   /* a graph-building call that made no node of its own */
 };
@@ -96,6 +99,7 @@ struct gt_event {
         } memset;
         struct {
             uint64_t target;
+            uint32_t polls;   /* GT_SYNC_*_QUERY: polls folded into this event (hot/gt_poll.c) */
             uint8_t kind;
         } sync;
         struct {

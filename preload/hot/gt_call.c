@@ -8,10 +8,35 @@
 #include "hot/gt_ring.h"
 #include "hot/gt_stacks.h"
 
+/* cudaErrorNotReady and CUDA_ERROR_NOT_READY: the same number. */
+#define GT_NOT_READY 600
+
+/* A poll that found the work not done: a run of them on one event or
+ * stream is one row (its first poll's start and stacks, its last one's
+ * end, their count), so a program spinning on cudaEventQuery costs a ring
+ * slot per run, not per poll. Returns 1 when the poll was folded or held. */
+static int gt_poll_fold(struct gt_event *ev, int result)
+{
+    if (result != GT_NOT_READY)
+        return 0;
+    struct gt_event *h = gt_ring_held();
+    if (h && h->api == ev->api && h->u.sync.target == ev->u.sync.target && h->u.sync.polls < UINT32_MAX) {
+        h->end_ns = ev->end_ns;
+        h->u.sync.polls++;
+        return 1;
+    }
+    ev->result = result;
+    ev->stack_id = gt_stack_capture();
+    ev->pystack_id = gt_python_capture();
+    gt_ring_hold(ev);
+    return 1;
+}
+
 void gt_call_end(struct gt_call *c, int result, int category)
 {
     if (category != GT_CAT_NONE) {
-        if (atomic_load_explicit(&gt_state, memory_order_relaxed) == GT_STATE_ACTIVE) {
+        if (atomic_load_explicit(&gt_state, memory_order_relaxed) == GT_STATE_ACTIVE &&
+            !(category == GT_CAT_QUERY && gt_poll_fold(&c->ev, result))) {
             c->ev.result = result;
             c->ev.stack_id = gt_stack_capture();
             c->ev.pystack_id = gt_python_capture();

@@ -78,6 +78,14 @@ void gt_rd_graph_call(struct gt_event *ev, int res, void *const *out, void *grap
     ev->u.gnode.graph = gt_cupti_graph_id(graph);
 }
 
+void gt_rd_graph_update(struct gt_event *ev, int res, void *node)
+{
+    memset(&ev->u.gnode, 0, sizeof(ev->u.gnode));
+    ev->u.gnode.kind = GT_GN_NONE; /* the node was made before: no row of its own */
+    if (res == 0 && node)
+        ev->u.gnode.node = gt_cupti_graph_node_id(node);
+}
+
 void gt_rd_graph_clone(struct gt_event *ev, int res, void *const *out, void *orig)
 {
     memset(&ev->u.gnode, 0, sizeof(ev->u.gnode));
@@ -106,12 +114,32 @@ static void gt_push_node(const struct gt_event *call, enum gt_gnode_kind kind, u
     gt_ring_push(&g);
 }
 
+/* The kind of node a captured call makes; GT_GN_NONE: it makes none (an
+ * event record, a wait on an event: they only change what the stream's
+ * next node depends on, and must not be taken for the node before them). */
+static enum gt_gnode_kind gt_captured_kind(int category)
+{
+    switch (category) {
+    case GT_CAT_LAUNCH: return GT_GN_KERNEL;
+    case GT_CAT_MEMCPY: return GT_GN_MEMCPY;
+    case GT_CAT_MEMSET: return GT_GN_MEMSET;
+    case GT_CAT_OTHER: return GT_GN_HOST;  /* host functions, stream callbacks: the only such calls with a stream */
+    case GT_CAT_ALLOC: return GT_GN_MEM_ALLOC;
+    case GT_CAT_FREE: return GT_GN_MEM_FREE;
+    case GT_CAT_GRAPH: return GT_GN_OTHER;  /* a graph launched into a capture: a child graph node */
+    default: return GT_GN_NONE;
+    }
+}
+
 /* The node a captured call just added: right after it, the stream's
  * capture dependency set is that node alone (on a stream forked into the
  * capture too: the set is per stream). When it is not one node, the node
  * is not known and is not recorded. */
 static void gt_emit_captured(struct gt_event *ev, int category)
 {
+    enum gt_gnode_kind kind = gt_captured_kind(category);
+    if (kind == GT_GN_NONE)
+        return;
     gt_capture_info_fn info = (gt_capture_info_fn)gt_driver_fn(&gt_capture_info, "cuStreamGetCaptureInfo_v3");
     if (!info)
         return;
@@ -125,11 +153,6 @@ static void gt_emit_captured(struct gt_event *ev, int category)
     uint64_t node = gt_cupti_graph_node_id(deps[0]);
     if (!node)
         return;
-    enum gt_gnode_kind kind = category == GT_CAT_LAUNCH   ? GT_GN_KERNEL
-                            : category == GT_CAT_MEMCPY   ? GT_GN_MEMCPY
-                            : category == GT_CAT_MEMSET   ? GT_GN_MEMSET
-                            : category == GT_CAT_OTHER    ? GT_GN_HOST
-                                                          : GT_GN_OTHER;
     gt_push_node(ev, kind, node, 0, gt_cupti_graph_id(graph), category == GT_CAT_LAUNCH ? ev->u.launch.name_id : 0);
 }
 

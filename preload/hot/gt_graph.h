@@ -17,6 +17,8 @@ void gt_rd_graph_kernel_drv(struct gt_event *ev, int res, void *const *out, void
 /* A call that makes no node: `graph` (or *out when out is set and the call
  * succeeded) is the graph it is about. */
 void gt_rd_graph_call(struct gt_event *ev, int res, void *const *out, void *graph);
+/* A call that changes a node's parameters (cudaGraphExecKernelNodeSetParams...): the node it changed. */
+void gt_rd_graph_update(struct gt_event *ev, int res, void *node);
 /* cudaGraphClone/cuGraphClone: its nodes are recorded as clones at the end
  * of the call (gt_graph_emit). */
 void gt_rd_graph_clone(struct gt_event *ev, int res, void *const *out, void *orig);

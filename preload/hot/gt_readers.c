@@ -281,8 +281,21 @@ void gt_rd_sync(struct gt_event *ev, enum gt_sync_kind kind, void *stream, void 
     if (kind == GT_SYNC_STREAM || kind == GT_SYNC_STREAM_WAIT_EVENT)
         gt_set_stream(ev, stream, pt);
     ev->u.sync.kind = (uint8_t)kind;
+    ev->u.sync.polls = 0;
     uint64_t t = (uint64_t)(uintptr_t)target;
     if (kind == GT_SYNC_STREAM && pt && t == 0)
+        t = GT_STREAM_PER_THREAD;
+    ev->u.sync.target = t;
+}
+
+void gt_rd_query(struct gt_event *ev, enum gt_sync_kind kind, void *stream, void *target, int pt)
+{
+    if (kind == GT_SYNC_STREAM_QUERY)
+        gt_set_stream(ev, stream, pt);
+    ev->u.sync.kind = (uint8_t)kind;
+    ev->u.sync.polls = 1;
+    uint64_t t = (uint64_t)(uintptr_t)target;
+    if (kind == GT_SYNC_STREAM_QUERY && pt && t == 0)
         t = GT_STREAM_PER_THREAD;
     ev->u.sync.target = t;
 }
@@ -368,8 +381,9 @@ void gt_rd_stream_out(struct gt_event *ev, int res, void *const *out)
         gt_set_stream(ev, *out, 0);
 }
 
-void gt_rd_set_device(int res, int device)
+void gt_rd_set_device(struct gt_event *ev, int res, int device)
 {
+    (void)ev;
     if (res == 0)
         gt_tls_device = device;
 }

@@ -50,6 +50,8 @@ void gt_rd_copy_peer(struct gt_event *ev, size_t bytes, int async, void *stream,
 void gt_rd_memset(struct gt_event *ev, size_t bytes, int async, void *stream, int pt);
 
 void gt_rd_sync(struct gt_event *ev, enum gt_sync_kind kind, void *stream, void *target, int pt);
+/* cudaEventQuery, cudaStreamQuery and the driver's: one poll. */
+void gt_rd_query(struct gt_event *ev, enum gt_sync_kind kind, void *stream, void *target, int pt);
 
 void gt_rd_alloc(struct gt_event *ev, int res, enum gt_alloc_kind kind, void *const *out, size_t bytes);
 void gt_rd_alloc_pitch(struct gt_event *ev, int res, void *const *out, const size_t *pitch, size_t height);
@@ -62,7 +64,7 @@ void gt_rd_free_async(struct gt_event *ev, int res, void *p, void *stream, int p
 
 void gt_rd_stream(struct gt_event *ev, void *stream, int pt);
 void gt_rd_stream_out(struct gt_event *ev, int res, void *const *out);
-void gt_rd_set_device(int res, int device);
+void gt_rd_set_device(struct gt_event *ev, int res, int device);
 void gt_rd_device_reset(void);
 /* begin: 1 for a capture's start, 0 for its end. */
 void gt_rd_capture(struct gt_event *ev, int res, void *stream, int begin, int pt);

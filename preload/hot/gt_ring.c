@@ -25,6 +25,13 @@ static pthread_once_t gt_ring_once = PTHREAD_ONCE_INIT;
 
 static GT_TLS struct gt_ring *gt_tls_ring;
 static GT_TLS int gt_tls_ring_exited; /* this thread is exiting: no ring again */
+/* An event held back from the ring while more calls may fold into it (a
+ * run of not-ready polls, gt_call_end); pushed before the thread's next
+ * event, at its exit, or at the session's end. */
+static GT_TLS struct gt_event gt_tls_held;
+static GT_TLS int gt_tls_has_held;
+
+static int gt_ring_push_one(const struct gt_event *e);
 
 static void gt_ring_wake(void)
 {
@@ -38,6 +45,7 @@ static void gt_ring_wake(void)
 static void gt_ring_thread_exit(void *p)
 {
     struct gt_ring *r = p;
+    gt_ring_release_held();
     gt_tls_ring = NULL;
     gt_tls_ring_exited = 1;
     gt_threads_exit();
@@ -120,7 +128,37 @@ static struct gt_ring *gt_ring_grow(struct gt_ring *r)
     return n;
 }
 
+struct gt_event *gt_ring_held(void)
+{
+    return gt_tls_has_held ? &gt_tls_held : NULL;
+}
+
+void gt_ring_hold(const struct gt_event *e)
+{
+    gt_ring_release_held();
+    gt_tls_held = *e;
+    gt_tls_has_held = 1;
+    /* The ring's thread-exit hook releases it: a thread's first event may be held. */
+    if (!gt_tls_ring && !gt_tls_ring_exited)
+        gt_tls_ring = gt_ring_create();
+}
+
+void gt_ring_release_held(void)
+{
+    if (gt_tls_has_held) {
+        gt_tls_has_held = 0;
+        gt_ring_push_one(&gt_tls_held);
+    }
+}
+
 int gt_ring_push(const struct gt_event *e)
+{
+    if (__builtin_expect(gt_tls_has_held, 0))
+        gt_ring_release_held();
+    return gt_ring_push_one(e);
+}
+
+static int gt_ring_push_one(const struct gt_event *e)
 {
     struct gt_ring *r = gt_tls_ring;
     if (__builtin_expect(!r || r->generation != atomic_load_explicit(&gt_ring_gen, memory_order_relaxed), 0)) {
@@ -266,5 +304,6 @@ void gt_ring_after_fork_child(void)
     atomic_store(&gt_ring_orphan_drops, 0);
     gt_ring_freed_drops = 0;
     atomic_fetch_add(&gt_ring_gen, 1);
+    gt_tls_has_held = 0; /* the parent's run of polls: the parent writes it */
     gt_threads_after_fork_child();
 }

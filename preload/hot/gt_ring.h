@@ -42,6 +42,14 @@ void gt_ring_configure(uint32_t events_per_thread, uint64_t max_total_bytes, voi
  * (-1; 0 when recorded). */
 int gt_ring_push(const struct gt_event *e);
 
+/* Holding an event back while later calls of the same thread may fold
+ * into it: the held event (NULL: none), to extend in place; hold one
+ * (releasing any held before); push the held one now (the session's end
+ * does, on its thread; a thread's next push and its exit do by themselves). */
+struct gt_event *gt_ring_held(void);
+void gt_ring_hold(const struct gt_event *e);
+void gt_ring_release_held(void);
+
 /* Writer side: visits every ring; frees rings of exited threads once empty. */
 typedef void (*gt_ring_fn)(const struct gt_event *e, void *arg);
 uint64_t gt_ring_drain_all(gt_ring_fn fn, void *arg);

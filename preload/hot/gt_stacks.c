@@ -321,3 +321,8 @@ void gt_stacks_set_self(uintptr_t lo, uintptr_t hi)
     gt_self_lo = lo;
     gt_self_hi = hi;
 }
+
+int gt_stacks_is_self(uintptr_t ip)
+{
+    return ip >= gt_self_lo && ip < gt_self_hi;
+}

@@ -22,5 +22,8 @@ uint64_t gt_stacks_dropped(void);
 uint32_t gt_stacks_count(void);
 /* Which code is the tracer's own (cut from every stack); tests set it. */
 void gt_stacks_set_self(uintptr_t lo, uintptr_t hi);
+/* Whether ip is in it (the sampler cuts the hooks' frames from the stacks
+ * it unwinds: a thread blocked in a CUDA call shows the call, not us). */
+int gt_stacks_is_self(uintptr_t ip);
 
 #endif

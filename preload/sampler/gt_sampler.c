@@ -25,6 +25,7 @@
 #include "hot/gt_threads.h"
 #include "sampler/gt_sampler.h"
 #include "sampler/gt_sampler_perf.h"
+#include "sampler/gt_sampler_unwind.h"
 
 #define GT_SAMPLER_MAX_THREADS GT_THREADS_MAX
 
@@ -54,6 +55,7 @@ static struct {
     int started;
     int hz, all;
     int perf;   /* running threads' stacks from perf events (the probe passed) */
+    int unwind; /* blocked threads' stacks unwound (gt_sampler_unwind.h) */
     uint32_t self_tid;
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -63,19 +65,21 @@ static struct {
     int nfds;
 } gt_s = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* meta.sample_native_stacks: 0 not started, 1 blocked_pc_only, 2 perf_callchain */
+/* meta.sample_native_stacks: 0 not started, 1 blocked_pc_only, 2 perf_callchain,
+ * 3 blocked_unwound */
 static _Atomic int gt_s_native;
-static _Atomic(uint64_t) gt_s_rounds, gt_s_taken, gt_s_torn, gt_s_dropped, gt_s_cpu_ns;
+static _Atomic(uint64_t) gt_s_rounds, gt_s_taken, gt_s_torn, gt_s_stale, gt_s_dropped, gt_s_cpu_ns;
 
 uint64_t gt_sampler_rounds(void) { return atomic_load(&gt_s_rounds); }
 uint64_t gt_sampler_taken(void) { return atomic_load(&gt_s_taken); }
 uint64_t gt_sampler_torn(void) { return atomic_load(&gt_s_torn); }
+uint64_t gt_sampler_stale(void) { return atomic_load(&gt_s_stale); }
 uint64_t gt_sampler_dropped(void) { return atomic_load(&gt_s_dropped); }
 uint64_t gt_sampler_cpu_ns(void) { return atomic_load(&gt_s_cpu_ns); }
 const char *gt_sampler_native(void)
 {
     int n = atomic_load(&gt_s_native);
-    return n == 2 ? "perf_callchain" : n == 1 ? "blocked_pc_only" : NULL;
+    return n == 2 ? "perf_callchain" : n == 3 ? "blocked_unwound" : n == 1 ? "blocked_pc_only" : NULL;
 }
 
 /* The open files of a thread; NULL when they cannot be opened (gone). */
@@ -150,14 +154,14 @@ static void gt_sfd_close_all(void)
 
 /* "running", or "NR a1 .. a6 SP PC", or "-1 SP PC" (blocked, not in a
  * system call). 0, or -1 when the thread is gone. */
-static int gt_read_state(int fd, struct gt_event *e, uintptr_t *pc)
+static int gt_read_state(int fd, struct gt_event *e, uintptr_t *sp, uintptr_t *pc)
 {
     char buf[256];
     ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
     if (n <= 0)
         return -1;
     buf[n] = 0;
-    *pc = 0;
+    *pc = *sp = 0;
     e->u.sample.syscall = -1;
     if (strncmp(buf, "running", 7) == 0) {
         e->u.sample.state = GT_SAMPLE_RUNNING;
@@ -167,10 +171,16 @@ static int gt_read_state(int fd, struct gt_event *e, uintptr_t *pc)
     long nr = strtol(p, &end, 10);
     if (end == p)
         return -1;
-    /* The last number is the program counter. */
+    /* The last two numbers are the stack pointer and program counter. */
     char *last = strrchr(buf, ' ');
-    if (last)
+    if (last) {
         *pc = (uintptr_t)strtoull(last + 1, NULL, 16);
+        *last = 0;
+        char *before = strrchr(buf, ' ');
+        if (before)
+            *sp = (uintptr_t)strtoull(before + 1, NULL, 16);
+        *last = ' ';
+    }
     if (nr >= 0) {
         e->u.sample.state = GT_SAMPLE_SYSCALL;
         e->u.sample.syscall = (int32_t)nr;
@@ -195,6 +205,54 @@ static int gt_read_state(int fd, struct gt_event *e, uintptr_t *pc)
         e->u.sample.state = GT_SAMPLE_WAITING;
     }
     return 0;
+}
+
+/* The thread's CPU time, in ns: 0, or -1 when it is gone. */
+static int gt_sfd_runtime(const struct gt_sfd *f, uint64_t *ns)
+{
+    struct timespec ts;
+    if (clock_gettime(f->clock, &ts) != 0)
+        return -1;
+    *ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return 0;
+}
+
+/* A blocked thread's native stack, unwound from its stack and the two
+ * registers its syscall file gave (gt_sampler_unwind.h), kept only when
+ * the thread did not run meanwhile: its CPU clock, read before its state
+ * (f->runtime) and again after the walk, unchanged. That is stronger
+ * than reading the syscall file again (a thread may wake and block again
+ * at the same place with other frames above it), and cheaper. A thread
+ * that ran gets one more try from its state read afresh; then the sample
+ * is dropped and counted (meta.samples_stale). 0, or -1: drop it. */
+static int gt_unwind_blocked(struct gt_sfd *f, struct gt_event *e, uintptr_t sp, uintptr_t pc)
+{
+    for (int tries = 0;; tries++) {
+        uintptr_t ips[GT_SUNW_MAX];
+        uint32_t n = gt_sunw_stack(sp, pc, ips, GT_SUNW_MAX);
+        uint64_t now;
+        if (gt_sfd_runtime(f, &now) < 0)
+            return -1; /* ended */
+        if (now == f->runtime) {
+            /* the tracer's own frames (a hook, in a thread blocked in a
+             * CUDA call) are cut, as from the calls' stacks */
+            uint32_t k = 0;
+            for (uint32_t i = 0; i < n; i++)
+                if (!gt_stacks_is_self(ips[i]))
+                    ips[k++] = ips[i];
+            e->stack_id = k ? gt_stack_intern(ips, k) : gt_stack_intern(&pc, 1);
+            return 0;
+        }
+        f->runtime = now;
+        if (tries) {
+            atomic_fetch_add_explicit(&gt_s_stale, 1, memory_order_relaxed);
+            return -1;
+        }
+        if (gt_read_state(f->fd, e, &sp, &pc) < 0)
+            return -1;
+        if (e->u.sample.state == GT_SAMPLE_RUNNING || !pc)
+            return 0; /* running now: no stack of its own to read here */
+    }
 }
 
 static void gt_push(const struct gt_event *e)
@@ -252,17 +310,24 @@ static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now)
         gt_push(&e);
         return;
     }
-    uintptr_t pc;
+    uintptr_t pc, sp;
     f->have_last = 0;
-    if (gt_read_state(f->fd, &e, &pc) < 0) {
+    if (gt_read_state(f->fd, &e, &sp, &pc) < 0) {
         /* ended; and should its id be a new thread's already (ids are
          * reused), the file is the old one's: closed at the round's end,
          * opened afresh when the id is listed again */
         f->seen = 0;
         return;
     }
-    if (pc)
+    /* blocked: its whole native stack, unwound, unless its Python stack
+     * names it (the interpreter's frames cost a deep walk for nothing the
+     * report shows); else the program counter alone */
+    if (pc && e.u.sample.state != GT_SAMPLE_RUNNING && gt_s.unwind && !pystate) {
+        if (gt_unwind_blocked(f, &e, sp, pc) < 0)
+            return; /* stale or ended: the next round reads it afresh */
+    } else if (pc) {
         e.stack_id = gt_stack_intern(&pc, 1);
+    }
     /* running: the latest perf sample since the last round, if any;
      * blocked: the samples of its last run are not needed */
     if (f->perf.ring)
@@ -394,7 +459,10 @@ int gt_sampler_start(int hz, int all, int native, char *why, size_t why_len)
         else if (native == GT_NATIVE_PERF && !said++)
             gt_warn("GPUTRACE_SAMPLE_NATIVE=perf: %s; running threads' native stacks not recorded", pwhy);
     }
-    atomic_store(&gt_s_native, gt_s.perf ? 2 : 1);
+    /* blocked threads' stacks: the address space is made once (on this
+     * thread: it allocates); without it, the program counter alone */
+    gt_s.unwind = gt_sunw_init() == 0;
+    atomic_store(&gt_s_native, gt_s.perf ? 2 : gt_s.unwind ? 3 : 1);
     if (gt_sampler_py_init() < 0) {
         snprintf(why, why_len, "out of memory");
         return -1;
@@ -405,6 +473,7 @@ int gt_sampler_start(int hz, int all, int native, char *why, size_t why_len)
     atomic_store(&gt_s_rounds, 0);
     atomic_store(&gt_s_taken, 0);
     atomic_store(&gt_s_torn, 0);
+    atomic_store(&gt_s_stale, 0);
     atomic_store(&gt_s_dropped, 0);
     gt_s.stop = 0;
     pthread_condattr_t ca;
@@ -446,10 +515,12 @@ void gt_sampler_after_fork_child(void)
         gt_sperf_forget(&gt_s.fds[i].perf);
     }
     gt_s.nfds = 0;
+    gt_sunw_after_fork_child();
     atomic_store(&gt_s_native, 0); /* the child's start probes again */
     atomic_store(&gt_s_rounds, 0);
     atomic_store(&gt_s_taken, 0);
     atomic_store(&gt_s_torn, 0);
+    atomic_store(&gt_s_stale, 0);
     atomic_store(&gt_s_dropped, 0);
     atomic_store(&gt_s_cpu_ns, 0);
 }

@@ -3,8 +3,9 @@
  * GPUTRACE_SAMPLE_THREADS=all) and records what it is doing: running, or
  * blocked in which system call (/proc/self/task/TID/syscall), the Python
  * stack it is in (read without the GIL through process_vm_readv, every
- * object checked), and, for a blocked thread, the program counter the
- * kernel reports (for a running one, with GPUTRACE_SAMPLE_NATIVE=perf,
+ * object checked), and, for a blocked thread, its native stack unwound
+ * from the stack and instruction pointers the kernel reports
+ * (gt_sampler_unwind.h; for a running one, with GPUTRACE_SAMPLE_NATIVE=perf,
  * the stack of a perf event's sample: gt_sampler_perf.h). No signal is
  * ever sent to the program's threads.
  * Samples go through the sampler's own ring to the writer, like calls. */
@@ -28,11 +29,15 @@ void gt_sampler_after_fork_child(void);
 uint64_t gt_sampler_rounds(void);
 uint64_t gt_sampler_taken(void);
 uint64_t gt_sampler_torn(void);
+/* Blocked threads' samples dropped because the thread ran while its
+ * native stack was unwound (twice in a row). */
+uint64_t gt_sampler_stale(void);
 uint64_t gt_sampler_dropped(void);
 /* The sampler thread's CPU time so far, in ns (bench/). */
 uint64_t gt_sampler_cpu_ns(void);
 /* meta.sample_native_stacks as the last start found it: "perf_callchain"
- * or "blocked_pc_only"; NULL before any start. */
+ * (blocked threads unwound too), "blocked_unwound", or "blocked_pc_only"
+ * (the unwinder could not start); NULL before any start. */
 const char *gt_sampler_native(void);
 
 /* The stack of another thread, from its frames in this process's memory

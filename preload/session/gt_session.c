@@ -311,11 +311,18 @@ void gt_session_window_close(void)
     pthread_mutex_unlock(&gt_session_lock);
 }
 
+/* On the program's thread, inside its first recorded CUDA call and before
+ * that call's clock starts: what it costs the program is recorded apart
+ * (meta tracer_startup_ns), never as the call's time. */
 static void gt_session_start(void)
 {
+    uint64_t t0 = gt_now_ns();
     pthread_mutex_lock(&gt_session_lock);
-    if (atomic_load(&gt_state) == GT_STATE_IDLE)
+    if (atomic_load(&gt_state) == GT_STATE_IDLE) {
         gt_session_start_locked();
+        if (atomic_load(&gt_state) == GT_STATE_ACTIVE)
+            gt_writer_note_startup(gt_now_ns() - t0);
+    }
     pthread_mutex_unlock(&gt_session_lock);
 }
 
@@ -327,6 +334,7 @@ static void gt_atexit(void)
     gt_tls_busy = 1;
     pthread_mutex_lock(&gt_session_lock);
     if (atomic_load(&gt_state) == GT_STATE_ACTIVE) {
+        gt_ring_release_held(); /* this thread's run of polls, if one is open */
         atomic_store(&gt_state, GT_STATE_FINISHED);
         gt_sampler_stop();
         gt_cupti_end();
@@ -374,6 +382,7 @@ int gt_finish_at_exit(void)
         return 0;
     int saved = errno;
     gt_tls_busy = 1;
+    gt_ring_release_held(); /* not inside a hook of ours on this thread (checked above) */
     gt_writer_finish_on_signal(GT_FINISH_EXIT);
     int done = gt_writer_wait_finished(5) == 0;
     gt_tls_busy = 0;

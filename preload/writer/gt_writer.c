@@ -61,7 +61,10 @@ static const char *const gt_sql[ST_COUNT] = {
                "copy_kind,src_kind,dst_kind,sync_type,graph_id,graph_node_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_GPU_BATCH] = NULL, /* GT_BATCH_ROWS rows of ST_GPU's, built at open */
     [ST_GPU_CORR] = "UPDATE gpu_ops SET corr = ? WHERE id = ?",
-    [ST_GNODE] = "INSERT OR REPLACE INTO graph_node_rows VALUES(?,?,?,?,?,?,?,?,?,?)",
+    /* A node's first row stands: the call that made it comes first, and a
+     * later call that only read the same capture state (an event record,
+     * a wait, work the driver did not capture) must not take it over. */
+    [ST_GNODE] = "INSERT OR IGNORE INTO graph_node_rows VALUES(?,?,?,?,?,?,?,?,?,?)",
     /* A clone's node takes its original's kind, kernel and site. */
     [ST_GNODE_CLONE] = "INSERT OR REPLACE INTO graph_node_rows SELECT ?1, ?2, kind, name_id, api_id, tid, ns, "
                        "stack_id, pystack_id, ?3 FROM graph_node_rows WHERE node_id = ?3",
@@ -135,6 +138,10 @@ int gt_step_keep(struct gt_writer *w, int which)
 
 void gt_meta(struct gt_writer *w, const char *key, const char *value)
 {
+    if (!w->ready) {
+        gt_meta_defer(w, key, value);
+        return;
+    }
     sqlite3_bind_text(w->st[ST_META], 1, key, -1, SQLITE_STATIC);
     sqlite3_bind_text(w->st[ST_META], 2, value, -1, SQLITE_TRANSIENT);
     gt_step(w, ST_META);
@@ -345,6 +352,11 @@ static void gt_write_cost(struct gt_writer *w, uint64_t finish_cpu, uint64_t ind
 /* Everything buffered goes in, then the indexes; the file is left whole. */
 static void gt_writer_finish(struct gt_writer *w, int complete, int sig, int free_after)
 {
+    if (!w->ready) { /* its setup failed or never ran: no file to finish */
+        if (free_after)
+            gt_writer_free(w);
+        return;
+    }
     uint64_t cpu0 = gt_thread_cpu_ns(), index_ns = 0, fold_ns = 0;
     gt_ring_drain_all(gt_write_event, w);
     if (gt_begin_txn(w) == 0)
@@ -356,6 +368,9 @@ static void gt_writer_finish(struct gt_writer *w, int complete, int sig, int fre
         gt_meta(w, "complete", complete ? "1" : "0");
         if (sig > 0)
             gt_meta_u64(w, "terminated_by_signal", (uint64_t)sig);
+        uint64_t startup = atomic_load(&w->startup_ns);
+        if (startup)
+            gt_meta_u64(w, "tracer_startup_ns", startup);
         if (w->windowed) {
             gt_meta_u64(w, "window_start_ns", atomic_load(&w->since_ns));
             uint64_t until = atomic_load(&w->until_ns);
@@ -417,6 +432,22 @@ static void *gt_writer_main(void *arg)
     struct gt_writer *w = arg;
     gt_tls_busy = 1; /* the tracer's own thread: never recorded */
     gt_threads_mark_tracer((uint32_t)syscall(SYS_gettid)); /* and never sampled */
+    if (w->setup_on_thread) {
+        char err[768];
+        pthread_mutex_lock(&gt_work_lock);
+        int rc = gt_writer_setup_apart(w, gt_sql, (const char *)gt_schema_sql, gt_schema_sql_len, GT_INDEX_MARK, err,
+                                       sizeof(err));
+        pthread_mutex_unlock(&gt_work_lock);
+        if (rc < 0) {
+            /* As a failed open on the program's thread: one line, no trace,
+             * the process's calls go straight through from now on. */
+            gt_warn("%s; not tracing this process", err);
+            atomic_store(&gt_state, GT_STATE_DISABLED);
+            unlink(w->path);
+            return NULL;
+        }
+        w->last_commit_ns = gt_now_ns();
+    }
     /* Here rather than at open, which runs on the program's first CUDA
      * call; committed at once, so a process killed early still has them. */
     pthread_mutex_lock(&gt_work_lock);
@@ -533,32 +564,6 @@ static void gt_xfsz_restore(struct gt_xfsz *x)
 static int gt_writer_open_blocked(char *path, size_t path_len, const struct gt_config *cfg, char *err,
                                   size_t err_len);
 
-/* Statement `one`'s insert with GT_BATCH_ROWS rows of values, as `many`. */
-static int gt_prepare_batch(struct gt_writer *w, struct gt_batch *b, int one, int many, int cols)
-{
-    b->one = one;
-    b->many = many;
-    b->cols = cols;
-    const char *values = strstr(gt_sql[one], "VALUES") + 6;
-    size_t head = (size_t)(values - gt_sql[one]), row = strlen(values);
-    char *sql = malloc(head + GT_BATCH_ROWS * (row + 1) + 1);
-    if (!sql)
-        return SQLITE_NOMEM;
-    char *p = sql;
-    memcpy(p, gt_sql[one], head);
-    p += head;
-    for (int i = 0; i < GT_BATCH_ROWS; i++) {
-        if (i)
-            *p++ = ',';
-        memcpy(p, values, row);
-        p += row;
-    }
-    *p = 0;
-    int rc = sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &w->st[many], NULL);
-    free(sql);
-    return rc;
-}
-
 int gt_writer_open(char *path, size_t path_len, const struct gt_config *cfg, char *err, size_t err_len)
 {
     struct gt_xfsz x;
@@ -583,54 +588,31 @@ static int gt_writer_open_blocked(char *path, size_t path_len, const struct gt_c
     }
     w->lock_fd = lock_fd;
     snprintf(w->path, sizeof(w->path), "%s", path);
+    w->cfg = *cfg;
+    /* The trace's start is now, on the program's thread, whichever thread
+     * fills the file in. */
+    w->start_ns = gt_now_ns();
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    w->start_unix_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
     w->stack_done = calloc(1, (1u << 17) / 8 + 1);
     w->name_done = calloc(1, 8192 / 8 + 1);
     w->pystack_done = calloc(1, (1u << 16) / 8 + 1);
     w->pycode_done = calloc(1, (1u << 16) / 8 + 1);
-    int rc = sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
-                             NULL);
-    char *schema = NULL;
-    if (rc == SQLITE_OK && w->stack_done && w->name_done && w->pystack_done && w->pycode_done) {
-        schema = malloc(gt_schema_sql_len + 1);
-        if (schema) {
-            memcpy(schema, gt_schema_sql, gt_schema_sql_len);
-            schema[gt_schema_sql_len] = 0;
-            /* Tables and views now, indexes at the end (gt_create_indexes). */
-            char *idx = strstr(schema, GT_INDEX_MARK);
-            if (idx)
-                *idx = 0;
-            /* 8 KiB pages and a checkpoint every 32 MiB of WAL rather than
-             * every 4 MiB: the writer's CPU per row fell about 12% with
-             * them (docs/performance.md, "Total cost"); the file's size
-             * is the same. */
-            rc = gt_exec(w->db, "PRAGMA page_size=8192; PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; "
-                                "PRAGMA cache_size=-8192; PRAGMA wal_autocheckpoint=4000; BEGIN");
-            if (rc == SQLITE_OK)
-                rc = gt_exec(w->db, schema);
-        } else {
-            rc = SQLITE_NOMEM;
-        }
+    if (!w->stack_done || !w->name_done || !w->pystack_done || !w->pycode_done) {
+        snprintf(err, err_len, "out of memory");
+        unlink(path); /* before the lock goes, with gt_writer_free */
+        gt_writer_free(w);
+        return -1;
     }
-    free(schema);
-    for (int i = 0; rc == SQLITE_OK && i < ST_COUNT; i++) {
-        if (i == ST_EVENT_BATCH)
-            rc = gt_prepare_batch(w, &w->events, ST_EVENT, ST_EVENT_BATCH, EC_COUNT);
-        else if (i == ST_GPU_BATCH)
-            rc = gt_prepare_batch(w, &w->gpu, ST_GPU, ST_GPU_BATCH, 16);
-        else
-            rc = sqlite3_prepare_v3(w->db, gt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i], NULL);
-    }
-    if (rc == SQLITE_OK) {
-        gt_write_process_meta(w, cfg);
-        rc = gt_write_api_names(w);
-        if (rc == SQLITE_OK)
-            rc = gt_write_syscall_names(w);
-    }
-    if (rc == SQLITE_OK && !w->failed)
-        rc = gt_exec(w->db, "COMMIT");
-    if (rc != SQLITE_OK || w->failed) {
-        snprintf(err, err_len, "cannot create trace %s: %s", path,
-                 w->db ? sqlite3_errmsg(w->db) : sqlite3_errstr(rc));
+    /* Creating the tables, views and statements takes milliseconds (tens
+     * on a loaded machine): on the program's first CUDA call they would be
+     * the program's time, so the writer thread does it first thing, before
+     * it drains the rings (issue 31). A standby window's trace is made here:
+     * it opens while the program runs, and its failure returns to standby. */
+    w->setup_on_thread = !cfg->standby;
+    if (!w->setup_on_thread && gt_writer_setup(w, gt_sql, (const char *)gt_schema_sql, gt_schema_sql_len,
+                                               GT_INDEX_MARK, err, err_len) < 0) {
         unlink(path); /* before the lock goes, with gt_writer_free */
         gt_writer_free(w);
         return -1;
@@ -737,6 +719,13 @@ void gt_writer_set_meta(const char *key, const char *value)
     struct gt_writer *w = gt_w;
     if (w)
         gt_meta(w, key, value);
+}
+
+void gt_writer_note_startup(uint64_t ns)
+{
+    struct gt_writer *w = gt_w;
+    if (w)
+        atomic_store(&w->startup_ns, ns);
 }
 
 int gt_writer_start(void)

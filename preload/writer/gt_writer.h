@@ -52,6 +52,9 @@ void gt_writer_join_finished(void);
  * (prepare), and resumes (release, in the parent and in the child). */
 void gt_writer_fork_prepare(void);
 void gt_writer_fork_release(void);
+/* The tracer's start-up, timed on the program's thread that made the first
+ * CUDA call (before that call's own start): meta tracer_startup_ns. */
+void gt_writer_note_startup(uint64_t ns);
 /* In a fork child: forgets the parent's trace without touching it. */
 void gt_writer_after_fork_child(void);
 

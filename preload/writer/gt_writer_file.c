@@ -135,10 +135,8 @@ void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg)
         gt_meta(w, "rank", getenv(rank_var));
         gt_meta(w, "rank_source", rank_var);
     }
-    gt_meta_u64(w, "start_ns", gt_now_ns());
-    struct timespec rt;
-    clock_gettime(CLOCK_REALTIME, &rt);
-    gt_meta_u64(w, "start_time_unix_ns", (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
+    gt_meta_u64(w, "start_ns", w->start_ns);
+    gt_meta_u64(w, "start_time_unix_ns", w->start_unix_ns);
     gt_meta(w, "clock", "CLOCK_MONOTONIC");
     gt_meta_u64(w, "stack_depth", (uint64_t)cfg->stack_depth);
     /* Which interpreter's stacks are recorded; "" when none are. */
@@ -148,11 +146,12 @@ void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg)
     gt_meta(w, "gpu_timing", "none");
     gt_meta_u64(w, "sample_hz", (uint64_t)cfg->sample_hz);
     gt_meta(w, "sample_threads", cfg->sample_all ? "all" : "cuda");
-    /* Python stacks of every sampled thread; native stacks only as the
-     * program counter of a blocked thread: unwinding a running thread
-     * needs a signal, which the sampler never sends. With perf events
-     * (GPUTRACE_SAMPLE_NATIVE=perf/auto) the sampler's counters say
-     * perf_callchain once it has them open. */
-    gt_meta(w, "sample_native_stacks", cfg->sample_hz ? "blocked_pc_only" : "off");
+    /* Python stacks of every sampled thread; native stacks of blocked
+     * threads only, unwound: a running thread's needs a signal, which the
+     * sampler never sends. The sampler's counters say what it found at
+     * its start: blocked_unwound, perf_callchain with perf events
+     * (GPUTRACE_SAMPLE_NATIVE=perf/auto), blocked_pc_only without an
+     * unwinder. */
+    gt_meta(w, "sample_native_stacks", cfg->sample_hz ? "blocked_unwound" : "off");
     gt_meta(w, "complete", "0");
 }

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
+#include "base/gt_config.h"
+
 enum { ST_EVENT, ST_EVENT_BATCH, ST_THREAD, ST_LAUNCH_CONFIG, ST_STRING, ST_MODULE, ST_FRAME, ST_STACK, ST_META, ST_GPU,
        ST_GPU_BATCH, ST_GPU_CORR,
        ST_OVERHEAD, ST_PYCODE, ST_PYFRAME, ST_PYSTACK, ST_RESULT_NAME, ST_GNODE, ST_GNODE_CLONE, ST_SAMPLE, ST_COUNT };
@@ -66,8 +68,18 @@ void gt_batch_done(struct gt_writer *w, struct gt_batch *b);
 /* Writes what the batch holds (before a commit). */
 void gt_batch_flush(struct gt_writer *w, struct gt_batch *b);
 
+/* Metas set before the file's tables exist (gt_writer_setup writes them). */
+#define GT_DEFERRED_META 8
+
 struct gt_writer {
     sqlite3 *db;
+    int ready;             /* tables, views and statements made (gt_writer_setup) */
+    int setup_on_thread;   /* the writer thread makes them, not the program's thread that opened the trace */
+    struct gt_config cfg;  /* the settings it was opened with */
+    uint64_t start_ns, start_unix_ns; /* when it was opened, on the program's thread */
+    _Atomic uint64_t startup_ns;      /* the tracer's start-up on the program's thread (gt_writer_note_startup) */
+    int ndeferred;
+    char deferred[GT_DEFERRED_META][2][256];
     sqlite3_stmt *st[ST_COUNT];
     char path[PATH_MAX];
     int lock_fd;           /* its flock says the file is being written (gt_writer_claim.c) */
@@ -164,6 +176,16 @@ int gt_writer_claim_file(char *path, size_t path_len, int force, char *err, size
  * stopped_at_ns) in a transaction of its own, so the trace does not read
  * as a crash; once, and only if it fits (a full disk may refuse it). */
 void gt_writer_note_stop(struct gt_writer *w);
+/* gt_writer_setup.c: the file's tables, views (the schema up to `index_mark`)
+ * and statements, its process meta, API and syscall names and the metas
+ * deferred so far, in one transaction; w->ready after. -1 with the reason. */
+int gt_writer_setup(struct gt_writer *w, const char *const *sql, const char *schema, size_t schema_len,
+                    const char *index_mark, char *err, size_t err_len);
+/* The same on a short-lived thread at a lower priority (nice +10), waited for. */
+int gt_writer_setup_apart(struct gt_writer *w, const char *const *sql, const char *schema, size_t schema_len,
+                          const char *index_mark, char *err, size_t err_len);
+/* A meta set before the file is ready, kept for gt_writer_setup. */
+void gt_meta_defer(struct gt_writer *w, const char *key, const char *value);
 /* gt_writer_file.c: who, where, when, with which settings, into meta. */
 struct gt_config;
 void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg);

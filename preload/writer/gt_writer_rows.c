@@ -159,23 +159,35 @@ void gt_event_row(struct gt_writer *w, const struct gt_event *e, struct gt_row *
         used = 3;
         break;
     case GT_CAT_SYNC:
-        a[0] = e->u.sync.kind % 5;
+    case GT_CAT_QUERY:
+        a[0] = (int64_t)(e->u.sync.kind % 7u) | (int64_t)(e->captured ? 1 : 0) << 7;
         a[1] = (int64_t)e->u.sync.target;
         used = 1u | (e->u.sync.kind != GT_SYNC_DEVICE && e->u.sync.kind != GT_SYNC_CONTEXT ? 2u : 0u);
+        if (e->u.sync.polls > 1) {
+            a[2] = e->u.sync.polls; /* a run of polls folded into this row */
+            used |= 4u;
+        }
         break;
     case GT_CAT_ALLOC:
     case GT_CAT_FREE:
-        a[0] = e->u.alloc.kind % 6;
+        a[0] = (int64_t)(e->u.alloc.kind % 6u) | (int64_t)(e->captured ? 1 : 0) << 7;
         a[1] = (int64_t)e->u.alloc.bytes;
         a[2] = (int64_t)e->u.alloc.ptr;
         used = 7;
         break;
     case GT_CAT_MODULE:
-        a[0] = (int64_t)(e->u.module.kind % 8u) | (int64_t)(e->u.module.jit ? 1 : 0) << 3;
+        a[0] = (int64_t)(e->u.module.kind % 8u) | (int64_t)(e->u.module.jit ? 1 : 0) << 3 |
+               (int64_t)(e->captured ? 1 : 0) << 7;
         a[1] = (int64_t)e->u.module.bytes;
         used = 3;
         break;
     default:
+        /* other calls with a stream (host functions, event records, waits,
+         * graph launches): a0 says only whether a capture took them */
+        if (e->captured) {
+            a[0] = 1 << 7;
+            used = 1;
+        }
         break;
     }
     r->null_mask = null_mask | ((~used & 7u) << EC_A0);

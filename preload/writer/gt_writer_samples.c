@@ -69,6 +69,7 @@ void gt_writer_sample_counters(struct gt_writer *w, void (*meta)(struct gt_write
     meta(w, "samples_rounds", gt_sampler_rounds());
     meta(w, "samples_taken", gt_sampler_taken());
     meta(w, "samples_torn", gt_sampler_torn());
+    meta(w, "samples_stale", gt_sampler_stale());
     meta(w, "samples_dropped", gt_sampler_dropped());
     meta(w, "tracer_sampler_cpu_ns", gt_sampler_cpu_ns());
     /* perf events opened, or refused (the file's first value said what

@@ -203,10 +203,8 @@ static void missing(void)
     memset(&id, 0, sizeof(id));
     out("export_table_rc", cuGetExportTable(&table, &id));
     out("export_table_null", table == NULL);
-    struct cudaChannelFormatDesc desc;
-    struct cudaExtent ext;
-    unsigned fl;
-    out("unimplemented_rc", cudaArrayGetInfo(&desc, &ext, &fl, NULL));
+    /* graphics interop: no display here, not simulated */
+    out("unimplemented_rc", cudaGraphicsMapResources(1, NULL, NULL));
     out("unimplemented_last_error", cudaGetLastError());
     CUarray arr;
     CUDA_ARRAY_DESCRIPTOR ad = {64, 1, CU_AD_FORMAT_FLOAT, 1};

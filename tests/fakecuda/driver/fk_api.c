@@ -491,9 +491,11 @@ static CUresult fk_wait_event(CUstream hs, CUevent e, int pt)
     CHECK_CTX();
     if (!fk_stream_valid(hs) || !e || e->magic != FK_MAGIC_EVENT)
         return CUDA_ERROR_INVALID_HANDLE;
+    struct CUstream_st *s = fk_stream(hs, pt);
+    if (fk_capture_wait_event(s, e))
+        return CUDA_SUCCESS; /* a capture's edge: nothing waits */
     uint64_t t0 = fakecuda_now_ns();
     uint32_t corr = fk_api_enter("cuStreamWaitEvent");
-    struct CUstream_st *s = fk_stream(hs, pt);
     fk_stream_wait_event(s, e);
     fk_emit_sync(corr, 2, s->id, t0);
     return CUDA_SUCCESS;

@@ -30,6 +30,12 @@ struct CUctx_st {
     uint8_t peer[FK_MAX_DEVICES];  /* peer access enabled to that device's memory */
 };
 
+/* A set of graph nodes a stream's next captured work depends on. */
+struct fk_capdeps {
+    struct CUgraphNode_st **v;
+    size_t n, room;
+};
+
 struct CUstream_st {
     uint32_t magic;
     uint32_t id;
@@ -38,6 +44,7 @@ struct CUstream_st {
     uint64_t tail;       /* when the last work submitted here ends */
     int legacy;
     struct CUgraph_st *capture; /* stream capture in progress: work becomes graph nodes */
+    struct fk_capdeps cap_deps; /* capture: the nodes the next captured work depends on (fk_capture.c) */
     _Atomic int pending_host;   /* host functions submitted here and not yet returned */
     _Atomic uint64_t last_effect; /* ticket of the last memory effect of work submitted here */
     uint64_t *queue;            /* end times of the last fk_cfg.queue_depth pieces of work, a ring */
@@ -83,7 +90,7 @@ uint64_t fk_effect_last(void);
 int fk_effect_done(uint64_t ticket);
 
 /* Kinds of graph node that are no GPU work, beside the activity kinds. */
-enum { FK_NODE_HOST = 16, FK_NODE_EMPTY = 17 };
+enum { FK_NODE_HOST = 16, FK_NODE_EMPTY = 17, FK_NODE_MEM_ALLOC = 18, FK_NODE_MEM_FREE = 19 };
 
 /* A node of a graph built by capture or node by node. */
 struct CUgraphNode_st {
@@ -101,7 +108,10 @@ struct CUgraph_st {
     uint32_t id;                    /* CUPTI's graphId */
     struct CUgraphNode_st **nodes;  /* in the order added: each after its dependencies */
     size_t count, cap;
-    struct CUgraphNode_st *last;    /* capture: the node the next one depends on */
+    int capturing;                  /* a capture into it is under way */
+    struct CUstream_st *origin;     /* capture: the stream it began on */
+    struct CUstream_st **joined;    /* capture: the other streams joined to it through events */
+    size_t njoined;
 };
 
 /* An instantiated graph: a copy of its graph's nodes, so that later changes
@@ -129,6 +139,12 @@ struct CUgraph_st *fk_graph_new(void);
 struct CUgraphNode_st *fk_graph_add_locked(struct CUgraph_st *g, const struct fk_node *w,
                                           struct CUgraphNode_st *const *deps, size_t ndeps);
 int fk_graph_ok(CUgraph g);
+/* Adds a node doing `w` to g after deps (distinct nodes of g), as cuGraphAdd*Node do. */
+CUresult fk_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t ndeps, const struct fk_node *w);
+/* A memset node's work from its parameters (fk_graph_build.c). */
+CUresult fk_memset_work(const CUDA_MEMSET_NODE_PARAMS *p, struct fk_node *w);
+/* A memory pool handle the driver gave out (fk_mempool.c). */
+int fk_pool_valid(CUmemoryPool pool);
 int fk_graph_node_ok(CUgraphNode n);
 /* Fills e with a copy of g's nodes. */
 CUresult fk_exec_build(struct CUgraphExec_st *e, const struct CUgraph_st *g);
@@ -140,8 +156,14 @@ CUresult fk_host_call(struct CUstream_st *s, uint64_t at, CUhostFn fn, CUstreamC
 void fk_emit_work(struct CUstream_st *s, const struct fk_node *n, uint32_t corr, uint64_t start, uint64_t end,
                   uint32_t graph_id, uint64_t node_id);
 
-/* Appends a node to the graph s is capturing. Returns 1 if s is capturing. */
+/* Stream capture (fk_capture.c). Appends a node to the graph s is
+ * capturing, after the nodes s depends on. Returns 1 if s is capturing. */
 int fk_capture(struct CUstream_st *s, const struct fk_node *node);
+/* An event recorded on a capturing stream keeps the stream's dependencies
+ * and records nothing; a stream waiting on such an event joins the capture
+ * (or adds them to its own). Each returns 1 when it handled the call. */
+int fk_capture_event_record(struct CUevent_st *e, struct CUstream_st *s);
+int fk_capture_wait_event(struct CUstream_st *s, struct CUevent_st *e);
 /* Runs one piece of work on s now: gives it times on the timeline, posts
  * its memory effect (its ticket to *ticket if not NULL) and emits its
  * activity record. Returns when it ends on the GPU. */
@@ -155,6 +177,8 @@ struct CUevent_st {
     int recorded;
     uint64_t time;       /* GPU time the event completes */
     uint64_t effect;     /* memory effects it waits for */
+    struct CUgraph_st *cap_graph; /* recorded during a capture: its graph, and */
+    struct fk_capdeps cap_deps;   /* the nodes a stream waiting on it then depends on */
 };
 
 struct CUfunc_st {

@@ -35,7 +35,9 @@ static CUresult fk_event_rec(CUevent e, CUstream s, int pt)
     CHECK_CTX();
     if (!e || e->magic != FK_MAGIC_EVENT || !fk_stream_valid(s))
         return CUDA_ERROR_INVALID_HANDLE;
-    fk_event_record(e, fk_stream(s, pt));
+    /* recorded into a capture, it is the capture's edge, not a time */
+    if (!fk_capture_event_record(e, fk_stream(s, pt)))
+        fk_event_record(e, fk_stream(s, pt));
     return CUDA_SUCCESS;
 }
 

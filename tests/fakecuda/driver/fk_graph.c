@@ -1,6 +1,5 @@
-/* fk_graph.c: running work, stream capture and graph launches. Work
- * submitted to a capturing stream becomes a node (after the one captured
- * before it) instead of running; each launch of an instantiated graph runs
+/* fk_graph.c: running work and graph launches (stream capture:
+ * fk_capture.c). Each launch of an instantiated graph runs
  * every node on the launch's stream, each once its dependencies have
  * ended, all under the launch's correlation id and with the graph's and
  * node's ids in their records, as CUPTI reports graph work. (Graphs built
@@ -71,75 +70,6 @@ uint64_t fk_run_node(struct CUstream_st *s, const struct fk_node *n, uint32_t co
     fk_emit_work(s, n, corr, start, end, 0, 0);
     return end;
 }
-
-int fk_capture(struct CUstream_st *s, const struct fk_node *node)
-{
-    pthread_mutex_lock(&fk_lock);
-    struct CUgraph_st *g = s->capture;
-    if (g) {
-        struct CUgraphNode_st *n = fk_graph_add_locked(g, node, g->last ? &g->last : NULL, g->last ? 1 : 0);
-        if (n)
-            g->last = n;
-    }
-    pthread_mutex_unlock(&fk_lock);
-    return g != NULL;
-}
-
-static CUresult fk_begin_capture(CUstream hs, int pt)
-{
-    CHECK_CTX();
-    if (!fk_stream_valid(hs))
-        return CUDA_ERROR_INVALID_HANDLE;
-    struct CUstream_st *s = fk_stream(hs, pt);
-    if (s->legacy)
-        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    struct CUgraph_st *g = fk_graph_new();
-    if (!g)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    pthread_mutex_lock(&fk_lock);
-    CUresult r = CUDA_SUCCESS;
-    if (s->capture)
-        r = CUDA_ERROR_ILLEGAL_STATE;
-    else
-        s->capture = g;
-    pthread_mutex_unlock(&fk_lock);
-    if (r != CUDA_SUCCESS)
-        free(g);
-    return r;
-}
-
-FK_API CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode) { (void)mode; return fk_begin_capture(s, 0); }
-FK_API CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode) { (void)mode; return fk_begin_capture(s, 1); }
-
-static CUresult fk_end_capture(CUstream hs, CUgraph *out, int pt)
-{
-    CHECK_CTX();
-    if (!out || !fk_stream_valid(hs))
-        return CUDA_ERROR_INVALID_VALUE;
-    struct CUstream_st *s = fk_stream(hs, pt);
-    pthread_mutex_lock(&fk_lock);
-    struct CUgraph_st *g = s->capture;
-    s->capture = NULL;
-    pthread_mutex_unlock(&fk_lock);
-    if (!g)
-        return CUDA_ERROR_ILLEGAL_STATE;
-    *out = g;
-    return CUDA_SUCCESS;
-}
-
-FK_API CUresult cuStreamEndCapture(CUstream s, CUgraph *g) { return fk_end_capture(s, g, 0); }
-FK_API CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *g) { return fk_end_capture(s, g, 1); }
-
-static CUresult fk_is_capturing(CUstream hs, CUstreamCaptureStatus *st, int pt)
-{
-    if (!st || !fk_stream_valid(hs))
-        return CUDA_ERROR_INVALID_VALUE;
-    *st = fk_stream(hs, pt)->capture ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
-    return CUDA_SUCCESS;
-}
-
-FK_API CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st) { return fk_is_capturing(s, st, 0); }
-FK_API CUresult cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st) { return fk_is_capturing(s, st, 1); }
 
 FK_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *out, CUgraph g, unsigned long long flags)
 {
@@ -242,44 +172,4 @@ FK_API CUresult cuGraphDestroy(CUgraph g)
     g->magic = 0;
     pthread_mutex_unlock(&fk_lock);
     return CUDA_SUCCESS;
-}
-
-/* The capture's state and the nodes the next captured work will depend on:
- * one node (the last captured) or none, as captures here are linear. A
- * tracer reads it right after a captured call to learn the node it made. */
-static CUresult fk_capture_info(CUstream hs, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *graph,
-                                const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps, int pt)
-{
-    if (!st || !fk_stream_valid(hs))
-        return CUDA_ERROR_INVALID_VALUE;
-    struct CUstream_st *s = fk_stream(hs, pt);
-    pthread_mutex_lock(&fk_lock);
-    struct CUgraph_st *g = s->capture;
-    *st = g ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
-    if (g) {
-        if (id)
-            *id = g->id;
-        if (graph)
-            *graph = g;
-        if (deps)
-            *deps = g->last ? (const CUgraphNode *)&g->last : NULL;
-        if (edges)
-            *edges = NULL;
-        if (ndeps)
-            *ndeps = g->last ? 1 : 0;
-    }
-    pthread_mutex_unlock(&fk_lock);
-    return CUDA_SUCCESS;
-}
-
-FK_API CUresult cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *graph,
-                                          const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps)
-{
-    return fk_capture_info(s, st, id, graph, deps, edges, ndeps, 0);
-}
-FK_API CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id,
-                                               CUgraph *graph, const CUgraphNode **deps,
-                                               const CUgraphEdgeData **edges, size_t *ndeps)
-{
-    return fk_capture_info(s, st, id, graph, deps, edges, ndeps, 1);
 }

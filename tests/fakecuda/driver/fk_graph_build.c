@@ -103,7 +103,7 @@ FK_API CUresult cuGraphCreate(CUgraph *out, unsigned int flags)
 }
 
 /* Adds a node: its dependencies must be distinct nodes of the same graph. */
-static CUresult fk_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t ndeps, const struct fk_node *w)
+CUresult fk_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t ndeps, const struct fk_node *w)
 {
     if (!out || !fk_graph_ok(g) || (ndeps && !deps))
         return CUDA_ERROR_INVALID_VALUE;
@@ -160,7 +160,7 @@ FK_API CUresult cuGraphAddMemcpyNode(CUgraphNode *out, CUgraph g, const CUgraphN
     return r == CUDA_SUCCESS ? fk_add(out, g, deps, ndeps, &w) : r;
 }
 
-static CUresult fk_memset_work(const CUDA_MEMSET_NODE_PARAMS *p, struct fk_node *w)
+CUresult fk_memset_work(const CUDA_MEMSET_NODE_PARAMS *p, struct fk_node *w)
 {
     if (!p || !p->dst || (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4) || !p->width)
         return CUDA_ERROR_INVALID_VALUE;

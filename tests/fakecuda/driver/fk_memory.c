@@ -540,9 +540,9 @@ FK_API CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev)
 
 FK_API CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s)
 {
-    if (pool != fk_default_pool || !fk_stream_valid(s))
+    if ((pool != fk_default_pool && !fk_pool_valid(pool)) || !fk_stream_valid(s))
         return CUDA_ERROR_INVALID_VALUE;
-    return cuMemAlloc_v2(p, n);
+    return cuMemAllocAsync(p, n, s); /* fk_mempool.c: a capture's allocation node too */
 }
 
 FK_API CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s)
@@ -550,12 +550,16 @@ FK_API CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *p, size_t n, CUmemoryP
     return cuMemAllocFromPoolAsync(p, n, pool, s);
 }
 
-static CUresult fk_free_async(CUdeviceptr p, CUstream s)
+static CUresult fk_free_async(CUdeviceptr p, CUstream s, int pt)
 {
     if (!fk_stream_valid(s))
         return CUDA_ERROR_INVALID_HANDLE;
+    /* captured: a free node; the address stays the graph's (its replays use it) */
+    struct fk_node node = {.kind = FK_NODE_MEM_FREE, .dst = (void *)p};
+    if (fk_capture(fk_stream(s, pt), &node))
+        return CUDA_SUCCESS;
     return fk_free((void *)p, FK_MEM_DEVICE, 0);
 }
 
-FK_API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) { return fk_free_async(p, s); }
-FK_API CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s) { return fk_free_async(p, s); }
+FK_API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) { return fk_free_async(p, s, 0); }
+FK_API CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s) { return fk_free_async(p, s, 1); }

@@ -65,19 +65,7 @@ FR_API cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total)
     RET(fr_drv(0)->memGetInfo(free_b, total));
 }
 
-/* Stream-ordered allocation: allocated at once, freed at once. */
-FR_API cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t s)
-{
-    (void)s;
-    return cudaMalloc(p, n);
-}
-
-FR_API cudaError_t cudaMallocAsync_ptsz(void **p, size_t n, cudaStream_t s)
-{
-    (void)s;
-    return cudaMalloc(p, n);
-}
-
+/* Stream-ordered allocation (cudaMallocAsync, pools): fr_mempool.c. */
 FR_API cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 {
     READY();
