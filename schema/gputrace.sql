@@ -16,7 +16,8 @@ CREATE TABLE meta (
 CREATE TABLE api_names (
     id       INTEGER PRIMARY KEY,
     name     TEXT NOT NULL,
-    category TEXT NOT NULL,  -- launch, memcpy, memset, sync, alloc, free, stream, event, graph_launch, graph_build, other
+    category TEXT NOT NULL,  -- launch, memcpy, memset, sync, alloc, free, stream, event, graph_launch, graph_build,
+                             -- module (version 8), other
     lib      TEXT NOT NULL   -- runtime (returns a cudaError_t) or driver (returns a CUresult)
 );
 
@@ -61,6 +62,10 @@ CREATE TABLE strings (
 --            a0 kind (0 device, 1 pinned, 2 managed, 3 registered, 4 async,
 --            5 mapped: host memory allocated or registered mapped)
 --            | bit 7 captured (version 8), a1 bytes, a2 ptr
+--   module   (version 8) a0 bits 0-2 what the call was given (0 nothing,
+--            1 PTX, 2 cubin, 3 fatbinary, 4 another image, 5 a file),
+--            bit 3 PTX the driver compiled (JIT), bit 7 captured; a1 the
+--            image's bytes
 --   others   a0 (version 8) 128 when a stream capture took the call (a host
 --            function, an event record, a graph launch), else NULL
 -- A launch, copy or memset's GPU record is kept in its own row (g_*) when
@@ -257,6 +262,14 @@ SELECT id AS call_id,
        a1 AS target,
        CASE WHEN a0 & 127 IN (5, 6) THEN COALESCE(a2, 1) END AS polls
 FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category = 'sync');
+
+-- @module_args (version 8): what each module-loading call was given.
+CREATE VIEW module_args AS
+SELECT id AS call_id,
+       CASE a0 & 7 WHEN 0 THEN NULL WHEN 1 THEN 'ptx' WHEN 2 THEN 'cubin' WHEN 3 THEN 'fatbin' WHEN 4 THEN 'other'
+                   WHEN 5 THEN 'file' END AS kind,
+       NULLIF(a1, 0) AS bytes, (a0 >> 3) & 1 AS jit
+FROM events WHERE api_id IN (SELECT id FROM api_names WHERE category = 'module');
 
 CREATE VIEW alloc_args AS
 SELECT id AS call_id,

@@ -122,7 +122,7 @@ GPUTRACE = os.path.join(ROOT, "build", "gputrace")
 # cause <- category of call, in the order ties are broken (docs/report.md)
 CAUSE_OF = [("sync", "sync"), ("memcpy", "copy"), ("memset", "memset"), ("launch", "launch"),
             ("graph_launch", "graph_launch"), ("alloc", "alloc"), ("free", "free"), ("event", "event"),
-            ("stream", "stream"), ("other", "other_cuda")]
+            ("stream", "stream"), ("module", "module"), ("other", "other_cuda")]
 # categories that count as another's for a gap's cause: building a CUDA
 # Graph is "other CUDA calls" (docs/report.md)
 CAUSE_CATEGORY = {"graph_build": "other"}
@@ -388,6 +388,10 @@ class Trace:
         self.mapped = con.execute("SELECT count(*), COALESCE(sum(a.bytes), 0) FROM allocations a "
                                   "JOIN api_calls c ON c.id = a.api_call_id "
                                   "WHERE a.kind = 'mapped' AND a.result = 0 AND c.category = 'alloc'").fetchone()
+        # module loads that compiled PTX (no module_args before version 8)
+        self.module_jit = set()
+        if con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'view' AND name = 'module_args'").fetchone()[0]:
+            self.module_jit = {r[0] for r in con.execute("SELECT call_id FROM module_args WHERE jit = 1")}
         # the work CUDA Graphs ran, each operation with the node it ran as (no
         # graph_nodes view in traces written before graph nodes were recorded)
         self.graph_work = []
@@ -700,7 +704,7 @@ def window_len(window, x, y):
 
 
 class Gap:
-    __slots__ = ("start", "end", "kind", "cause", "before", "after", "device", "wdur", "wstart")
+    __slots__ = ("start", "end", "kind", "cause", "before", "after", "device", "wdur", "wstart", "spent")
 
     def __init__(self, start, end, kind):
         self.start, self.end, self.kind = start, end, kind
@@ -708,6 +712,7 @@ class Gap:
         self.before = []  # ops that ended at the gap's start
         self.after = []   # ops that started at its end
         self.wdur = self.wstart = None  # a window's report: its time inside the window, where that starts
+        self.spent = None  # (sites, apis) of the calls that spent it (call causes), computed once
 
     @property
     def dur(self):
@@ -743,9 +748,24 @@ class Process:
             self.span = window_len(window, self.s0, self.s1)
         self.cov = {cat: Coverage([c for c in calls if CAUSE_CATEGORY.get(c.category, c.category) == cat])
                     for cat, _ in CAUSE_OF}
+        # per cause: its calls by start, and the longest, to find a gap's calls
+        self.cause_calls = {}
+        for cat, cause in CAUSE_OF:
+            v = sorted((c for c in calls if CAUSE_CATEGORY.get(c.category, c.category) == cat),
+                       key=lambda c: c.start)
+            self.cause_calls[cause] = ([c.start for c in v], v, max((c.end - c.start for c in v), default=0))
         self.whole = self.timeline(ops)
         self.devices = sorted({o.device for o in ops}, key=lambda d: (d is None, d))
         self.dev_tl = {d: self.timeline([o for o in ops if o.device == d]) for d in self.devices}
+        # device time (docs/report.md): each device that ran work counts its
+        # own busy and idle time; a trace without operations counts the span once
+        self.counting = [self.dev_tl[d] for d in self.devices] or [self.whole]
+        self.ndevtime = len(self.counting)
+        self.device_ns = self.span * self.ndevtime
+
+    def device_gaps(self):
+        """Every gap of every device's timeline: device time's idle."""
+        return [g for tl in self.counting for g in tl["gaps"]]
 
     def origin(self):
         """Where every +TIME counts from, as --from and --to (docs/report.md):
@@ -824,6 +844,45 @@ class Process:
             out[g.cause] += g.dur
         return out
 
+    def spent_by(self, g):
+        """A gap with a call cause: (sites, apis) the report may name as the
+        calls that spent it (docs/report.md, a gap's site): the sites whose
+        calls of that category overlapped it the most, and the entry points
+        of their calls with the longest overlap. None for other causes."""
+        if g.cause not in CAUSES:
+            return None
+        if g.spent is None:
+            starts, v, longest = self.cause_calls[g.cause]
+            by_site, best_call = defaultdict(int), defaultdict(lambda: (0, set()))
+            lo = bisect.bisect_left(starts, g.start - longest)
+            hi = bisect.bisect_left(starts, g.end)
+            for c in v[lo:hi]:
+                ov = min(c.end, g.end) - max(c.start, g.start)
+                if ov <= 0:
+                    continue
+                site = self.call_site(c.id)
+                by_site[site] += ov
+                n, apis = best_call[site]
+                if ov > n:
+                    best_call[site] = (ov, {c.name})
+                elif ov == n:
+                    apis.add(c.name)
+            top = max(by_site.values(), default=0)
+            sites = {s for s, n in by_site.items() if n == top}
+            apis = set().union(*(best_call[s][1] for s in sites)) if sites else set()
+            g.spent = (sites, apis)
+        return g.spent
+
+    def gap_site(self, g):
+        """The sites the report may name as a gap's site (docs/report.md):
+        the calls that spent it when the host was inside CUDA, else the
+        call whose work ended it; "(no GPU work after)" for a gap no
+        operation ended (Q16)."""
+        spent = self.spent_by(g)
+        if spent and spent[0]:
+            return spent[0]
+        return {(NO_AFTER,)} if not g.after else self.gap_sites(g, "after")
+
     def gap_sites(self, g, which):
         """The sites (as a set) the report may name for a gap's call after
         (which='after') or before it."""
@@ -882,8 +941,9 @@ class Process:
         for kind, c in sync_rows:
             sync_thread[c.tid] += c.dur
         h2d = self.h2d_rows()
-        busy = self.whole["busy_ns"]
-        idle = self.span - busy
+        busy = sum(tl["busy_ns"] for tl in self.counting)
+        idle = self.device_ns - busy
+        by_cause = {c: sum(self.by_cause(tl)[c] for tl in self.counting) for c in ALL_CAUSES}
         bound = sum(1 for x in L if x["bound"])
         return {
             "span_ns": self.span,
@@ -900,10 +960,12 @@ class Process:
             "launch_threads": len(per_thread),
             "launch_host_pct": min(100.0, pct(max(per_thread.values(), default=0), self.span)),
             "kernel_ns": sum(o.dur for o in self.t.ops if o.kind == "kernel"),
+            "devices": self.ndevtime,
+            "device_ns": self.device_ns,
             "busy_ns": busy,
             "idle_ns": idle,
-            "idle_pct": pct(idle, self.span),
-            "idle_by_cause_ns": self.by_cause(self.whole),
+            "idle_pct": pct(idle, self.device_ns),
+            "idle_by_cause_ns": by_cause,
             "sync_ns": sum(c.dur for _, c in sync_rows),
             "sync_pct": min(100.0, pct(max(sync_thread.values(), default=0), self.span)),
             "h2d_bytes": sum(r["bytes"] for r in h2d.values()),
@@ -912,6 +974,8 @@ class Process:
             "mapped_host_bytes": self.t.mapped[1],
             # the tracer's start-up on the program's thread, as meta says (issue 31, item 5)
             "tracer_startup_ns": self.t.startup_ns,
+            "module_ns": sum(c.dur for c in calls if c.category == "module"),
+            "module_jit": sum(1 for c in calls if c.category == "module" and c.id in self.t.module_jit),
         }
 
     def notes_expect(self):
@@ -936,11 +1000,15 @@ class Process:
                 after = self.gap_sites(g, "after") if g.kind != "teardown" else {None}
                 bapi = {self.api_of(o.call_id) for o in g.before} if g.kind != "startup" else {None}
                 aapi = {self.api_of(o.call_id) for o in g.after} if g.kind != "teardown" else {None}
+                spent = self.spent_by(g)
+                if not spent or not spent[0]:
+                    spent = ({None}, {None})
                 start = g.start if g.wstart is None else g.wstart
                 rows.append({"pid": self.pid, "device": d, "start_ns": start, "offset_ns": start - self.origin(),
                              "dur_ns": g.dur, "cause": g.cause,
                              "before": _one_or_any(before), "before_api": _one_or_any(bapi),
                              "after": _one_or_any(after), "after_api": _one_or_any(aapi),
+                             "spent": _one_or_any(spent[0]), "spent_api": _one_or_any(spent[1]),
                              "host": _host_of_gap(self.t, g)})
         return rows
 
@@ -975,10 +1043,10 @@ class Process:
         gaps: exact (min = max) unless a gap may be named for more than one
         site (tied operations at its end)."""
         out = defaultdict(lambda: [0, 0, 0, 0])
-        for g in self.whole["gaps"]:
+        for g in self.device_gaps():
             # Q16: a gap no operation ended (tear-down, or the whole span of a
             # trace without operations) counts under "(no GPU work after)"
-            sites = {(NO_AFTER,)} if not g.after else self.gap_sites(g, "after")
+            sites = self.gap_site(g)
             for s in sites:
                 r = out[s]
                 r[1] += g.dur
@@ -1299,7 +1367,7 @@ class Process:
                 if hi <= lo:
                     continue
                 idle[g.cause] += hi - lo
-                sites = {(NO_AFTER,)} if not g.after else self.gap_sites(g, "after")
+                sites = self.gap_site(g)
                 if len(sites) == 1:
                     site_ns[g.cause][next(iter(sites))] += hi - lo
                 else:
@@ -1360,17 +1428,17 @@ class Process:
     def findings(self):
         """[{pid, kind, cost_ns, cost_pct, site (maybe AnyOf)}] before the 1% cut and ranking."""
         out = []
-        causes = self.by_cause(self.whole)
+        gaps = self.device_gaps()
         for cause in ["host"] + CAUSES:
-            cost = causes[cause]
+            cost = sum(g.dur for g in gaps if g.cause == cause)
             if not cost:
                 continue
             lo, hi = defaultdict(int), defaultdict(int)
-            for g in self.whole["gaps"]:
+            for g in gaps:
                 if g.cause != cause:
                     continue
                 # a window's last gap: no operation ended it (Q16)
-                sites = {(NO_AFTER,)} if not g.after else self.gap_sites(g, "after")
+                sites = self.gap_site(g)
                 for s in sites:
                     hi[s] += g.dur
                     if len(sites) == 1:
@@ -1378,7 +1446,7 @@ class Process:
             best = max(lo.values(), default=0)
             # any site whose most possible idle reaches the least the leader surely has
             cands = [list(s) for s in hi if hi[s] >= best]
-            out.append(self._finding("idle_" + cause, cost, cands))
+            out.append(self._finding("idle_" + cause, cost, cands, self.device_ns))
         srows = self.syncs()
         explicit = [r for r in srows if r["kind"] in EXPLICIT_SYNCS]
         if explicit:
@@ -1410,24 +1478,27 @@ class Process:
                                      [r["site"] for r in storms if r["host_ns"] == top]))
         return out
 
-    def _finding(self, kind, cost, sites):
+    def _finding(self, kind, cost, sites, base=None):
+        """base: what the cost is a share of (the span; device time for GPU idle)."""
         uniq = []
         for s in sites:
             if list(s) not in uniq:
                 uniq.append(list(s))
-        return {"pid": self.pid, "kind": kind, "cost_ns": cost, "cost_pct": pct(cost, self.span),
-                "site": _one_or_any(uniq)}
+        base = self.span if base is None else base
+        return {"pid": self.pid, "kind": kind, "cost_ns": cost, "cost_pct": pct(cost, base),
+                "site": _one_or_any(uniq), "_base": base}
 
     def kept_findings(self):
         """The findings the report must list (the 1% cut: cost * 100 >= span),
         and those at exactly the border (either way is accepted)."""
         keep, border = [], []
         for f in self.findings():
+            base = f.pop("_base", self.span)
             if f["cost_ns"] <= 0:
                 continue
-            if f["cost_ns"] * 100 > self.span:
+            if f["cost_ns"] * 100 > base:
                 keep.append(f)
-            elif f["cost_ns"] * 100 == self.span:
+            elif f["cost_ns"] * 100 == base:
                 border.append(f)
         return keep, border
 
@@ -1548,7 +1619,7 @@ def _totals(summaries):
         else:
             t[k] = sum(s[k] for s in summaries)
     t["launch_bound_pct"] = pct(t["launch_bound"], t["launches"])
-    t["idle_pct"] = pct(t["idle_ns"], t["span_ns"])
+    t["idle_pct"] = pct(t["idle_ns"], t["device_ns"])
     return {k: t[k] for k in summaries[0]}
 
 
@@ -1738,7 +1809,7 @@ def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):
             if glo > 0 and s not in seen:
                 c.err("idle_by_site: no row for %r (%d ns over %d gaps, pid %d)" % (s, lo, glo, p.pid))
         total = sum(r.get("idle_ns", 0) for r in mine)
-        want_idle = p.span - p.whole["busy_ns"]
+        want_idle = p.device_ns - sum(tl["busy_ns"] for tl in p.counting)
         if total != want_idle:
             c.err("idle_by_site: rows add up to %d, idle is %d (pid %d)" % (total, want_idle, p.pid))
 

@@ -373,7 +373,7 @@ def test_schema_version_and_views():
     views = set(r[0] for r in run.q("SELECT name FROM sqlite_master WHERE type = 'view'"))
     for v in ("api_calls", "kernels", "memcpys", "memsets", "syncs", "stack_frames", "allocations", "calls",
               "launch_args", "copy_args", "memset_args", "sync_args", "alloc_args", "gpu_records", "gpu_activity",
-              "cupti_memory_kinds", "py_stack_frames", "graph_nodes", "host_samples"):
+              "cupti_memory_kinds", "py_stack_frames", "graph_nodes", "host_samples", "module_args"):
         assert v in views, v
     # version 5 columns come last, after every older one; then the CUDA
     # Graph node a kernel ran as (issue 18)

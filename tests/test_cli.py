@@ -325,19 +325,29 @@ def test_info_odd_file_names():
 
 def test_record_exit_status():
     exe, _ = stub_install()
+    # a failed command still gets record's closing line (docs/cli.md)
     r = gt("record", "sh", "-c", "exit 3", exe=exe, env=clean_env())
-    assert r.returncode == 3 and r.stderr == "", r
+    assert r.returncode == 3 and r.stderr == "gputrace: no recorded calls, no trace written\n", r
+    r = gt("record", "--", "false", exe=exe, env=clean_env())
+    assert r.returncode == 1 and r.stderr == "gputrace: no recorded calls, no trace written\n", r
     # the command's own output untouched; record's one line after it (no CUDA here)
     r = gt("record", "--", "sh", "-c", "echo out; echo err >&2", exe=exe, env=clean_env())
     assert r.returncode == 0 and r.stdout == "out\n", r
-    assert r.stderr == "err\ngputrace: no CUDA calls, no trace written\n", r
+    assert r.stderr == "err\ngputrace: no recorded calls, no trace written\n", r
+    # CUDA calls, none of them one the tracer records: no trace, and it says why
+    d = tmpdir()
+    r = subprocess.run([GPUTRACE, "record", "-o", os.path.join(d, "t-%p.db"), gtlib.prog("unrecorded_only")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout == "unrecorded_only: 1 device\n", r
+    assert r.stderr == "gputrace: no recorded calls, no trace written\n", r
+    assert os.listdir(d) == [], os.listdir(d)
 
 
 def test_record_killed_by_signal():
     exe, _ = stub_install()
     r = gt("record", "sh", "-c", "kill -KILL $$", exe=exe, env=clean_env())
     assert r.returncode == 128 + 9, r
-    assert r.stderr == "gputrace: sh killed by signal 9\n", r.stderr
+    assert r.stderr == "gputrace: sh killed by signal 9\ngputrace: no recorded calls, no trace written\n", r.stderr
 
 
 def test_record_forwards_signals():
@@ -352,7 +362,7 @@ def test_record_forwards_signals():
         rc = p.wait(timeout=10)
         err = p.stderr.read()
         assert rc == 128 + sig, (sig, rc, err)
-        assert err == "gputrace: sleep killed by signal %d\n" % sig, err
+        assert err == "gputrace: sleep killed by signal %d\ngputrace: no recorded calls, no trace written\n" % sig, err
         assert time.monotonic() - t0 < 5
     # a child that handles the signal decides the exit status
     p = subprocess.Popen([exe, "record", "sh", "-c", "trap 'exit 42' TERM; while :; do sleep 0.05; done"],
@@ -361,7 +371,7 @@ def test_record_forwards_signals():
     time.sleep(0.5)
     p.send_signal(signal.SIGTERM)
     assert p.wait(timeout=10) == 42
-    assert p.stderr.read() == ""
+    assert p.stderr.read() == "gputrace: no recorded calls, no trace written\n"
 
 
 def test_record_missing_command():
@@ -479,7 +489,8 @@ def test_versions_2_to_8_traces_read_the_same():
         gtlib.assert_eq(info["allocations"], 2)
         gtlib.assert_eq(len(gtlib.query(path, "SELECT * FROM gpu_activity WHERE linked = 1")), 8 + 5)
         gtlib.assert_eq(gtlib.query(path, "SELECT count(*) FROM memcpys WHERE host_mem = 'pinned'")[0][0], 3)
-    for name in ("v3", "v4", "v4-gpu_ops", "v5", "v5-gpu_ops", "v6", "v6-gpu_ops", "v7", "v7-gpu_ops"):
+    for name in ("v3", "v4", "v4-gpu_ops", "v5", "v5-gpu_ops", "v6", "v6-gpu_ops", "v7", "v7-gpu_ops", "v8",
+                 "v8-gpu_ops"):
         gtlib.assert_eq(out[name][0], out["v2"][0], "info " + name)
         gtlib.assert_eq(json.dumps(out[name][1], sort_keys=True).replace(name + ".db", "v2.db"),
                         json.dumps(out["v2"][1], sort_keys=True), "report " + name)

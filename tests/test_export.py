@@ -174,7 +174,7 @@ def test_record_ends_with_a_summary():
     assert_eq((r.returncode, r.stderr), (0, ""))
     before = sorted(os.listdir(d))
     r = _record(["true"], d)
-    assert_eq((r.returncode, r.stderr), (0, "gputrace: no CUDA calls, no trace written\n"))
+    assert_eq((r.returncode, r.stderr), (0, "gputrace: no recorded calls, no trace written\n"))
     assert_eq(sorted(os.listdir(d)), before)
     r = _record(["-q", "true"], d)
     assert_eq((r.returncode, r.stderr), (0, ""))

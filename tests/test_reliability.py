@@ -302,6 +302,24 @@ def test_rejected_arguments_pass_through_untouched():
         assert_eq(run.q("SELECT error FROM calls ORDER BY id"), [(r[3],) for r in rows])
 
 
+def test_refused_launches_keep_what_they_asked_for():
+    """A launch the driver refuses is recorded as it was asked for: a
+    refused cuLaunchKernelEx keeps its grid, block and shared memory as a
+    refused cuLaunchKernel does, and a refused launch of a function the
+    program got by name (cuModuleGetFunction) keeps that name
+    (tests/progs/launch_fail.c holds the truth)."""
+    for san in (None, "asan"):
+        run = run_traced([prog("launch_fail")], sanitizer=san)
+        assert_eq(run.proc.returncode, 0, run.proc.stderr[-2000:])
+        rows = run.q("SELECT c.name, c.result, n.value, a.grid_x, a.grid_y, a.grid_z, a.block_x, a.block_y, "
+                     "a.block_z, a.shared_mem FROM api_calls c JOIN launch_args a ON a.call_id = c.id "
+                     "LEFT JOIN strings n ON n.id = a.name_id ORDER BY c.id")
+        assert_eq([tuple(r) for r in rows],
+                  [("cuLaunchKernelEx", 1, "refused_kernel", 3, 2, 1, 2048, 1, 1, 128),
+                   ("cuLaunchKernel", 1, "refused_kernel", 5, 1, 1, 64, 32, 1, 256),
+                   ("cuLaunchKernelEx", 0, "refused_kernel", 4, 1, 1, 128, 1, 1, 0)], san)
+
+
 def test_fuzz_the_trace_reader_briefly():
     """tests/fuzz_trace.py for a few dozen mutated traces, one fixed seed
     (run it by hand with others, for thousands)."""

@@ -209,3 +209,30 @@ def test_report_counts_graph_work_not_captured_calls():
     assert_eq((k["graph_b"]["count"], k["graph_b"]["graph_count"], k["graph_b"]["total_ns"]), (5, 5, 150000))
     assert_eq((k["plain_kernel"]["count"], k["plain_kernel"]["graph_count"]), (1, 0))
     assert doc["summary"]["captured_calls"] >= 3 and doc["summary"]["graph_launches"] == 5, doc["summary"]
+
+
+def test_report_two_devices_count_device_time():
+    """One process, two devices: device 0 busy 40 ms (20 kernels of 2 ms
+    back to back), device 1 one 5 us kernel (tests/progs/two_gpus.c). The
+    GPUs as a whole were nearly always busy, but half the device time was
+    idle: the headline and the findings count device time (span x
+    devices), and say so."""
+    import oracle
+    run = run_traced([prog("two_gpus")], env={"FAKECUDA_DEVICES": "2",
+                                              "FAKECUDA_KERNEL_NS": "busy_kernel=2000000,blip_kernel=5000"})
+    assert_eq(run.proc.returncode, 0, run.proc.stderr[-2000:])
+    doc = _json("--top", "0", run.trace)
+    s = doc["summary"]
+    assert_eq((s["devices"], s["device_ns"]), (2, 2 * s["span_ns"]))
+    assert_eq(s["busy_ns"], 20 * 2_000_000 + 5_000)  # the program's own kernels
+    assert_eq(s["idle_ns"], 2 * s["span_ns"] - s["busy_ns"])
+    assert 45.0 <= s["idle_pct"] <= 55.0, s
+    assert_eq(sum(s["idle_by_cause_ns"].values()), s["idle_ns"])
+    assert_eq(sum(x["idle_ns"] for x in doc["idle_by_site"]), s["idle_ns"])
+    assert_eq(sorted(d["device"] for d in doc["devices"]), [0, 1])
+    assert_eq(sum(d["busy_ns"] for d in doc["devices"]), s["busy_ns"])
+    text = report(run.trace)
+    assert_eq(text.returncode, 0, text.stderr)
+    assert "GPUs busy 40.01 ms" in text.stdout and "of device time: 2 devices x span" in text.stdout, text.stdout
+    errs = oracle.check([run.trace], doc)
+    assert not errs, "\n".join(e[:400] for e in errs[:20])

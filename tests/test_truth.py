@@ -690,9 +690,11 @@ def _synthetic():
 
 
 def _synthetic_truth(s, gaps, ibs, kernels, devices, errors):
-    assert_eq((s["span_ns"], s["busy_ns"], s["idle_ns"]), (63000, 31000, 32000))
-    assert_eq(s["idle_by_cause_ns"], dict({c: 0 for c in oracle.ALL_CAUSES}, startup=500, sync=10000, copy=1500,
-                                          host=10000, alloc=8500, teardown=1500))
+    # device time: two devices x 63000; device 0 busy 30000, device 1 5000
+    assert_eq((s["span_ns"], s["devices"], s["device_ns"], s["busy_ns"], s["idle_ns"]),
+              (63000, 2, 126000, 35000, 91000))
+    assert_eq(s["idle_by_cause_ns"], dict({c: 0 for c in oracle.ALL_CAUSES}, startup=1500, sync=10000, copy=1500,
+                                          host=51000, alloc=8500, teardown=18500))
     # launches: 1, 2, 4, 5, 11 (7 failed, 8 captured); only 11 is launch-bound (4 and 5 outran
     # their calls, 1 and 2 are their kernels' first launches)
     assert_eq((s["launches"], s["launch_bound"], s["captured_calls"], s["graph_launches"], s["failed_calls"]),
@@ -709,7 +711,10 @@ def _synthetic_truth(s, gaps, ibs, kernels, devices, errors):
     assert_eq((d[39000]["after_api"], d[39000]["before"], d[0]["before"], d[0]["before_api"]),
               ("cudaGraphLaunch", [], None, None))
     assert_eq((d[61500]["after"], d[61500]["after_api"]), (None, None))
-    # the whole GPU: the orphan kernel on device 1 ended 6000 ns of the host idle
+    assert_eq((_site0(d[52500]["spent"]), d[52500]["spent_api"]), ("grow", "cudaMalloc"))
+    assert_eq((_site0(d[10500]["spent"]), d[10500]["spent_api"]), ("wait", "cudaDeviceSynchronize"))
+    assert_eq((d[30500]["spent"], d[30500]["spent_api"]), ([], "cudaMemcpy"))  # a call without a stack
+    assert_eq((d[39000]["spent"], d[0]["spent"], d[61500]["spent"]), (None, None, None))
     assert_eq(site_function(d[10500]["before"][0]), "first_a")
     one = {g["start_ns"] - mt_t0(): g for g in gaps if g["device"] == 1}
     assert_eq(sorted((k, g["dur_ns"], g["cause"]) for k, g in one.items()),
@@ -717,8 +722,15 @@ def _synthetic_truth(s, gaps, ibs, kernels, devices, errors):
     assert_eq(one[5000]["after"], ["(no recorded call)"])
     sites = {(x["site"][0] if x["site"][0].startswith("(") else _site0(x["site"])): (x["idle_ns"], x["gaps"])
              for x in ibs if x["site"]}
-    assert_eq((sites["(no GPU work after)"], sites["(no recorded call)"], sites["replay"], sites["last_a"]),
-              ((1500, 1), (6000, 1), (4000, 1), (8500, 1)))
+    # every device's gaps (device time). A gap the host spent inside CUDA
+    # counts for the calls that spent it: the sync in wait (not the tied
+    # launches after it), the alloc in grow (not last_a's launch); a gap
+    # with the host outside CUDA for the call that ended it (replay on
+    # device 0, the orphan kernel on device 1)
+    assert_eq((sites["(no GPU work after)"], sites["(no recorded call)"], sites["replay"], sites["grow"],
+               sites["wait"], sites["first_a"], sites["other_b"]),
+              ((18500, 2), (40000, 1), (11000, 1), (8500, 1), (10000, 1), (500, 1), (1000, 1)))
+    assert "last_a" not in sites and "tie_a" not in sites and "tie_b" not in sites, sites
     k = {r["name"]: r for r in kernels}
     assert_eq((k["kA"]["count"], k["kA"]["total_ns"], k["g_k"]["graph_count"], k["k_orphan"]["count"]),
               (3, 20500, 1, 1))

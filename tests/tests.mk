@@ -17,7 +17,8 @@ TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPRO
               $(TPROG)/unhooked $(TPROG)/stall $(TPROG)/entry_point $(TPROG)/endings $(TPROG)/bad_args \
               $(TPROG)/many_configs $(TPROG)/standby_loop $(TPROG)/nvtx_basic $(TPROG)/nvtx_phases $(TPROG)/diff_work $(TPROG)/steps_work \
               $(TPROG)/standby_steps $(TPROG)/rank_work $(TPROG)/host_wait $(TPROG)/dl_race $(TPROG)/capture_range \
-              $(TPROG)/no_perf $(TPROG)/cupti_client $(TPROG)/cupti_client_dl $(TPROG)/odd_names
+              $(TPROG)/no_perf $(TPROG)/cupti_client $(TPROG)/cupti_client_dl $(TPROG)/odd_names \
+              $(TPROG)/alloc_loop $(TPROG)/launch_fail $(TPROG)/unrecorded_only $(TPROG)/two_gpus
 # before/after pairs for diff and audit --baseline (tests/test_diff.py)
 TEST_PROGS += $(TPROG)/gate_work
 
@@ -188,3 +189,22 @@ $(TPROG)/graph_build_static: tests/progs/graph_build.c tests/fakecuda/fakecuda.h
 
 # make demo's program, built as the Makefile builds it (tests/test_demo.py).
 tests-build: $(BUILD)/demo/train
+
+# Modules as JIT users load them (tests/test_modules.py): PTX from the real
+# NVRTC at run time, a cubin nvcc built here.
+tests-build: $(TPROG)/module_jit $(TPROG)/module_cubin.cubin $(TPROG)/module_cubin.fatbin
+$(TPROG)/module_jit: tests/progs/module_jit.c $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIBS) -L$(CUDA)/lib64 -lnvrtc -Wl,-rpath,$(CUDA)/lib64
+$(TPROG)/module_cubin.cubin: tests/progs/module_cubin.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -cubin -arch=sm_90 -o $@ $<
+$(TPROG)/module_cubin.fatbin: tests/progs/module_cubin.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -fatbin -arch=sm_90 -o $@ $<
+
+# alloc_loop as users build a release: -O3, no debug info (tests/test_idle_sites.py).
+tests-build: $(TPROG)/alloc_loop_O3
+$(TPROG)/alloc_loop_O3: tests/progs/alloc_loop.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O3 -g0 $(CUDA_INC) -Itests/fakecuda -o $@ $< $(TEST_LIBS)

@@ -14,14 +14,14 @@
 #include "base/gt_fmt.h"
 
 const char *const gt_cause_names[GT_CAUSES] = {
-    "sync", "copy", "memset", "launch", "graph_launch", "alloc", "free", "event", "stream", "other_cuda",
+    "sync", "copy", "memset", "launch", "graph_launch", "alloc", "free", "event", "stream", "module", "other_cuda",
     "host", "startup", "teardown",
 };
 
 const char *const gt_cause_text[GT_CAUSES] = {
     "host blocked in a sync", "host inside a copy call", "host inside a memset call", "host busy launching",
     "host launching graphs", "host inside allocations", "host inside frees", "host inside event calls",
-    "host inside stream calls", "host inside other CUDA calls", "host outside CUDA",
+    "host inside stream calls", "host loading modules / JIT", "host inside other CUDA calls", "host outside CUDA",
     "start-up, before the first GPU work", "tear-down, after the last GPU work",
 };
 
@@ -271,7 +271,13 @@ static void gt_on_call(const struct gt_rec *c, void *arg)
     if (p->o->tap)
         p->o->tap->call(c, gt_scan_api_name(p->scan, c->api), p->o->tap->arg);
     gt_span_add(p, c->start, c->end > c->start ? c->end : c->start);
-    gt_spanlog_add(&p->spans, c->cat, c->start, c->end);
+    /* every call's site: a gap the host spent inside CUDA is its calls' */
+    uint32_t site = gt_site_index(p->sites, c->site_key);
+    if (site == UINT32_MAX) {
+        p->failed = 1;
+        return;
+    }
+    gt_spanlog_add(&p->spans, c->cat, c->start, c->end, site, c->api);
     gt_steps_call(p->steps, c);
     gt_tables_call(p, c);
     if (c->cat == GT_RC_ALLOC && c->result == 0 && c->alloc_kind == 5) {
@@ -284,11 +290,7 @@ static void gt_on_call(const struct gt_rec *c, void *arg)
     if (!makes_work && !(p->gpu_times && c->link && p->link_first.n))
         return;
     struct gt_call_ctx x = {.p = p, .c = c, .first_op = -1, .rows = rows};
-    x.site = gt_site_index(p->sites, c->site_key);
-    if (x.site == UINT32_MAX) {
-        p->failed = 1;
-        return;
-    }
+    x.site = site;
     x.counted_launch = c->cat == GT_RC_LAUNCH && c->result == 0 && !c->captured;
     if (c->cat == GT_RC_LAUNCH) {
         x.kernel = gt_kernel_index(p, c->kernel);
@@ -408,9 +410,11 @@ static int gt_timeline_rows(struct gt_pass *p, const struct gt_tl_result *tl)
     struct gt_report *r = p->r;
     struct gt_summary *s = &r->summary;
     uint64_t span = s->span_ns;
+    s->devices = tl->ndevtime;
+    s->device_ns = span * tl->ndevtime;
     s->busy_ns = tl->busy_ns;
-    s->idle_ns = span - (tl->busy_ns < span ? tl->busy_ns : span);
-    s->idle_pct = gt_pct(s->idle_ns, span);
+    s->idle_ns = s->device_ns - (tl->busy_ns < s->device_ns ? tl->busy_ns : s->device_ns);
+    s->idle_pct = gt_pct(s->idle_ns, s->device_ns);
     memcpy(s->idle_by_cause, tl->idle_by_cause, sizeof(s->idle_by_cause));
 
     if (tl->ndevices && !(r->devices = calloc(tl->ndevices, sizeof(*r->devices))))
@@ -478,6 +482,10 @@ static int gt_timeline_rows(struct gt_pass *p, const struct gt_tl_result *tl)
             out->after = *gt_site_by_index(p->sites, g->after_site);
         snprintf(out->before_api, sizeof(out->before_api), "%s", gt_api_text(p, g->before_api));
         snprintf(out->after_api, sizeof(out->after_api), "%s", gt_api_text(p, g->after_api));
+        out->has_spent = g->spent_site != UINT32_MAX;
+        if (out->has_spent)
+            out->spent = *gt_site_by_index(p->sites, g->spent_site);
+        snprintf(out->spent_api, sizeof(out->spent_api), "%s", gt_api_text(p, g->spent_api));
     }
     if (r->ngaps > 1)
         qsort(r->gaps, r->ngaps, sizeof(*r->gaps), gt_gap_by_dur);
@@ -624,7 +632,7 @@ static int gt_analyze_passes(struct gt_pass *p)
      * held to put them in order; then sorted by SQLite */
     int rc = !p->spans.failed && p->spans.lateness <= 1000000000ull
                  ? gt_spanlog_replay(&p->spans, gt_sweep_call, sw)
-                 : gt_scan_call_spans(p->scan, gt_sweep_call, sw);
+                 : gt_spans_scan(p->scan, p->sites, gt_sweep_call, sw);
     gt_spanlog_free(&p->spans);
     if (rc == 0)
         rc = gt_sweep_finish(sw, &tl);

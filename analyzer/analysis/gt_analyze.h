@@ -32,11 +32,11 @@ struct gt_site {
  * breaks ties. */
 enum gt_cause {
     GT_CAUSE_SYNC, GT_CAUSE_COPY, GT_CAUSE_MEMSET, GT_CAUSE_LAUNCH, GT_CAUSE_GRAPH, GT_CAUSE_ALLOC,
-    GT_CAUSE_FREE, GT_CAUSE_EVENT, GT_CAUSE_STREAM, GT_CAUSE_OTHER,
+    GT_CAUSE_FREE, GT_CAUSE_EVENT, GT_CAUSE_STREAM, GT_CAUSE_MODULE, GT_CAUSE_OTHER,
     GT_CAUSE_HOST, GT_CAUSE_STARTUP, GT_CAUSE_TEARDOWN, GT_CAUSES
 };
 #define GT_CALL_CAUSES (GT_CAUSE_OTHER + 1)
-/* "sync", "copy", ..., "other_cuda", "host", "startup", "teardown" */
+/* "sync", "copy", ..., "module", "other_cuda", "host", "startup", "teardown" */
 extern const char *const gt_cause_names[GT_CAUSES];
 /* How the text report says it: "blocked in a sync", "outside CUDA"... */
 extern const char *const gt_cause_text[GT_CAUSES];
@@ -101,6 +101,12 @@ struct gt_gap {
     struct gt_site before, after;   /* the calls whose work ended before it and ended it */
     int has_before, has_after;
     char before_api[64], after_api[64];
+    /* a gap the host spent inside CUDA calls of one kind: the site whose
+     * calls of that kind spent the most of it, and its longest call's
+     * entry point (docs/report.md: a gap's site) */
+    struct gt_site spent;
+    int has_spent;
+    char spent_api[64];
     /* Host during the gap (schema 7 samples): the launching thread (the
      * thread of the last call making GPU work that started inside the
      * gap; -1: none), its samples inside the gap, its top stacks. */
@@ -134,7 +140,7 @@ struct gt_host_stack_row {
     double pct;                     /* of the listed gaps' idle time */
 };
 
-/* Idle time summed over every gap, by the site of the call that ended it. */
+/* Idle time summed over every gap, by the gap's site (docs/report.md). */
 struct gt_idle_site {
     struct gt_site site;
     uint64_t idle_ns, gaps;
@@ -263,9 +269,14 @@ struct gt_summary {
     uint64_t launch_host_max_ns;    /* the busiest launching thread's */
     double launch_host_pct;         /* that, of the span */
     uint64_t kernel_ns;             /* GPU time in kernels */
-    uint64_t busy_ns, idle_ns;      /* the GPU as a whole */
-    double idle_pct;
+    /* device time: each device that ran work counts its own busy and idle
+     * time; busy + idle = device_ns = span x devices (docs/report.md) */
+    uint64_t devices, device_ns;
+    uint64_t busy_ns, idle_ns;
+    double idle_pct;                /* of device_ns */
     uint64_t idle_by_cause[GT_CAUSES];
+    uint64_t module_ns;             /* host time in module loading/JIT calls, summed over threads */
+    uint64_t module_jit;            /* those that compiled PTX */
     uint64_t sync_ns;               /* summed over threads */
     uint64_t sync_max_ns;           /* the busiest thread's */
     double sync_pct;                /* that, of the span */

@@ -24,8 +24,11 @@ static const char *const gt_idle_advice[GT_CAUSE_HOST + 1] = {
                       "synchronizes the device.",
     [GT_CAUSE_EVENT] = "Create events once, outside the loop; record and query them without waiting.",
     [GT_CAUSE_STREAM] = "Create streams once, outside the loop.",
-    [GT_CAUSE_OTHER] = "Move the other CUDA calls the host makes between GPU work (queries, module loading, "
-                       "attribute settings) out of the loop.",
+    [GT_CAUSE_MODULE] = "Load and compile modules once, before the work starts: ship cubins for the GPU's "
+                        "architecture rather than PTX the driver must JIT, keep the JIT cache "
+                        "(CUDA_CACHE_PATH) warm, warm up kernels before timing.",
+    [GT_CAUSE_OTHER] = "Move the other CUDA calls the host makes between GPU work (queries, attribute "
+                       "settings) out of the loop.",
     [GT_CAUSE_HOST] = "Overlap the host's work with the GPU's: load and preprocess data in DataLoader workers or "
                       "another thread, prefetch the next batch, keep logging and checkpoints off the step.",
 };
@@ -35,9 +38,11 @@ struct gt_flist {
     size_t n, cap;
 };
 
-static struct gt_finding *gt_add(struct gt_pass *p, struct gt_flist *l, const char *kind, uint64_t cost)
+/* `span`: what the cost is a share of: the run's span, or device time for
+ * GPU idle (the span times the devices, docs/report.md). */
+static struct gt_finding *gt_add_of(struct gt_pass *p, struct gt_flist *l, const char *kind, uint64_t cost,
+                                    uint64_t span)
 {
-    uint64_t span = p->r->summary.span_ns;
     /* under 1% of the run is not worth anyone's time */
     if (!cost || cost * 100 < span)
         return NULL;
@@ -57,6 +62,11 @@ static struct gt_finding *gt_add(struct gt_pass *p, struct gt_flist *l, const ch
     f->cost_ns = cost;
     f->cost_pct = span ? 100.0 * (double)cost / (double)span : 0;
     return f;
+}
+
+static struct gt_finding *gt_add(struct gt_pass *p, struct gt_flist *l, const char *kind, uint64_t cost)
+{
+    return gt_add_of(p, l, kind, cost, p->r->summary.span_ns);
 }
 
 static void gt_set_site(struct gt_finding *f, const struct gt_site *site)
@@ -90,12 +100,16 @@ int gt_findings(struct gt_pass *p, const uint64_t *site_cause_idle, size_t nsite
     for (int c = 0; c <= GT_CAUSE_HOST; c++) {
         char kind[32];
         snprintf(kind, sizeof(kind), "idle_%s", gt_cause_names[c]);
-        struct gt_finding *f = gt_add(p, &l, kind, s->idle_by_cause[c]);
+        struct gt_finding *f = gt_add_of(p, &l, kind, s->idle_by_cause[c], s->device_ns);
         if (!f)
             continue;
         gt_fmt_duration((int64_t)f->cost_ns, d1, sizeof(d1));
-        snprintf(f->title, sizeof(f->title), "the GPU sat idle %s (%.1f%% of the run), %s", d1, f->cost_pct,
-                 gt_cause_text[c]);
+        if (s->devices > 1)
+            snprintf(f->title, sizeof(f->title), "the GPUs sat idle %s of device time (%.1f%% of %llu devices x "
+                     "the run), %s", d1, f->cost_pct, (unsigned long long)s->devices, gt_cause_text[c]);
+        else
+            snprintf(f->title, sizeof(f->title), "the GPU sat idle %s (%.1f%% of the run), %s", d1, f->cost_pct,
+                     gt_cause_text[c]);
         if (c == GT_CAUSE_LAUNCH && s->launches) {
             size_t len = strlen(f->title);
             snprintf(f->title + len, sizeof(f->title) - len, "; %llu of %llu launches were launch-bound%s",

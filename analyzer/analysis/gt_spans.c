@@ -24,7 +24,7 @@ static uint64_t gt_get_varint(const uint8_t *p, size_t *off)
     }
 }
 
-void gt_spanlog_add(struct gt_spanlog *l, int cat, uint64_t start, uint64_t end)
+void gt_spanlog_add(struct gt_spanlog *l, int cat, uint64_t start, uint64_t end, uint32_t site, uint32_t api)
 {
     if (l->failed)
         return;
@@ -43,6 +43,8 @@ void gt_spanlog_add(struct gt_spanlog *l, int cat, uint64_t start, uint64_t end)
     gt_put_varint(l->buf, &l->len, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
     gt_put_varint(l->buf, &l->len, end > start ? end - start : 0);
     l->buf[l->len++] = (uint8_t)cat;
+    gt_put_varint(l->buf, &l->len, site);
+    gt_put_varint(l->buf, &l->len, api);
     l->prev = start;
     if (!l->n || start > l->max_start)
         l->max_start = start;
@@ -54,6 +56,7 @@ void gt_spanlog_add(struct gt_spanlog *l, int cat, uint64_t start, uint64_t end)
 struct gt_span {
     uint64_t start, end;
     int cat;
+    uint32_t site, api;
 };
 
 struct gt_span_heap {
@@ -100,7 +103,7 @@ static struct gt_span gt_span_pop(struct gt_span_heap *h)
     return top;
 }
 
-int gt_spanlog_replay(const struct gt_spanlog *l, gt_span_fn fn, void *arg)
+int gt_spanlog_replay(const struct gt_spanlog *l, gt_spanlog_fn fn, void *arg)
 {
     struct gt_span_heap h = {0};
     uint64_t prev = 0, max_start = 0;
@@ -112,11 +115,13 @@ int gt_spanlog_replay(const struct gt_spanlog *l, gt_span_fn fn, void *arg)
         x.start = prev + (uint64_t)d;
         x.end = x.start + gt_get_varint(l->buf, &off);
         x.cat = l->buf[off++];
+        x.site = (uint32_t)gt_get_varint(l->buf, &off);
+        x.api = (uint32_t)gt_get_varint(l->buf, &off);
         prev = x.start;
         if (!l->lateness && (!i || x.start >= max_start)) {
             /* in order already: no buffer */
             max_start = x.start;
-            fn(x.cat, x.start, x.end, arg);
+            fn(x.cat, x.start, x.end, x.site, x.api, arg);
             continue;
         }
         if (gt_span_push(&h, x) < 0) {
@@ -128,12 +133,12 @@ int gt_spanlog_replay(const struct gt_spanlog *l, gt_span_fn fn, void *arg)
         /* every call still to come starts at max_start - lateness or later */
         while (h.n && h.v[0].start + l->lateness <= max_start) {
             struct gt_span y = gt_span_pop(&h);
-            fn(y.cat, y.start, y.end, arg);
+            fn(y.cat, y.start, y.end, y.site, y.api, arg);
         }
     }
     while (h.n) {
         struct gt_span y = gt_span_pop(&h);
-        fn(y.cat, y.start, y.end, arg);
+        fn(y.cat, y.start, y.end, y.site, y.api, arg);
     }
     free(h.v);
     return 0;
@@ -143,4 +148,23 @@ void gt_spanlog_free(struct gt_spanlog *l)
 {
     free(l->buf);
     memset(l, 0, sizeof(*l));
+}
+
+/* The calls from SQLite name their sites by stack key; the sweep by index. */
+struct gt_keyed {
+    struct gt_sites *sites;
+    gt_spanlog_fn fn;
+    void *arg;
+};
+
+static void gt_keyed_call(int cat, uint64_t start, uint64_t end, int64_t site_key, uint32_t api, void *arg)
+{
+    struct gt_keyed *k = arg;
+    k->fn(cat, start, end, gt_site_index(k->sites, site_key), api, k->arg);
+}
+
+int gt_spans_scan(struct gt_scan *scan, struct gt_sites *sites, gt_spanlog_fn fn, void *arg)
+{
+    struct gt_keyed k = {sites, fn, arg};
+    return gt_scan_call_spans(scan, gt_keyed_call, &k);
 }

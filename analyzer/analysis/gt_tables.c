@@ -163,6 +163,11 @@ void gt_tables_call(struct gt_pass *p, const struct gt_rec *c)
             g->api_total_ns += dur;
         }
         break;
+    case GT_RC_MODULE:
+        /* loading, linking, JIT-compiling modules: every call, whatever its result */
+        s->module_ns += dur;
+        s->module_jit += c->module_jit != 0;
+        break;
     case GT_RC_SYNC:
         if (c->sync_kind != GT_RSYNC_WAIT_EVENT && !c->captured) {
             uint32_t site = gt_site_index(p->sites, c->site_key);

@@ -14,7 +14,7 @@ int gt_cause_of_category(int cat)
         [GT_RC_OTHER] = GT_CAUSE_OTHER, [GT_RC_LAUNCH] = GT_CAUSE_LAUNCH, [GT_RC_MEMCPY] = GT_CAUSE_COPY,
         [GT_RC_MEMSET] = GT_CAUSE_MEMSET, [GT_RC_SYNC] = GT_CAUSE_SYNC, [GT_RC_ALLOC] = GT_CAUSE_ALLOC,
         [GT_RC_FREE] = GT_CAUSE_FREE, [GT_RC_STREAM] = GT_CAUSE_STREAM, [GT_RC_EVENT] = GT_CAUSE_EVENT,
-        [GT_RC_GRAPH] = GT_CAUSE_GRAPH,
+        [GT_RC_GRAPH] = GT_CAUSE_GRAPH, [GT_RC_MODULE] = GT_CAUSE_MODULE,
     };
     return cat >= 0 && cat < GT_RC_COUNT ? causes[cat] : GT_CAUSE_OTHER;
 }
@@ -23,12 +23,24 @@ int gt_cause_of_category(int cat)
 struct gt_active {
     uint64_t end, start;
     int cause;
+    uint32_t site;
+    uint16_t api;
+};
+
+/* The time calls of one site and category spent inside a timeline's
+ * open gap (calls that have ended), and its longest call's entry point. */
+struct gt_cover {
+    uint32_t site;
+    int cause;
+    uint16_t api;
+    uint64_t ns, longest;
 };
 
 /* One timeline: a device's operations, or all of them. */
 struct gt_tl {
     int64_t device;          /* -1: the GPU as a whole */
-    int whole, listed;       /* counts for the whole GPU / lists its gaps */
+    int whole, listed;       /* the GPU as a whole (any device busy) / a device's, its gaps listed */
+    int counts;              /* adds to device time: each device's, or the one timeline of no device */
     int has_run;
     uint64_t run_start;      /* the busy run the sweep is in (relative) */
     uint64_t run_end;
@@ -36,6 +48,10 @@ struct gt_tl {
     uint16_t end_api;
     int open;                /* F at run_end is taken: the time has passed it */
     uint64_t f_open[GT_CALL_CAUSES];
+    /* the calls that ended inside the gap the timeline is in, by site and
+     * category: a few entries (the sites a gap's calls come from) */
+    struct gt_cover *cov;
+    size_t ncov, capcov;
     uint64_t busy, idle_by_cause[GT_CAUSES];
     /* compute/copy overlap: kernels' and copies' run ends, the last time */
     uint64_t k_end, c_end, t_prev, compute, copy, overlap;
@@ -84,6 +100,8 @@ void gt_sweep_free(struct gt_sweep *s)
 {
     if (!s)
         return;
+    for (size_t i = 0; s->tl && i < s->ntl; i++)
+        free(s->tl[i].cov);
     free(s->tl);
     free(s->tl_of_slot);
     free(s->slot_end);
@@ -182,6 +200,7 @@ struct gt_sweep *gt_sweep_new(const struct gt_ops *ops, uint64_t t0, uint64_t t1
     for (size_t i = 0; i < u; i++) {
         s->tl[i].device = devs[i];
         s->tl[i].listed = 1;
+        s->tl[i].counts = 1;
         s->tl[i].whole = u == 1;
     }
     if (u > 1) {
@@ -191,6 +210,7 @@ struct gt_sweep *gt_sweep_new(const struct gt_ops *ops, uint64_t t0, uint64_t t1
         /* no operations at all: the whole GPU's timeline is all gap */
         s->tl[0].device = -1;
         s->tl[0].whole = 1;
+        s->tl[0].counts = 1;
     }
     for (size_t i = 0; i < nslots; i++)
         for (size_t k = 0; k < u; k++)
@@ -242,12 +262,88 @@ static struct gt_active gt_heap_pop(struct gt_sweep *s)
     return top;
 }
 
+/* Whether the timeline is inside a gap whose calls count (docs/report.md:
+ * a gap's site), and where that gap started. */
+static int gt_in_gap(const struct gt_sweep *s, const struct gt_tl *tl, uint64_t *from)
+{
+    *from = tl->has_run ? tl->run_end : 0;
+    return tl->has_run ? tl->open : s->lead_inner;
+}
+
+static void gt_cover_add(struct gt_sweep *s, struct gt_tl *tl, const struct gt_active *a, uint64_t ns)
+{
+    if (!ns || a->site == UINT32_MAX)
+        return;
+    struct gt_cover *c = NULL;
+    for (size_t i = 0; i < tl->ncov; i++)
+        if (tl->cov[i].site == a->site && tl->cov[i].cause == a->cause) {
+            c = &tl->cov[i];
+            break;
+        }
+    if (!c) {
+        if (tl->ncov == tl->capcov) {
+            size_t cap = tl->capcov ? tl->capcov * 2 : 8;
+            struct gt_cover *v = realloc(tl->cov, cap * sizeof(*v));
+            if (!v) {
+                s->failed = 1;
+                return;
+            }
+            tl->cov = v;
+            tl->capcov = cap;
+        }
+        c = &tl->cov[tl->ncov++];
+        *c = (struct gt_cover){.site = a->site, .cause = a->cause, .api = a->api};
+    }
+    c->ns += ns;
+    if (ns > c->longest) {
+        c->longest = ns;
+        c->api = a->api;
+    }
+}
+
+/* A call has ended: its time inside each open gap counts for its site. */
+static void gt_cover_ended(struct gt_sweep *s, const struct gt_active *a)
+{
+    for (size_t i = 0; i < s->ntl; i++) {
+        uint64_t from;
+        if (gt_in_gap(s, &s->tl[i], &from) && a->end > from)
+            gt_cover_add(s, &s->tl[i], a, a->end - (a->start > from ? a->start : from));
+    }
+}
+
+/* The gap [from, to) of tl has the call cause `cause`: the site whose calls
+ * of that category spent the most time inside it (the calls still running
+ * count up to `to`), and that site's longest such call's entry point.
+ * UINT32_MAX: none. The timeline's coverage is cleared for its next gap. */
+static uint32_t gt_spent_site(struct gt_sweep *s, struct gt_tl *tl, int cause, uint64_t from, uint64_t to,
+                              uint16_t *api)
+{
+    for (size_t i = 0; i < s->nheap; i++) {
+        const struct gt_active *a = &s->heap[i];
+        if (a->cause == cause && a->start < to && a->end > from)
+            gt_cover_add(s, tl, a, (a->end < to ? a->end : to) - (a->start > from ? a->start : from));
+    }
+    uint32_t site = UINT32_MAX;
+    uint64_t best = 0;
+    for (size_t i = 0; i < tl->ncov; i++) {
+        const struct gt_cover *c = &tl->cov[i];
+        if (c->cause == cause && (c->ns > best || (c->ns == best && c->site < site))) {
+            best = c->ns;
+            site = c->site;
+            *api = c->api;
+        }
+    }
+    tl->ncov = 0;
+    return site;
+}
+
 /* F(x) into f, x relative; every call that started before x has been
  * given, none that started after. */
 static void gt_f(struct gt_sweep *s, uint64_t x, uint64_t *f)
 {
     while (s->nheap && s->heap[0].end <= x) {
         struct gt_active a = gt_heap_pop(s);
+        gt_cover_ended(s, &a);
         s->done[a.cause] += a.end - a.start;
         s->nrun[a.cause]--;
         s->srun[a.cause] -= a.start;
@@ -271,6 +367,7 @@ static void gt_advance(struct gt_sweep *s, uint64_t t)
             return;
         gt_f(s, first->run_end, first->f_open);
         first->open = 1;
+        first->ncov = 0;
     }
 }
 
@@ -302,19 +399,22 @@ static void gt_gap(struct gt_sweep *s, struct gt_tl *tl, int where, uint64_t sta
     int cause = where == GT_GAP_LEAD && !s->lead_inner     ? GT_CAUSE_STARTUP
               : where == GT_GAP_TRAIL && !s->trail_inner ? GT_CAUSE_TEARDOWN
                                                          : gt_inner_cause(s, tl, end);
+    /* the gap's site: the calls that spent it when the host was inside
+     * CUDA, else the call whose work ended it */
+    uint16_t spent_api = GT_OP_NO_API;
+    uint32_t spent = cause < GT_CALL_CAUSES ? gt_spent_site(s, tl, cause, start, end, &spent_api) : UINT32_MAX;
+    tl->ncov = 0;
+    uint32_t site = spent != UINT32_MAX ? spent : after ? after->site : s->teardown_site;
     if (tl->whole && s->gap_fn)
-        s->gap_fn(s->t0 + start, end - start, cause, after ? after->site : s->teardown_site, s->gap_arg);
+        s->gap_fn(s->t0 + start, end - start, cause, site, s->gap_arg);
     uint64_t len = gt_wlen(s, start, end);
     if (!len)
         return;
     tl->idle_by_cause[cause] += len;
-    if (tl->whole) {
-        uint32_t site = after ? after->site : s->teardown_site;
-        if (site < s->r.nsites) {
-            s->r.site_idle[site] += len;
-            s->r.site_gaps[site]++;
-            s->r.site_cause_idle[(size_t)site * GT_CAUSES + (size_t)cause] += len;
-        }
+    if (tl->counts && site < s->r.nsites) {
+        s->r.site_idle[site] += len;
+        s->r.site_gaps[site]++;
+        s->r.site_cause_idle[(size_t)site * GT_CAUSES + (size_t)cause] += len;
     }
     if (tl->listed && len >= s->min_gap) {
         if (s->r.ngaps == s->capgaps) {
@@ -336,6 +436,8 @@ static void gt_gap(struct gt_sweep *s, struct gt_tl *tl, int where, uint64_t sta
         g->before_api = where == GT_GAP_LEAD ? GT_OP_NO_API : tl->end_api;
         g->after_site = after ? after->site : UINT32_MAX;
         g->after_api = after ? after->api : GT_OP_NO_API;
+        g->spent_site = spent;
+        g->spent_api = spent_api;
     }
 }
 
@@ -403,7 +505,7 @@ static void gt_op_step(struct gt_sweep *s, const struct gt_op *x)
         gt_tl_op(s, &s->tl[s->ndev], x, st, en);
 }
 
-void gt_sweep_call(int cat, uint64_t start, uint64_t end, void *sweep)
+void gt_sweep_call(int cat, uint64_t start, uint64_t end, uint32_t site, uint32_t api, void *sweep)
 {
     struct gt_sweep *s = sweep;
     const struct gt_ops *o = s->ops;
@@ -422,7 +524,7 @@ void gt_sweep_call(int cat, uint64_t start, uint64_t end, void *sweep)
     int cause = gt_cause_of_category(cat);
     s->nrun[cause]++;
     s->srun[cause] += st;
-    gt_heap_push(s, (struct gt_active){en, st, cause});
+    gt_heap_push(s, (struct gt_active){en, st, cause, site, api < GT_OP_NO_API ? (uint16_t)api : GT_OP_NO_API});
 }
 
 int gt_sweep_finish(struct gt_sweep *s, struct gt_tl_result *out)
@@ -462,9 +564,15 @@ int gt_sweep_finish(struct gt_sweep *s, struct gt_tl_result *out)
         d->copy_ns = tl->copy;
         d->overlap_ns = tl->overlap;
     }
-    const struct gt_tl *whole = &s->tl[s->ntl - 1];
-    s->r.busy_ns = whole->busy;
-    memcpy(s->r.idle_by_cause, whole->idle_by_cause, sizeof(s->r.idle_by_cause));
+    /* device time: every device's timeline adds its busy and idle time */
+    for (size_t i = 0; i < s->ntl; i++) {
+        if (!s->tl[i].counts)
+            continue;
+        s->r.busy_ns += s->tl[i].busy;
+        for (int c = 0; c < GT_CAUSES; c++)
+            s->r.idle_by_cause[c] += s->tl[i].idle_by_cause[c];
+    }
+    s->r.ndevtime = s->ndev ? s->ndev : 1;
     if (s->failed)
         return -1;
     *out = s->r;

@@ -26,6 +26,10 @@ struct gt_tl_gap {
     int cause;
     uint32_t before_site, after_site;  /* UINT32_MAX: none */
     uint16_t before_api, after_api;
+    /* a gap with a call cause: the site whose calls of that category spent
+     * the most of it, its longest such call's entry point; UINT32_MAX */
+    uint32_t spent_site;
+    uint16_t spent_api;
 };
 
 struct gt_tl_device {
@@ -35,12 +39,16 @@ struct gt_tl_device {
 };
 
 struct gt_tl_result {
-    uint64_t busy_ns, idle_by_cause[GT_CAUSES];  /* the GPU as a whole */
+    /* device time (docs/report.md): summed over the devices' timelines, so
+     * busy plus idle is the span times ndevtime (1 when no device ran work) */
+    uint64_t busy_ns, idle_by_cause[GT_CAUSES];
+    size_t ndevtime;
     struct gt_tl_device *devices;                 /* by device id */
     size_t ndevices;
     uint64_t *slot_busy, *slot_ops;               /* by gt_ops slot */
-    /* idle of the whole-GPU timeline by the site that ended each gap (the
-     * tear-down gap under `teardown_site`), indexed by site */
+    /* device idle time by each gap's site (docs/report.md:
+     * the calls that spent it, or the call that ended it; the tear-down
+     * gap under `teardown_site`), indexed by site */
     uint64_t *site_idle, *site_gaps;
     uint64_t *site_cause_idle;                    /* [site * GT_CAUSES + cause] */
     size_t nsites;
@@ -62,7 +70,7 @@ struct gt_sweep *gt_sweep_new(const struct gt_ops *ops, uint64_t t0, uint64_t t1
  * between operations do when the window has a start (an end), rather
  * than start-up (tear-down). */
 void gt_sweep_window(struct gt_sweep *s, const struct gt_window *w);
-/* fn(start, length, cause, site that ended it, arg) for each gap of the
+/* fn(start, length, cause, the gap's site, arg) for each gap of the
  * whole GPU's timeline, in time order (trace times). */
 typedef void (*gt_tl_gap_fn)(uint64_t start, uint64_t len, int cause, uint32_t site, void *arg);
 void gt_sweep_on_gap(struct gt_sweep *s, gt_tl_gap_fn fn, void *arg);
@@ -71,8 +79,9 @@ void gt_sweep_on_gap(struct gt_sweep *s, gt_tl_gap_fn fn, void *arg);
  * once, when the run ends (the HTML overview's busy share per slice). */
 typedef void (*gt_tl_run_fn)(int64_t device, uint64_t start, uint64_t end, void *arg);
 void gt_sweep_on_run(struct gt_sweep *s, gt_tl_run_fn fn, void *arg);
-/* Each call, in start order (gt_scan_call_spans). */
-void gt_sweep_call(int cat, uint64_t start, uint64_t end, void *sweep);
+/* Each call, in start order (gt_spanlog_replay): site is its site's
+ * index (UINT32_MAX: none), api its entry point. */
+void gt_sweep_call(int cat, uint64_t start, uint64_t end, uint32_t site, uint32_t api, void *sweep);
 /* After the last call: the operations left, the tear-down gaps. 0, or -1
  * when out of memory (at any point of the sweep). */
 int gt_sweep_finish(struct gt_sweep *s, struct gt_tl_result *out);

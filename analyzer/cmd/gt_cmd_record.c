@@ -34,7 +34,8 @@ void gt_cmd_record_usage(FILE *out)
             "COMMAND's exit status (128+N if it was killed by signal N) and passes\n"
             "SIGINT, SIGTERM, SIGHUP and SIGQUIT on to it. When COMMAND ends, a few\n"
             "lines on stderr say where each trace is, what it holds, the top finding\n"
-            "of the report, and the command that shows more.\n"
+            "of the report, and the command that shows more (\"no recorded calls, no\n"
+            "trace written\" when COMMAND made no call the tracer records).\n"
             "\n"
             "options:\n"
             "  -o, --output PATTERN  trace file path; sets GPUTRACE_OUTPUT.\n"
@@ -466,7 +467,7 @@ int gt_cmd_record(int argc, char **argv)
     }
     if (list[0]) {
         const char *cr = getenv("GPUTRACE_CAPTURE_RANGE"); /* set above, or by the user */
-        gt_record_summary(list, code == 0, cr && *cr ? cr : NULL);
+        gt_record_summary(list, 1, cr && *cr ? cr : NULL); /* whatever the command's status */
         unlink(list);
     }
     return code;

@@ -57,6 +57,13 @@ static void gt_summary_line(const char *path, char *finding, size_t finding_len,
            (unsigned long long)s->calls, (unsigned long long)s->launches,
            gt_fmt_bytes((int64_t)s->h2d_bytes, b1, sizeof(b1)), s->idle_pct,
            gt_fmt_duration((int64_t)s->span_ns, b2, sizeof(b2)));
+    /* module loading and JIT: time users pay before any work, said when it
+     * was a large share (a tenth) of the run */
+    if (s->module_ns && s->module_ns * 10 >= s->span_ns)
+        gt_err("loading modules took %s (%.1f%% of the run), %llu compiled PTX",
+               gt_fmt_duration((int64_t)s->module_ns, b1, sizeof(b1)),
+               s->span_ns ? 100.0 * (double)s->module_ns / (double)s->span_ns : 0.0,
+               (unsigned long long)s->module_jit);
     if (s->calls > *best_calls) {
         *best_calls = s->calls;
         /* the finding that cost the most time, and where */
@@ -107,12 +114,14 @@ void gt_record_summary(const char *list_path, int say_none, const char *capture_
         gt_err("and %zu more traces", n - GT_SUMMARY_LISTED);
     if (finding[0])
         gt_err("top finding: %s", finding);
+    /* always a closing line: a process that made no call the tracer
+     * records (none at all, or only ones it does not record) writes none */
     if (n == 0 && unwritten)
         ; /* it had CUDA calls, and its own line said why there is no trace */
-    else if (n == 0 && say_none && capture_range) /* a command that failed has said more useful things */
+    else if (n == 0 && say_none && capture_range)
         gt_err("no capture range (%s) was entered, no trace written", capture_range);
     else if (n == 0 && say_none)
-        gt_err("no CUDA calls, no trace written");
+        gt_err("no recorded calls, no trace written");
     if (n) {
         /* Every trace, so the line runs as it is; past what a line can
          * hold, the folder's traces by a glob. */

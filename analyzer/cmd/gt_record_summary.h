@@ -3,8 +3,8 @@
 #define GT_RECORD_SUMMARY_H
 
 /* Reads the trace paths the traced processes listed in `list_path` and
- * prints a few lines about them on stderr; with say_none (the command
- * succeeded), says so when there were none: with `capture_range` (the
+ * prints a few lines about them on stderr; with say_none (not quiet),
+ * says so when there were none: with `capture_range` (the
  * GPUTRACE_CAPTURE_RANGE in force, or NULL), that no range was entered. */
 void gt_record_summary(const char *list_path, int say_none, const char *capture_range);
 

@@ -28,16 +28,18 @@ static void gt_json_summary(FILE *out, const struct gt_summary *s)
             "{\"span_ns\":%llu,\"gpu_times\":%s,\"calls\":%llu,\"failed_calls\":%llu,\"launches\":%llu,"
             "\"captured_calls\":%llu,\"graph_launches\":%llu,\"launch_bound\":%llu,\"launch_bound_pct\":%.6f,"
             "\"launch_host_ns\":%llu,\"launch_threads\":%llu,\"launch_host_pct\":%.6f,\"kernel_ns\":%llu,"
-            "\"busy_ns\":%llu,\"idle_ns\":%llu,\"idle_pct\":%.6f,\"idle_by_cause_ns\":",
+            "\"devices\":%llu,\"device_ns\":%llu,\"busy_ns\":%llu,\"idle_ns\":%llu,\"idle_pct\":%.6f,"
+            "\"idle_by_cause_ns\":",
             U(s->span_ns), s->gpu_times ? "true" : "false", U(s->calls), U(s->failed_calls), U(s->launches),
             U(s->captured_calls), U(s->graph_launches), U(s->launch_bound), s->launch_bound_pct,
-            U(s->launch_host_ns), U(s->launch_threads), s->launch_host_pct, U(s->kernel_ns), U(s->busy_ns),
-            U(s->idle_ns), s->idle_pct);
+            U(s->launch_host_ns), U(s->launch_threads), s->launch_host_pct, U(s->kernel_ns), U(s->devices),
+            U(s->device_ns), U(s->busy_ns), U(s->idle_ns), s->idle_pct);
     gt_json_causes(out, s->idle_by_cause);
     fprintf(out, ",\"sync_ns\":%llu,\"sync_pct\":%.6f,\"h2d_bytes\":%llu,\"pageable_h2d_bytes\":%llu,"
-                 "\"mapped_host_allocs\":%llu,\"mapped_host_bytes\":%llu,\"tracer_startup_ns\":%llu}",
+                 "\"mapped_host_allocs\":%llu,\"mapped_host_bytes\":%llu,\"tracer_startup_ns\":%llu,\"module_ns\":%llu,"
+                 "\"module_jit\":%llu}",
             U(s->sync_ns), s->sync_pct, U(s->h2d_bytes), U(s->pageable_h2d_bytes), U(s->mapped_host_allocs),
-            U(s->mapped_host_bytes), U(s->tracer_startup_ns));
+            U(s->mapped_host_bytes), U(s->tracer_startup_ns), U(s->module_ns), U(s->module_jit));
 }
 
 /* Opens a row of an array: the separator, then {"pid":N */
@@ -190,6 +192,10 @@ static void gt_json_tables(FILE *out, const struct gt_report_item *v, size_t n)
             gt_json_site_or_null(out, g->has_after, &g->after);
             fputs(",\"after_api\":", out);
             gt_put_json_string(out, g->has_after && g->after_api[0] ? g->after_api : NULL);
+            fputs(",\"spent\":", out);
+            gt_json_site_or_null(out, g->has_spent, &g->spent);
+            fputs(",\"spent_api\":", out);
+            gt_put_json_string(out, g->has_spent && g->spent_api[0] ? g->spent_api : NULL);
             gt_json_gap_host(out, &v[t].r, g);
             fputc('}', out);
         }

@@ -97,8 +97,12 @@ static void gt_text_summary(FILE *out, const struct gt_summary *s)
     if (s->failed_calls)
         fprintf(out, " (%llu failed)", U(s->failed_calls));
     fprintf(out, ", GPU times: %s\n", s->gpu_times ? "from CUPTI" : "NOT recorded (host times stand in)");
-    fprintf(out, "  GPU busy %s, idle %s (%.1f%% of span)\n", DUR(s->busy_ns, gt_b1), DUR(s->idle_ns, gt_b2),
-            s->idle_pct);
+    if (s->devices > 1) /* device time: each device's own busy and idle, added */
+        fprintf(out, "  GPUs busy %s, idle %s (%.1f%% of device time: %llu devices x span)\n",
+                DUR(s->busy_ns, gt_b1), DUR(s->idle_ns, gt_b2), s->idle_pct, U(s->devices));
+    else
+        fprintf(out, "  GPU busy %s, idle %s (%.1f%% of span)\n", DUR(s->busy_ns, gt_b1), DUR(s->idle_ns, gt_b2),
+                s->idle_pct);
     gt_text_causes(out, "    ", s->idle_by_cause);
     fprintf(out, "  launches %llu", U(s->launches));
     if (s->gpu_times)
@@ -111,6 +115,9 @@ static void gt_text_summary(FILE *out, const struct gt_summary *s)
     fprintf(out, "  host time launching %s, summed over %llu thread%s (busiest: %.1f%% of span)\n",
             DUR(s->launch_host_ns, gt_b1), U(s->launch_threads), s->launch_threads == 1 ? "" : "s",
             s->launch_host_pct);
+    if (s->module_ns)
+        fprintf(out, "  host time loading modules %s, summed over threads (%llu compiled PTX)\n",
+                DUR(s->module_ns, gt_b1), U(s->module_jit));
     fprintf(out, "  host time in syncs %s, summed over threads (busiest: %.1f%% of span)\n", DUR(s->sync_ns, gt_b1),
             s->sync_pct);
     fprintf(out, "  H2D bytes %s, pageable %s; kernels ran %s on the GPU\n", BYTES(s->h2d_bytes, gt_b1),
@@ -148,6 +155,10 @@ static void gt_text_gaps(FILE *out, const struct gt_report *r, const struct gt_a
         fprintf(out, "  %s idle on device %d at +%s: %s\n", DUR(g->dur_ns, gt_b1), g->device,
                 DUR(g->offset_ns, gt_b2), gt_cause_text[g->cause]);
         gt_text_gap_host(out, r, g);
+        if (g->has_spent) {
+            fprintf(out, "    spent in %s\n", g->spent_api[0] ? g->spent_api : "(no recorded call)");
+            gt_text_site(out, "      ", &g->spent);
+        }
         if (g->has_before) {
             fprintf(out, "    after the work of %s\n", g->before_api[0] ? g->before_api : "(no recorded call)");
             gt_text_site(out, "      ", &g->before);
@@ -164,7 +175,7 @@ static void gt_text_idle_sites(FILE *out, const struct gt_report *r)
 {
     if (!r->nidle_sites)
         return;
-    fprintf(out, "\nGPU idle time by the call whose work ended it (every gap)\n");
+    fprintf(out, "\nGPU idle time by the calls that spent it or ended it (every gap)\n");
     for (size_t i = 0; i < r->nidle_sites; i++) {
         const struct gt_idle_site *x = &r->idle_sites[i];
         fprintf(out, "  %s over %llu gap%s\n", DUR(x->idle_ns, gt_b1), U(x->gaps), x->gaps == 1 ? "" : "s");

@@ -27,9 +27,13 @@ struct gt_summary gt_report_items_total(const struct gt_report_item *v, size_t n
         if (s->launch_host_pct > t.launch_host_pct)
             t.launch_host_pct = s->launch_host_pct;
         t.kernel_ns += s->kernel_ns;
+        t.devices += s->devices;
+        t.device_ns += s->device_ns;
         t.busy_ns += s->busy_ns;
         t.idle_ns += s->idle_ns;
         t.sync_ns += s->sync_ns;
+        t.module_ns += s->module_ns;
+        t.module_jit += s->module_jit;
         if (s->sync_pct > t.sync_pct)
             t.sync_pct = s->sync_pct;
         t.h2d_bytes += s->h2d_bytes;
@@ -40,7 +44,7 @@ struct gt_summary gt_report_items_total(const struct gt_report_item *v, size_t n
         for (int c = 0; c < GT_CAUSES; c++)
             t.idle_by_cause[c] += s->idle_by_cause[c];
     }
-    t.idle_pct = gt_pct(t.idle_ns, t.span_ns);
+    t.idle_pct = gt_pct(t.idle_ns, t.device_ns);
     t.launch_bound_pct = gt_pct(t.launch_bound, t.launches);
     return t;
 }

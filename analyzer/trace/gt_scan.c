@@ -130,7 +130,7 @@ static int gt_category_code(const char *c)
     static const char *const cats[GT_RC_COUNT] = {
         [GT_RC_OTHER] = "other", [GT_RC_LAUNCH] = "launch", [GT_RC_MEMCPY] = "memcpy", [GT_RC_MEMSET] = "memset",
         [GT_RC_SYNC] = "sync", [GT_RC_ALLOC] = "alloc", [GT_RC_FREE] = "free", [GT_RC_STREAM] = "stream",
-        [GT_RC_EVENT] = "event", [GT_RC_GRAPH] = "graph_launch",
+        [GT_RC_EVENT] = "event", [GT_RC_GRAPH] = "graph_launch", [GT_RC_MODULE] = "module",
     };
     for (int i = 0; c && i < GT_RC_COUNT; i++)
         if (!strcmp(c, cats[i]))
@@ -438,6 +438,10 @@ static int gt_scan_calls_raw(struct gt_scan *s, gt_rec_fn fn, void *arg)
                           ? (uint64_t)sqlite3_column_int64(q, 14)
                           : 1;
             break;
+        case GT_RC_MODULE:
+            r.module_jit = (int)((a0 >> 3) & 1);
+            r.bytes = gt_col_u64(q, 8);
+            break;
         case GT_RC_LAUNCH: {
             const struct gt_launch_config *c = a0 > 0 && a0 < s->nconfigs && s->configs[a0].kernel
                                                    ? &s->configs[a0] : NULL;
@@ -669,20 +673,28 @@ int gt_scan_calls(struct gt_scan *s, gt_rec_fn fn, void *arg)
 int gt_scan_call_spans(struct gt_scan *s, gt_span_fn fn, void *arg)
 {
     sqlite3_stmt *q;
-    if (gt_prepare(s, s->raw ? "SELECT api_id, start_ns, start_ns + dur_ns, NULL FROM events ORDER BY start_ns"
-                             : "SELECT -1, start_ns, end_ns, category FROM api_calls ORDER BY start_ns",
+    if (gt_prepare(s, s->raw ? "SELECT api_id, start_ns, start_ns + dur_ns, NULL, stack_id, pystack_id, NULL "
+                               "FROM events ORDER BY start_ns"
+                             : "SELECT -1, start_ns, end_ns, category, stack_id, pystack_id, name FROM api_calls "
+                               "ORDER BY start_ns",
                    &q) < 0)
         return -1;
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         int cat;
+        int64_t api;
         if (s->raw) {
-            int64_t api = sqlite3_column_int64(q, 0);
+            api = sqlite3_column_int64(q, 0);
             cat = api >= 0 && api < s->napis ? s->apis[api].cat : GT_RC_OTHER;
         } else {
-            cat = gt_category_code((const char *)sqlite3_column_text(q, 3));
+            api = gt_api_by_name(s, (const char *)sqlite3_column_text(q, 6), (const char *)sqlite3_column_text(q, 3));
+            if (api < 0) {
+                sqlite3_finalize(q);
+                return -1;
+            }
+            cat = s->apis[api].cat;
         }
-        fn(cat, gt_col_u64(q, 1), gt_col_u64(q, 2), arg);
+        fn(cat, gt_col_u64(q, 1), gt_col_u64(q, 2), gt_site_key_at(q, 4), (uint32_t)api, arg);
     }
     return gt_step_done(s, q, rc);
 }

@@ -13,7 +13,7 @@
 /* A call's category (api_names.category). */
 enum gt_rec_cat {
     GT_RC_OTHER, GT_RC_LAUNCH, GT_RC_MEMCPY, GT_RC_MEMSET, GT_RC_SYNC, GT_RC_ALLOC, GT_RC_FREE, GT_RC_STREAM,
-    GT_RC_EVENT, GT_RC_GRAPH, GT_RC_COUNT
+    GT_RC_EVENT, GT_RC_GRAPH, GT_RC_MODULE, GT_RC_COUNT
 };
 enum gt_rec_copy { GT_RCOPY_HTOD, GT_RCOPY_DTOH, GT_RCOPY_DTOD, GT_RCOPY_HTOH, GT_RCOPY_PTOP, GT_RCOPY_OTHER };
 /* GT_RMEM_MAPPED: mapped (zero-copy) page-locked host memory. */
@@ -53,6 +53,7 @@ struct gt_rec {
     uint64_t bytes;         /* memcpy, memset, alloc */
     int alloc_kind;         /* alloc, free (version 4 on): alloc_args' kind code, 5 mapped */
     int sync_kind;          /* sync: enum gt_rec_sync */
+    int module_jit;         /* module (version 8 on): PTX the driver compiled; bytes: the image's */
     uint64_t polls;         /* sync: the polls a query row stands for (1 for every other call) */
     int64_t device;         /* launch, memcpy, memset: the device the call used */
     int64_t stream;         /* the stream handle the call used; 0: none */
@@ -63,7 +64,7 @@ struct gt_rec {
 
 typedef void (*gt_rec_fn)(const struct gt_rec *r, void *arg);
 typedef void (*gt_op_fn)(const struct gt_op_rec *o, void *arg);
-typedef void (*gt_span_fn)(int cat, uint64_t start, uint64_t end, void *arg);
+typedef void (*gt_span_fn)(int cat, uint64_t start, uint64_t end, int64_t site_key, uint32_t api, void *arg);
 
 struct gt_scan;
 

@@ -19,8 +19,12 @@ enum gt_category {
     GT_CAT_GRAPH,      /* a CUDA Graph launch */
     GT_CAT_GRAPH_BUILD, /* building a graph: create, add a node, clone, instantiate, update */
     GT_CAT_QUERY,      /* an event or stream poll: written as sync (kinds *_query), runs of not-ready polls folded */
+    GT_CAT_MODULE,     /* loading, linking and JIT-compiling modules; getting their functions and globals */
     GT_CAT_COUNT
 };
+
+/* What a module-loading call was given (module_args.kind). */
+enum gt_module_kind { GT_MOD_NONE, GT_MOD_PTX, GT_MOD_CUBIN, GT_MOD_FATBIN, GT_MOD_OTHER, GT_MOD_FILE };
 
 enum gt_copy_kind { GT_COPY_HTOD, GT_COPY_DTOH, GT_COPY_DTOD, GT_COPY_HTOH, GT_COPY_PTOP };
 
@@ -102,6 +106,11 @@ struct gt_event {
             uint64_t ptr, bytes;
             uint8_t kind;
         } alloc;
+        struct {              /* category GT_CAT_MODULE */
+            uint64_t bytes;   /* the image's length; 0: none or not known */
+            uint8_t kind;     /* enum gt_module_kind */
+            uint8_t jit;      /* PTX the driver compiled */
+        } module;
         struct {              /* category GT_CAT_GRAPH_BUILD, or api == GT_API_GRAPH_NODE */
             uint64_t node;    /* CUPTI's graphNodeId; 0: unknown (CUPTI off) */
             uint64_t orig;    /* GT_GN_CLONE: the original node's id */

@@ -115,26 +115,35 @@ static const char *gt_ask_cuda_name(const void *handle, int src)
     return NULL;
 }
 
+/* The id of a handle already in the map (a registration's name interned on
+ * its first use); -1: not in the map. */
+static int64_t gt_names_cached(const void *handle)
+{
+    int64_t i = gt_map_find((uintptr_t)handle);
+    if (i < 0)
+        return -1;
+    uint32_t id = atomic_load_explicit(&gt_name_vals[i], memory_order_acquire);
+    if (!id) {
+        /* registered, launched for the first time: intern its name */
+        pthread_mutex_lock(&gt_names_lock);
+        id = atomic_load_explicit(&gt_name_vals[i], memory_order_relaxed);
+        if (!id) {
+            const char *name = atomic_load_explicit(&gt_name_pending[i], memory_order_relaxed);
+            id = name ? gt_intern_locked(name) : 0;
+            atomic_store_explicit(&gt_name_vals[i], id ? id : GT_NAME_UNNAMED, memory_order_release);
+        }
+        pthread_mutex_unlock(&gt_names_lock);
+    }
+    return id == GT_NAME_UNNAMED ? 0 : id;
+}
+
 uint32_t gt_names_lookup(const void *handle, int src)
 {
     if (!handle)
         return 0;
-    int64_t i = gt_map_find((uintptr_t)handle);
-    if (i >= 0) {
-        uint32_t id = atomic_load_explicit(&gt_name_vals[i], memory_order_acquire);
-        if (!id) {
-            /* registered, launched for the first time: intern its name */
-            pthread_mutex_lock(&gt_names_lock);
-            id = atomic_load_explicit(&gt_name_vals[i], memory_order_relaxed);
-            if (!id) {
-                const char *name = atomic_load_explicit(&gt_name_pending[i], memory_order_relaxed);
-                id = name ? gt_intern_locked(name) : 0;
-                atomic_store_explicit(&gt_name_vals[i], id ? id : GT_NAME_UNNAMED, memory_order_release);
-            }
-            pthread_mutex_unlock(&gt_names_lock);
-        }
-        return id == GT_NAME_UNNAMED ? 0 : id;
-    }
+    int64_t known = gt_names_cached(handle);
+    if (known >= 0)
+        return (uint32_t)known;
     const char *name = gt_ask_cuda_name(handle, src);
     pthread_mutex_lock(&gt_names_lock);
     uint32_t id = name ? gt_intern_locked(name) : 0;
@@ -142,6 +151,23 @@ uint32_t gt_names_lookup(const void *handle, int src)
     gt_map_put((uintptr_t)handle, id ? id : GT_NAME_UNNAMED, NULL);
     pthread_mutex_unlock(&gt_names_lock);
     return id;
+}
+
+uint32_t gt_names_known(const void *handle)
+{
+    int64_t known = handle ? gt_names_cached(handle) : -1;
+    return known > 0 ? (uint32_t)known : 0;
+}
+
+void gt_names_register_copy(const void *handle, const char *name)
+{
+    if (!handle || !name)
+        return;
+    pthread_mutex_lock(&gt_names_lock);
+    uint32_t id = gt_intern_locked(name);
+    if (id)
+        gt_map_put((uintptr_t)handle, id, NULL);
+    pthread_mutex_unlock(&gt_names_lock);
 }
 
 void gt_names_register(const void *handle, const char *name)

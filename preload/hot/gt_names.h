@@ -13,6 +13,13 @@ enum gt_name_src {
 /* Name id for a kernel handle, 0 when it cannot be named. Lock-free after
  * the first launch of each kernel. */
 uint32_t gt_names_lookup(const void *handle, int src);
+/* The name id of a handle already named (a launch that took it, a
+ * registration, cuModuleGetFunction), without asking CUDA: a handle a
+ * call refused may be no handle at all. 0: none known. */
+uint32_t gt_names_known(const void *handle);
+/* Ties a handle to a name the caller may free once this returns (the
+ * name cuModuleGetFunction was asked for): interned now. */
+void gt_names_register_copy(const void *handle, const char *name);
 /* Ties a handle to a name seen at registration. */
 void gt_names_register(const void *handle, const char *name);
 /* Ties a handle to the name of another, already known handle. */

@@ -47,8 +47,9 @@ void gt_rd_launch_rt(struct gt_event *ev, const void *func, dim3 grid, dim3 bloc
 
 void gt_rd_launch_rt_ex(struct gt_event *ev, int res, const cudaLaunchConfig_t *config, const void *func, int pt)
 {
+    (void)res;  /* a refused launch keeps its configuration, as cudaLaunchKernel's does */
     uint32_t name = gt_names_lookup(func, GT_NAME_HOSTFUN);
-    if (res != cudaSuccess || !config) {
+    if (!config) {
         gt_set_stream(ev, NULL, pt);
         gt_set_launch(ev, name, 0, 0, 0, 0, 0, 0, 0);
         return;
@@ -70,20 +71,23 @@ void gt_rd_launch_drv(struct gt_event *ev, int res, CUfunction f, unsigned gx, u
                       unsigned bx, unsigned by, unsigned bz, unsigned shm, CUstream stream, int pt)
 {
     gt_set_stream(ev, stream, pt);
-    /* An invalid handle is only asked for its name when the launch took it. */
-    uint32_t name = res == CUDA_SUCCESS ? gt_names_lookup(f, GT_NAME_DRV_FUNC) : 0;
+    /* An invalid handle is only asked for its name when the launch took it;
+     * a refused launch of a function already named keeps that name. */
+    uint32_t name = res == CUDA_SUCCESS ? gt_names_lookup(f, GT_NAME_DRV_FUNC) : gt_names_known(f);
     gt_set_launch(ev, name, gx, gy, gz, bx, by, bz, shm);
 }
 
 void gt_rd_launch_drv_ex(struct gt_event *ev, int res, const CUlaunchConfig *config, CUfunction f, int pt)
 {
-    if (res != CUDA_SUCCESS || !config) {
+    uint32_t name = res == CUDA_SUCCESS ? gt_names_lookup(f, GT_NAME_DRV_FUNC) : gt_names_known(f);
+    if (!config) {
         gt_set_stream(ev, NULL, pt);
-        gt_set_launch(ev, 0, 0, 0, 0, 0, 0, 0, 0);
+        gt_set_launch(ev, name, 0, 0, 0, 0, 0, 0, 0);
         return;
     }
+    /* a refused launch keeps its configuration, as cuLaunchKernel's does */
     gt_set_stream(ev, config->hStream, pt);
-    gt_set_launch(ev, gt_names_lookup(f, GT_NAME_DRV_FUNC), config->gridDimX, config->gridDimY,
+    gt_set_launch(ev, name, config->gridDimX, config->gridDimY,
                   config->gridDimZ, config->blockDimX, config->blockDimY, config->blockDimZ,
                   config->sharedMemBytes);
 }
@@ -98,6 +102,18 @@ void gt_rd_get_kernel(int res, cudaKernel_t *kernel, const void *host_fun)
 {
     if (res == cudaSuccess && kernel && *kernel)
         gt_names_alias(*kernel, host_fun);
+}
+
+void gt_rd_get_function(int res, void **handle, const char *name)
+{
+    if (res == CUDA_SUCCESS && handle && *handle)
+        gt_names_register_copy(*handle, name);
+}
+
+void gt_rd_kernel_function(int res, CUfunction *f, CUkernel k)
+{
+    if (res == CUDA_SUCCESS && f && *f)
+        gt_names_alias(*f, k);
 }
 
 /* ---- copies ---- */

@@ -24,6 +24,15 @@ void gt_rd_launch_drv(struct gt_event *ev, int res, CUfunction f, unsigned gx, u
 void gt_rd_launch_drv_ex(struct gt_event *ev, int res, const CUlaunchConfig *config, CUfunction f, int pt);
 void gt_rd_register_function(const char *host_fun, const char *device_name);
 void gt_rd_get_kernel(int res, cudaKernel_t *kernel, const void *host_fun);
+void gt_rd_get_function(int res, void **handle, const char *name);
+void gt_rd_kernel_function(int res, CUfunction *f, CUkernel k);
+
+/* gt_readers_module.c */
+void gt_rd_module_image(struct gt_event *ev, int res, const void *image);
+void gt_rd_module_file(struct gt_event *ev, int res, int ptx);
+void gt_rd_module_none(struct gt_event *ev);
+void gt_rd_link_data(struct gt_event *ev, int res, CUjitInputType type, size_t size);
+void gt_rd_link_complete(struct gt_event *ev, int res, size_t *size);
 
 void gt_rd_copy_rt(struct gt_event *ev, void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
                    int async, cudaStream_t stream, int pt);

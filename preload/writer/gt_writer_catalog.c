@@ -13,7 +13,7 @@ static const char *const gt_category_names[GT_CAT_COUNT] = {
     [GT_CAT_NONE] = "none", [GT_CAT_LAUNCH] = "launch", [GT_CAT_MEMCPY] = "memcpy", [GT_CAT_MEMSET] = "memset",
     [GT_CAT_SYNC] = "sync", [GT_CAT_ALLOC] = "alloc", [GT_CAT_FREE] = "free", [GT_CAT_STREAM] = "stream",
     [GT_CAT_EVENT] = "event", [GT_CAT_OTHER] = "other", [GT_CAT_GRAPH] = "graph_launch",
-    [GT_CAT_GRAPH_BUILD] = "graph_build", [GT_CAT_QUERY] = "sync",
+    [GT_CAT_GRAPH_BUILD] = "graph_build", [GT_CAT_QUERY] = "sync", [GT_CAT_MODULE] = "module",
 };
 
 /* api_names.lib and result_names.lib: which enum a hook's result is. */

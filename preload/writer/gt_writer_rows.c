@@ -175,6 +175,12 @@ void gt_event_row(struct gt_writer *w, const struct gt_event *e, struct gt_row *
         a[2] = (int64_t)e->u.alloc.ptr;
         used = 7;
         break;
+    case GT_CAT_MODULE:
+        a[0] = (int64_t)(e->u.module.kind % 8u) | (int64_t)(e->u.module.jit ? 1 : 0) << 3 |
+               (int64_t)(e->captured ? 1 : 0) << 7;
+        a[1] = (int64_t)e->u.module.bytes;
+        used = 3;
+        break;
     default:
         /* other calls with a stream (host functions, event records, waits,
          * graph launches): a0 says only whether a capture took them */

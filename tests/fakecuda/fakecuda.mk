@@ -6,9 +6,15 @@ FAKECUDA_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden $(CUDA_INC) -Itests/
 FK_DRIVER_SRC := $(wildcard tests/fakecuda/driver/*.c)
 FK_DRIVER_HDR := $(wildcard tests/fakecuda/driver/*.h tests/fakecuda/driver/*.def) tests/fakecuda/fakecuda.h
 
-$(FAKECUDA_DIR)/libcuda.so.1: $(FK_DRIVER_SRC) $(FK_DRIVER_HDR)
+# cuGetErrorName/cuGetErrorString's table, from the toolkit's cuda.h.
+$(BUILD)/gen/fk_errors.h: tests/fakecuda/driver/gen_fk_errors.py scripts/gen_error_names.py $(CUDA)/include/cuda.h
 	@mkdir -p $(dir $@)
-	$(CC) $(FAKECUDA_CFLAGS) -shared -Wl,-soname,libcuda.so.1 -o $@ $(FK_DRIVER_SRC) -lpthread
+	$(PYTHON) tests/fakecuda/driver/gen_fk_errors.py $(CUDA)/include $@.tmp
+	mv $@.tmp $@
+
+$(FAKECUDA_DIR)/libcuda.so.1: $(FK_DRIVER_SRC) $(FK_DRIVER_HDR) $(BUILD)/gen/fk_errors.h
+	@mkdir -p $(dir $@)
+	$(CC) $(FAKECUDA_CFLAGS) -I$(BUILD)/gen -shared -Wl,-soname,libcuda.so.1 -o $@ $(FK_DRIVER_SRC) -lpthread
 	ln -sf libcuda.so.1 $(FAKECUDA_DIR)/libcuda.so
 
 all: $(FAKECUDA_DIR)/libcuda.so.1

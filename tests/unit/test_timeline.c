@@ -2,8 +2,9 @@
  * quadratic reference on random operations (several devices and streams,
  * overlapping work, gaps of every length, long ones past 2^32 ns) and
  * random calls of every category: busy time per device, stream and for the
- * whole GPU; every gap's cause, the idle by cause and by the site that
- * ended each gap; the listed gaps with the calls before and after them;
+ * device time (every device's timeline added); every gap's cause, the idle
+ * by cause and by each gap's site (the calls that spent it, or the call
+ * that ended it); the listed gaps with the calls before and after them;
  * launch-bound kernels; compute/copy overlap. */
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +39,7 @@ struct op {
 struct call {
     int cat;
     uint64_t s, e;
+    uint32_t site;
 };
 
 static struct op ops[MAXOPS];
@@ -124,6 +126,25 @@ static int ref_cause(const struct ref_gap *g)
     return cover[best] * 2 >= g->e - g->s && cover[best] ? best : GT_CAUSE_HOST;
 }
 
+/* A gap with a call cause: the site whose calls of that category spent
+ * the most of it (ties: the lowest); UINT32_MAX for other causes. */
+static uint32_t ref_spent(const struct ref_gap *g, int cause)
+{
+    if (cause >= GT_CALL_CAUSES)
+        return UINT32_MAX;
+    uint64_t by_site[NSITES] = {0};
+    for (size_t i = 0; i < ncalls; i++) {
+        uint64_t s = calls[i].s > g->s ? calls[i].s : g->s, e = calls[i].e < g->e ? calls[i].e : g->e;
+        if (e > s && gt_cause_of_category(calls[i].cat) == cause)
+            by_site[calls[i].site] += e - s;
+    }
+    uint32_t best = UINT32_MAX;
+    for (uint32_t k = 0; k < NSITES; k++)
+        if (by_site[k] && (best == UINT32_MAX || by_site[k] > by_site[best]))
+            best = k;
+    return best;
+}
+
 /* Is `site` the site of an op of the timeline starting (end = 0) or ending
  * (end = 1) at t? */
 static int site_at(int64_t dev, uint64_t t, int end, uint32_t site)
@@ -195,6 +216,7 @@ static void one_case(int ndev, size_t n, size_t nc, uint64_t scale, uint64_t min
         t1 = t0 + 1000;
     for (size_t i = 0; i < nc; i++) {
         calls[i].cat = (int)rnd(GT_RC_COUNT);
+        calls[i].site = (uint32_t)rnd(NSITES);
         calls[i].s = t0 + rnd(t1 - t0);
         calls[i].e = calls[i].s + (rnd(10) == 0 ? rnd(20 * scale) : rnd(scale));
         if (calls[i].e > t1)
@@ -223,7 +245,7 @@ static void one_case(int ndev, size_t n, size_t nc, uint64_t scale, uint64_t min
     struct gt_sweep *sw = gt_sweep_new(&go, t0, t1, min_gap, NSITES + 1, NSITES, on_bound, NULL);
     CHECK(sw != NULL);
     for (size_t i = 0; i < nc; i++)
-        gt_sweep_call(calls[i].cat, calls[i].s, calls[i].e, sw);
+        gt_sweep_call(calls[i].cat, calls[i].s, calls[i].e, calls[i].site, (uint32_t)calls[i].cat, sw);
     struct gt_tl_result r;
     memset(&r, 0, sizeof(r));
     CHECK(gt_sweep_finish(sw, &r) == 0);
@@ -262,6 +284,7 @@ static void one_case(int ndev, size_t n, size_t nc, uint64_t scale, uint64_t min
                 if (y->device != devs[d] || y->start != gaps[g].s)
                     continue;
                 found = y->dur == gaps[g].e - gaps[g].s && y->cause == cause &&
+                        y->spent_site == ref_spent(&gaps[g], cause) &&
                         (gaps[g].where == 2 ? y->after_site == UINT32_MAX
                                             : site_at(devs[d], gaps[g].e, 0, y->after_site)) &&
                         (gaps[g].where == 0 ? y->before_site == UINT32_MAX
@@ -289,24 +312,40 @@ static void one_case(int ndev, size_t n, size_t nc, uint64_t scale, uint64_t min
     CHECK(ok_list);
     CHECK(r.ngaps == listed);
 
-    /* the whole GPU: busy, idle by cause, idle by the site that ended it */
-    uint64_t busy;
-    size_t ng = ref_gaps(ndev > 1 ? -1 : 0, t0, t1, gaps, &busy);
+    /* device time: every device's timeline (the one timeline of no device
+     * when there are no operations) adds its busy time, idle by cause and
+     * idle by each gap's site */
+    uint64_t busy = 0, ntl = 0;
     uint64_t by_cause[GT_CAUSES] = {0}, site_idle[NSITES + 1] = {0};
-    for (size_t g = 0; g < ng; g++) {
-        by_cause[ref_cause(&gaps[g])] += gaps[g].e - gaps[g].s;
-        int site = NSITES;
-        if (gaps[g].where != 2)
-            for (size_t i = 0; i < nops; i++)
-                if (in_tl(i, ndev > 1 ? -1 : 0) && ops[i].s == gaps[g].e)
-                    site = ops[i].site;
-        site_idle[site] += gaps[g].e - gaps[g].s;
+    for (int d = 0; d < 3; d++) {
+        int has = 0;
+        for (size_t i = 0; i < n; i++)
+            has |= ops[i].dev == devs[d];
+        if (!has && !(d == 0 && n == 0))
+            continue;
+        ntl++;
+        uint64_t b;
+        size_t ng = ref_gaps(devs[d], t0, t1, gaps, &b);
+        busy += b;
+        for (size_t g = 0; g < ng; g++) {
+            int cause = ref_cause(&gaps[g]);
+            by_cause[cause] += gaps[g].e - gaps[g].s;
+            uint32_t site = NSITES, spent = ref_spent(&gaps[g], cause);
+            if (spent != UINT32_MAX)
+                site = spent;
+            else if (gaps[g].where != 2)
+                for (size_t i = 0; i < nops; i++)
+                    if (in_tl(i, devs[d]) && ops[i].s == gaps[g].e)
+                        site = ops[i].site;
+            site_idle[site] += gaps[g].e - gaps[g].s;
+        }
     }
     uint64_t idle = 0;
     for (int c = 0; c < GT_CAUSES; c++)
         idle += r.idle_by_cause[c];
+    CHECK(r.ndevtime == ntl);
     CHECK(r.busy_ns == busy);
-    CHECK(idle == (t1 - t0) - busy);
+    CHECK(idle == ntl * (t1 - t0) - busy);
     CHECK(!memcmp(r.idle_by_cause, by_cause, sizeof(by_cause)));
     CHECK(!memcmp(r.site_idle, site_idle, sizeof(site_idle)));
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fk_driver.h"
+#include "fk_errors.h"
 
 
 
@@ -247,6 +248,8 @@ FK_API CUresult cuCtxGetDevice(CUdevice *d)
 }
 
 /* ---- modules, libraries, functions ---- */
+
+/* modules, libraries and the linker: fk_module.c */
 
 FK_API CUresult cuKernelGetFunction(CUfunction *f, CUkernel k)
 {
@@ -582,27 +585,40 @@ FK_API CUresult cuStreamAddCallback_ptsz(CUstream s, CUstreamCallback cb, void *
 
 /* ---- errors, profiler ---- */
 
+/* Every code cuda.h declares, by the table generated from it: the name,
+ * and for the string the first sentence cuda.h documents the code with. An
+ * unknown code: CUDA_ERROR_INVALID_VALUE and NULL, as the driver does. */
+static const struct fk_error *fk_error_of(CUresult e)
+{
+    size_t lo = 0, hi = sizeof(fk_errors) / sizeof(fk_errors[0]);
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (fk_errors[mid].code == (int)e)
+            return &fk_errors[mid];
+        if (fk_errors[mid].code < (int)e)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
 FK_API CUresult cuGetErrorName(CUresult e, const char **s)
 {
     if (!s)
         return CUDA_ERROR_INVALID_VALUE;
-    switch (e) {
-    case CUDA_SUCCESS: *s = "CUDA_SUCCESS"; break;
-    case CUDA_ERROR_INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; break;
-    case CUDA_ERROR_OUT_OF_MEMORY: *s = "CUDA_ERROR_OUT_OF_MEMORY"; break;
-    case CUDA_ERROR_NOT_INITIALIZED: *s = "CUDA_ERROR_NOT_INITIALIZED"; break;
-    case CUDA_ERROR_INVALID_CONTEXT: *s = "CUDA_ERROR_INVALID_CONTEXT"; break;
-    case CUDA_ERROR_INVALID_HANDLE: *s = "CUDA_ERROR_INVALID_HANDLE"; break;
-    case CUDA_ERROR_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; break;
-    case CUDA_ERROR_NOT_READY: *s = "CUDA_ERROR_NOT_READY"; break;
-    default: *s = "CUDA_ERROR_UNKNOWN"; return CUDA_ERROR_INVALID_VALUE;
-    }
-    return CUDA_SUCCESS;
+    const struct fk_error *x = fk_error_of(e);
+    *s = x ? x->name : NULL;
+    return x ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 FK_API CUresult cuGetErrorString(CUresult e, const char **s)
 {
-    return cuGetErrorName(e, s);
+    if (!s)
+        return CUDA_ERROR_INVALID_VALUE;
+    const struct fk_error *x = fk_error_of(e);
+    *s = x ? x->text : NULL;
+    return x ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 FK_API CUresult cuProfilerStart(void) { return CUDA_SUCCESS; }

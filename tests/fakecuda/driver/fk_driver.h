@@ -187,18 +187,7 @@ struct CUfunc_st {
     uint64_t dur_ns;     /* 0: from the duration table */
 };
 
-/* A module cuModuleLoadData loaded (fk_module.c): the kernels its image
- * holds, or any = 1 when they could not be read (then any name is found).
- * Libraries (cuLibraryLoadData) are one static module with any = 1. */
-struct CUmod_st {
-    uint32_t magic;
-    int any;
-    char **names;
-    size_t n;
-};
-CUresult fk_module_load(struct CUmod_st **out, const void *image);
-int fk_module_has(const struct CUmod_st *m, const char *name);
-void fk_module_free(struct CUmod_st *m);
+/* struct CUmod_st, struct CUlinkState_st: fk_module.c */
 
 /* Global simulator state (fk_state.c). */
 extern pthread_mutex_t fk_lock;
@@ -219,6 +208,7 @@ struct fk_settings {
     double pinned_bw, pageable_bw, dtod_bw; /* bytes per ns */
     uint64_t copy_latency_ns;
     int devices;
+    uint64_t jit_ns;            /* FAKECUDA_JIT_NS: host time each PTX image's compile costs */
 };
 extern struct fk_settings fk_cfg;
 

@@ -1,229 +1,254 @@
-/* fk_module.c: the modules cuModuleLoadData loads. The simulated GPU runs
- * no code, but loads an image as the driver does far enough to know its
- * kernels by name, so that cuModuleGetFunction finds exactly those (and
- * answers CUDA_ERROR_NOT_FOUND for any other), as on a real GPU:
- *  - a cubin (ELF, as nvcc -cubin and NVRTC's nvrtcGetCUBIN make): its
- *    symbols that are functions marked as kernel entries (STO_CUDA_ENTRY);
- *  - PTX text (nvrtcGetPTX, Triton before ptxas): its `.entry` names;
- *  - a fat binary (0xBA55ED50): the cubins and PTX in it, when stored
- *    uncompressed; one whose members are compressed is loaded with its
- *    kernels unknown, and any name is found in it.
- * Anything else is not an image: CUDA_ERROR_INVALID_IMAGE. Libraries
- * (cuLibraryLoadData, how the simulated runtime loads nvcc's fat binaries)
- * are one module in which any name is found. */
-#include <ctype.h>
-#include <elf.h>
+/* fk_module.c: modules, libraries and the linker. The simulated GPU runs
+ * no code, but every entry point loads its image as the real driver reads
+ * it (fk_image.h), far enough that cuModuleGetFunction finds exactly its
+ * kernels (CUDA_ERROR_NOT_FOUND for any other name) and cuModuleGetGlobal
+ * its variables, each given device memory of its size: PTX (.entry names,
+ * .global/.const variables), a cubin (kernel entries, objects), a fat
+ * binary (its uncompressed members; with a compressed one, any name is a
+ * kernel). cuModuleLoad reads the file, as Triton's and PyTorch Inductor's
+ * launchers load what ptxas wrote. PTX is compiled (JIT): each PTX image a
+ * load or a link takes costs FAKECUDA_JIT_NS of host time inside the call.
+ * A module load refuses bytes in no known format (CUDA_ERROR_INVALID_IMAGE);
+ * a library takes them as an opaque module in which any name is a kernel
+ * (how the simulated runtime loads nvcc's fat binaries). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fk_driver.h"
+#include "fk_image.h"
 
-#define FK_STO_CUDA_ENTRY 0x10
-#define FK_FATBIN_MAGIC 0xBA55ED50u
-#define FK_FATBIN_WRAPPER_MAGIC 0x466243B1u
-
-static int fk_mod_add(struct CUmod_st *m, const char *name, size_t len)
-{
-    for (size_t i = 0; i < m->n; i++)
-        if (strlen(m->names[i]) == len && !memcmp(m->names[i], name, len))
-            return 0;
-    char **grown = realloc(m->names, (m->n + 1) * sizeof *grown);
-    if (!grown)
-        return -1;
-    m->names = grown;
-    if (!(m->names[m->n] = strndup(name, len)))
-        return -1;
-    m->n++;
-    return 0;
-}
-
-/* The kernel entries of a cubin; the image's bytes may be unaligned. */
-static int fk_mod_elf(struct CUmod_st *m, const uint8_t *img)
-{
-    Elf64_Ehdr eh;
-    memcpy(&eh, img, sizeof eh);
-    if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr))
-        return -1;
-    for (unsigned i = 0; i < eh.e_shnum; i++) {
-        Elf64_Shdr sh, strsh;
-        memcpy(&sh, img + eh.e_shoff + (size_t)i * sizeof sh, sizeof sh);
-        if (sh.sh_type != SHT_SYMTAB || sh.sh_link >= eh.e_shnum || sh.sh_entsize != sizeof(Elf64_Sym))
-            continue;
-        memcpy(&strsh, img + eh.e_shoff + (size_t)sh.sh_link * sizeof strsh, sizeof strsh);
-        const char *strs = (const char *)img + strsh.sh_offset;
-        for (size_t k = 0; k < sh.sh_size / sizeof(Elf64_Sym); k++) {
-            Elf64_Sym sym;
-            memcpy(&sym, img + sh.sh_offset + k * sizeof sym, sizeof sym);
-            if (ELF64_ST_TYPE(sym.st_info) == STT_FUNC && (sym.st_other & FK_STO_CUDA_ENTRY) &&
-                sym.st_name < strsh.sh_size) {
-                const char *name = strs + sym.st_name;
-                if (fk_mod_add(m, name, strnlen(name, strsh.sh_size - sym.st_name)) < 0)
-                    return -1;
-            }
-        }
-    }
-    return 0;
-}
-
-/* The `.entry NAME` of PTX text, up to its end (n bytes, or its NUL). */
-static int fk_mod_ptx(struct CUmod_st *m, const char *p, size_t n)
-{
-    const char *end = p + strnlen(p, n);
-    for (const char *q = p; (q = memmem(q, (size_t)(end - q), ".entry", 6)) != NULL; q += 6) {
-        const char *s = q + 6;
-        if (q > p && !isspace((unsigned char)q[-1]))
-            continue;
-        while (s < end && isspace((unsigned char)*s))
-            s++;
-        const char *e = s;
-        while (e < end && (isalnum((unsigned char)*e) || *e == '_' || *e == '$' || *e == '.'))
-            e++;
-        if (e > s && fk_mod_add(m, s, (size_t)(e - s)) < 0)
-            return -1;
-    }
-    return 0;
-}
-
-static int fk_is_ptx(const char *p)
-{
-    while (isspace((unsigned char)*p))
-        p++;
-    return !strncmp(p, "//", 2) || !strncmp(p, ".version", 8) || !strncmp(p, ".target", 7);
-}
-
-/* A fat binary's members: header (magic, version, header size, size of
- * what follows), then each member's header (kind, version, header size,
- * payload size, ..., flags: bit 13 compressed) and payload. */
-static int fk_mod_fatbin(struct CUmod_st *m, const uint8_t *img)
-{
+struct CUmod_st {
     uint32_t magic;
-    uint16_t hsize;
-    uint64_t total;
-    memcpy(&magic, img, 4);
-    memcpy(&hsize, img + 6, 2);
-    memcpy(&total, img + 8, 8);
-    const uint8_t *p = img + hsize, *end = p + total;
-    while (p + 16 <= end) {
-        uint16_t kind;
-        uint32_t mh;
-        uint64_t size, flags = 0;
-        memcpy(&kind, p, 2);
-        memcpy(&mh, p + 4, 4);
-        memcpy(&size, p + 8, 8);
-        if (mh >= 32)
-            memcpy(&flags, p + 24, 8);
-        const uint8_t *payload = p + mh;
-        if (mh < 16 || payload + size > end)
-            break;
-        if (flags & (1u << 13))
-            m->any = 1;
-        else if (kind == 2 && size >= 4 && !memcmp(payload, ELFMAG, SELFMAG)) {
-            if (fk_mod_elf(m, payload) < 0)
-                return -1;
-        } else if (kind == 1 && fk_mod_ptx(m, (const char *)payload, size) < 0)
-            return -1;
-        p = payload + size;
-    }
-    return 0;
+    struct fk_image img;
+    void **global_mem;       /* device memory of each symbol that is a global */
+};
+
+struct CUlinkState_st {
+    uint32_t magic;
+    struct fk_image img;
+    void *cubin;             /* cuLinkComplete's output, freed by cuLinkDestroy */
+};
+
+enum { FK_MAGIC_LINK = 0x4c4e4b31, FK_MAGIC_MOD_GONE = 0x474f4e45 };
+
+/* What a PTX compile costs the host, set from outside. */
+static void fk_jit(const struct fk_image *img)
+{
+    if (!img->has_ptx || !fk_cfg.jit_ns)
+        return;
+    uint64_t t0 = fakecuda_now_ns();
+    while (fakecuda_now_ns() - t0 < fk_cfg.jit_ns)
+        ;
 }
 
-CUresult fk_module_load(struct CUmod_st **out, const void *image)
+/* Without a context check: a library needs none. `opaque_ok`: bytes in no
+ * known format are a module in which any name is a kernel (a library). */
+static CUresult fk_module_new(const void *image, size_t len, CUmodule *out, int opaque_ok)
 {
-    const uint8_t *img = image;
-    struct CUmod_st *m = calloc(1, sizeof *m);
+    if (!out || !image)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUmod_st *m = calloc(1, sizeof(*m));
     if (!m)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    if (fk_image_read(image, len, &m->img) < 0 || (m->img.kind == FK_IMG_OPAQUE && !opaque_ok)) {
+        fk_image_free(&m->img);
+        free(m);
+        return CUDA_ERROR_INVALID_IMAGE;
+    }
+    if (m->img.kind == FK_IMG_OPAQUE)
+        m->img.any = 1;
+    fk_jit(&m->img);
+    m->global_mem = calloc(m->img.nsyms + 1, sizeof(*m->global_mem));
+    if (!m->global_mem) {
+        fk_image_free(&m->img);
+        free(m);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    for (size_t i = 0; i < m->img.nsyms; i++) {
+        const struct fk_symbol *s = &m->img.syms[i];
+        if (s->is_func || !(m->global_mem[i] = calloc(1, s->size ? s->size : 1)))
+            continue;
+        fk_mem_add((uintptr_t)m->global_mem[i], s->size ? s->size : 1, FK_MEM_DEVICE, 0);
+    }
     m->magic = FK_MAGIC_MOD;
-    uint32_t magic;
-    memcpy(&magic, img, 4);
-    if (magic == FK_FATBIN_WRAPPER_MAGIC) { /* __fatBinC_Wrapper_t: magic, version, the fat binary */
-        memcpy(&img, img + 8, sizeof img);
-        memcpy(&magic, img, 4);
-    }
-    int r;
-    if (!memcmp(img, ELFMAG, SELFMAG))
-        r = fk_mod_elf(m, img);
-    else if (magic == FK_FATBIN_MAGIC)
-        r = fk_mod_fatbin(m, img);
-    else if (fk_is_ptx((const char *)img))
-        r = fk_mod_ptx(m, (const char *)img, SIZE_MAX);
-    else
-        r = 1;
-    if (r != 0) {
-        fk_module_free(m);
-        return r < 0 ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_IMAGE;
-    }
     *out = m;
     return CUDA_SUCCESS;
 }
 
-int fk_module_has(const struct CUmod_st *m, const char *name)
+static struct CUmod_st *fk_mod(CUmodule m)
 {
-    if (m->any)
-        return 1;
-    for (size_t i = 0; i < m->n; i++)
-        if (!strcmp(m->names[i], name))
-            return 1;
-    return 0;
+    return m && m->magic == FK_MAGIC_MOD ? m : NULL;
 }
 
-void fk_module_free(struct CUmod_st *m)
+static const struct fk_symbol *fk_find(const struct CUmod_st *m, const char *name, int func, size_t *index)
 {
-    for (size_t i = 0; i < m->n; i++)
-        free(m->names[i]);
-    free(m->names);
-    m->magic = 0;
-    free(m);
+    for (size_t i = 0; i < m->img.nsyms; i++)
+        if (m->img.syms[i].is_func == func && !strcmp(m->img.syms[i].name, name)) {
+            *index = i;
+            return &m->img.syms[i];
+        }
+    return NULL;
 }
 
-/* ---- the driver's entry points ---- */
+/* A file's bytes, malloc'd (the caller frees). */
+static void *fk_read_file(const char *path, size_t *len)
+{
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *b = malloc(cap + 1);
+    while (b) {
+        size_t r = fread(b + n, 1, cap - n, f);
+        n += r;
+        if (n < cap)
+            break;
+        char *g = realloc(b, 2 * cap + 1);
+        if (!g) {
+            free(b);
+            b = NULL;
+            break;
+        }
+        b = g;
+        cap *= 2;
+    }
+    fclose(f);
+    if (b)
+        b[n] = 0;  /* PTX text ends there */
+    *len = n;
+    return b;
+}
 
-static struct CUmod_st fk_module = {FK_MAGIC_MOD, 1, NULL, 0};
+/* ---- modules ---- */
 
 FK_API CUresult cuModuleLoadData(CUmodule *m, const void *image)
 {
     CHECK_CTX();
-    if (!m || !image)
-        return CUDA_ERROR_INVALID_VALUE;
-    return fk_module_load(m, image);
+    return fk_module_new(image, 0, m, 0);
 }
 
-FK_API CUresult cuModuleUnload(CUmodule m)
+FK_API CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned int n, CUjit_option *o, void **v)
 {
-    if (!m || m == &fk_module || m->magic != FK_MAGIC_MOD)
+    (void)n; (void)o; (void)v;
+    CHECK_CTX();
+    return fk_module_new(image, 0, m, 0);
+}
+
+FK_API CUresult cuModuleLoadFatBinary(CUmodule *m, const void *fat)
+{
+    CHECK_CTX();
+    return fk_module_new(fat, 0, m, 0);
+}
+
+FK_API CUresult cuModuleLoad(CUmodule *m, const char *path)
+{
+    CHECK_CTX();
+    if (!m || !path)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t len;
+    void *b = fk_read_file(path, &len);
+    if (!b)
+        return CUDA_ERROR_FILE_NOT_FOUND;
+    CUresult r = len ? fk_module_new(b, len, m, 0) : CUDA_ERROR_INVALID_IMAGE;
+    free(b);
+    return r;
+}
+
+FK_API CUresult cuModuleUnload(CUmodule hm)
+{
+    struct CUmod_st *m = fk_mod(hm);
+    if (!m)
         return CUDA_ERROR_INVALID_HANDLE;
-    fk_module_free(m);
+    m->magic = FK_MAGIC_MOD_GONE;  /* kept: a stale handle must not reach freed memory */
     return CUDA_SUCCESS;
 }
 
-FK_API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+FK_API CUresult cuModuleGetFunction(CUfunction *f, CUmodule hm, const char *name)
 {
     CHECK_CTX();
     if (!f || !name)
         return CUDA_ERROR_INVALID_VALUE;
-    if (!m || m == &fk_module || m->magic != FK_MAGIC_MOD)
+    struct CUmod_st *m = fk_mod(hm);
+    if (!m)
         return CUDA_ERROR_INVALID_HANDLE;
-    if (!fk_module_has(m, name))
+    size_t i;
+    if (!m->img.any && !fk_find(m, name, 1, &i))
         return CUDA_ERROR_NOT_FOUND;
     *f = fk_function(name);
     return *f ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+FK_API CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hm, const char *name)
+{
+    CHECK_CTX();
+    if (!name)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUmod_st *m = fk_mod(hm);
+    if (!m)
+        return CUDA_ERROR_INVALID_HANDLE;
+    size_t i;
+    const struct fk_symbol *s = fk_find(m, name, 0, &i);
+    if (!s || !m->global_mem[i])
+        return CUDA_ERROR_NOT_FOUND;
+    if (dptr)
+        *dptr = (CUdeviceptr)(uintptr_t)m->global_mem[i];
+    if (bytes)
+        *bytes = s->size;
+    return CUDA_SUCCESS;
+}
+
+/* ---- libraries: a module by another name (cuLibraryGetModule gives it) ---- */
+
+static CUresult fk_library_new(CUlibrary *lib, const void *code, size_t len)
+{
+    if (!fk_initialized)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!lib || !code)
+        return CUDA_ERROR_INVALID_VALUE;
+    /* a library is context-independent: loaded without a current context */
+    CUmodule m = NULL;
+    CUresult r = fk_module_new(code, len, &m, 1);
+    if (r == CUDA_SUCCESS)
+        *lib = (CUlibrary)m;
+    return r;
 }
 
 FK_API CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, void **jv, unsigned int njo,
                                   CUlibraryOption *lo, void **lv, unsigned int nlo)
 {
     (void)jo; (void)jv; (void)njo; (void)lo; (void)lv; (void)nlo;
-    if (!fk_initialized)
-        return CUDA_ERROR_NOT_INITIALIZED;
-    if (!lib || !code)
+    return fk_library_new(lib, code, 0);
+}
+
+FK_API CUresult cuLibraryLoadFromFile(CUlibrary *lib, const char *path, CUjit_option *jo, void **jv,
+                                      unsigned int njo, CUlibraryOption *lo, void **lv, unsigned int nlo)
+{
+    (void)jo; (void)jv; (void)njo; (void)lo; (void)lv; (void)nlo;
+    if (!lib || !path)
         return CUDA_ERROR_INVALID_VALUE;
-    *lib = (CUlibrary)&fk_module;
-    return CUDA_SUCCESS;
+    size_t len;
+    void *b = fk_read_file(path, &len);
+    if (!b)
+        return CUDA_ERROR_FILE_NOT_FOUND;
+    CUresult r = len ? fk_library_new(lib, b, len) : CUDA_ERROR_INVALID_IMAGE;
+    free(b);
+    return r;
 }
 
 FK_API CUresult cuLibraryUnload(CUlibrary lib)
 {
-    return (void *)lib == &fk_module ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    return cuModuleUnload((CUmodule)lib);
+}
+
+FK_API CUresult cuLibraryGetModule(CUmodule *m, CUlibrary lib)
+{
+    if (!m)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fk_mod((CUmodule)lib))
+        return CUDA_ERROR_INVALID_HANDLE;
+    *m = (CUmodule)lib;
+    return CUDA_SUCCESS;
 }
 
 /* A CUkernel is the same object as its CUfunction here, as the real driver
@@ -232,8 +257,107 @@ FK_API CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
 {
     if (!k || !name)
         return CUDA_ERROR_INVALID_VALUE;
-    if ((void *)lib != &fk_module)
+    struct CUmod_st *m = fk_mod((CUmodule)lib);
+    if (!m)
         return CUDA_ERROR_INVALID_HANDLE;
+    size_t i;
+    if (!m->img.any && !fk_find(m, name, 1, &i))
+        return CUDA_ERROR_NOT_FOUND;
     *k = (CUkernel)fk_function(name);
     return *k ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* ---- the linker: images in, one cubin out ---- */
+
+static struct CUlinkState_st *fk_link(CUlinkState s)
+{
+    return s && s->magic == FK_MAGIC_LINK ? s : NULL;
+}
+
+FK_API CUresult cuLinkCreate_v2(unsigned int n, CUjit_option *o, void **v, CUlinkState *out)
+{
+    (void)n; (void)o; (void)v;
+    CHECK_CTX();
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUlinkState_st *s = calloc(1, sizeof(*s));
+    if (!s)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    s->magic = FK_MAGIC_LINK;
+    *out = s;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_link_add(struct CUlinkState_st *s, CUjitInputType type, const void *data, size_t size)
+{
+    if (type != CU_JIT_INPUT_CUBIN && type != CU_JIT_INPUT_PTX && type != CU_JIT_INPUT_FATBINARY)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    struct fk_image img;
+    if (fk_image_read(data, size, &img) < 0)
+        return CUDA_ERROR_INVALID_IMAGE;
+    int ok = type == CU_JIT_INPUT_PTX     ? img.kind == FK_IMG_PTX
+           : type == CU_JIT_INPUT_CUBIN ? img.kind == FK_IMG_CUBIN
+                                         : img.kind == FK_IMG_FATBIN;
+    if (!ok) {
+        fk_image_free(&img);
+        return CUDA_ERROR_INVALID_IMAGE;
+    }
+    fk_jit(&img);
+    int rc = fk_image_merge(&s->img, &img);
+    fk_image_free(&img);
+    return rc < 0 ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+}
+
+FK_API CUresult cuLinkAddData_v2(CUlinkState hs, CUjitInputType type, void *data, size_t size, const char *name,
+                                 unsigned int n, CUjit_option *o, void **v)
+{
+    (void)name; (void)n; (void)o; (void)v;
+    struct CUlinkState_st *s = fk_link(hs);
+    if (!s)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!data || !size)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fk_link_add(s, type, data, size);
+}
+
+FK_API CUresult cuLinkAddFile_v2(CUlinkState hs, CUjitInputType type, const char *path, unsigned int n,
+                                 CUjit_option *o, void **v)
+{
+    (void)n; (void)o; (void)v;
+    struct CUlinkState_st *s = fk_link(hs);
+    if (!s)
+        return CUDA_ERROR_INVALID_HANDLE;
+    size_t len;
+    void *b = fk_read_file(path, &len);
+    if (!b)
+        return CUDA_ERROR_FILE_NOT_FOUND;
+    CUresult r = len ? fk_link_add(s, type, b, len) : CUDA_ERROR_INVALID_IMAGE;
+    free(b);
+    return r;
+}
+
+FK_API CUresult cuLinkComplete(CUlinkState hs, void **cubin, size_t *size)
+{
+    struct CUlinkState_st *s = fk_link(hs);
+    if (!s)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!cubin || !size)
+        return CUDA_ERROR_INVALID_VALUE;
+    free(s->cubin);
+    if (!(s->cubin = fk_image_write_cubin(&s->img, size)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *cubin = s->cubin;
+    return CUDA_SUCCESS;
+}
+
+FK_API CUresult cuLinkDestroy(CUlinkState hs)
+{
+    struct CUlinkState_st *s = fk_link(hs);
+    if (!s)
+        return CUDA_ERROR_INVALID_HANDLE;
+    s->magic = 0;
+    fk_image_free(&s->img);
+    free(s->cubin);
+    free(s);
+    return CUDA_SUCCESS;
 }
