@@ -32,6 +32,12 @@
  *             window's CLOCK_MONOTONIC bounds ("window A B", taken before
  *             the enable and after the disable) and the records it got go
  *             to stderr
+ *   burst     CONCURRENT_KERNEL on from the start: 4 threads launch 500
+ *             "b" kernels each, back to back, while the main thread flushes
+ *             every 100 us (each flush hands back a buffer holding a few
+ *             records) until they are done; prints "records N" and the
+ *             tail. Traced, all this falls in the tracer's first
+ *             milliseconds, while it makes its trace file
  *   clock     its own CUPTI clock (CLOCK_MONOTONIC plus an hour) given
  *             to CUPTI, then CONCURRENT_KERNEL on for 50 "clocked" between
  *             cudaProfilerStart and Stop; prints "on_my_clock N": the
@@ -58,6 +64,7 @@
  * loads it late does. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,6 +280,17 @@ static void *worker(void *arg)
         nanosleep(&ts, NULL);
     }
     cudaStreamSynchronize(NULL);
+    return NULL;
+}
+
+static _Atomic int bursts_left;
+
+static void *burst_worker(void *arg)
+{
+    (void)arg;
+    launch("b", 500);
+    cudaStreamSynchronize(NULL);
+    atomic_fetch_sub(&bursts_left, 1);
     return NULL;
 }
 
@@ -535,6 +553,29 @@ int main(int argc, char **argv)
         nlines = 0;
         pthread_mutex_unlock(&lock);
         printf("all_w %d\n", all_w);
+    } else if (strcmp(mode, "burst") == 0) {
+        start_collector();
+        CHECK(CU(cuptiActivityEnable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+        pthread_t t[4];
+        atomic_store(&bursts_left, 4);
+        for (int i = 0; i < 4; i++)
+            pthread_create(&t[i], NULL, burst_worker, NULL);
+        while (atomic_load(&bursts_left) > 0) {
+            CHECK(CU(cuptiActivityFlushAll)(0));
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+        for (int i = 0; i < 4; i++)
+            pthread_join(t[i], NULL);
+        cudaDeviceSynchronize();
+        CHECK(CU(cuptiActivityFlushAll)(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+        pthread_mutex_lock(&lock);
+        int all_b = 1;
+        for (int i = 0; i < nlines; i++)
+            all_b &= strncmp(lines[i], "concurrent_kernel b ", 20) == 0;
+        printf("all_b %d\nrecords %d\n", all_b, nlines);
+        nlines = 0;
+        pthread_mutex_unlock(&lock);
     } else if (strcmp(mode, "clock") == 0) {
         start_collector();
         CHECK(CU(cuptiActivityRegisterTimestampCallback)(my_clock));
@@ -575,7 +616,7 @@ int main(int argc, char **argv)
     qsort(lines, (size_t)nlines, sizeof(lines[0]), cmp);
     for (int i = 0; i < nlines; i++)
         printf("%s\n", lines[i]);
-    if (strcmp(mode, "threads") != 0)
+    if (strcmp(mode, "threads") != 0 && strcmp(mode, "burst") != 0)
         printf("records %d\n", nlines);
     printf("foreign_buffers %d\nbad_walks %d\ndropped %zu\n", foreign, bad_walks, dropped);
     pthread_mutex_unlock(&lock);
