@@ -35,9 +35,11 @@
  *   burst     CONCURRENT_KERNEL on from the start: 4 threads launch 500
  *             "b" kernels each, back to back, while the main thread flushes
  *             every 100 us (each flush hands back a buffer holding a few
- *             records) until they are done; prints "records N" and the
- *             tail. Traced, all this falls in the tracer's first
- *             milliseconds, while it makes its trace file
+ *             records) until they are done; prints "all_b 1" (every
+ *             record it got is one of them), "records N" and the tail.
+ *             Traced, all this falls in the tracer's first milliseconds,
+ *             while it makes its trace file. CUPTI_CLIENT_BURST="T K U":
+ *             T threads of K kernels each, a flush every U us
  *   clock     its own CUPTI clock (CLOCK_MONOTONIC plus an hour) given
  *             to CUPTI, then CONCURRENT_KERNEL on for 50 "clocked" between
  *             cudaProfilerStart and Stop; prints "on_my_clock N": the
@@ -284,11 +286,12 @@ static void *worker(void *arg)
 }
 
 static _Atomic int bursts_left;
+static int burst_threads = 4, burst_kernels = 500, burst_flush_us = 100;
 
 static void *burst_worker(void *arg)
 {
     (void)arg;
-    launch("b", 500);
+    launch("b", burst_kernels);
     cudaStreamSynchronize(NULL);
     atomic_fetch_sub(&bursts_left, 1);
     return NULL;
@@ -556,16 +559,21 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "burst") == 0) {
         start_collector();
         CHECK(CU(cuptiActivityEnable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
-        pthread_t t[4];
-        atomic_store(&bursts_left, 4);
-        for (int i = 0; i < 4; i++)
+        const char *shape = getenv("CUPTI_CLIENT_BURST");
+        if (shape)
+            sscanf(shape, "%d %d %d", &burst_threads, &burst_kernels, &burst_flush_us);
+        if (burst_threads < 1 || burst_threads > 64 || burst_flush_us < 1 || burst_flush_us > 999999)
+            return 2;
+        pthread_t t[64];
+        atomic_store(&bursts_left, burst_threads);
+        for (int i = 0; i < burst_threads; i++)
             pthread_create(&t[i], NULL, burst_worker, NULL);
         while (atomic_load(&bursts_left) > 0) {
             CHECK(CU(cuptiActivityFlushAll)(0));
-            struct timespec ts = {0, 100000};
+            struct timespec ts = {0, burst_flush_us * 1000L};
             nanosleep(&ts, NULL);
         }
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < burst_threads; i++)
             pthread_join(t[i], NULL);
         cudaDeviceSynchronize();
         CHECK(CU(cuptiActivityFlushAll)(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
