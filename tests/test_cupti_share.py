@@ -133,6 +133,41 @@ def test_collector_flushing_faster_than_the_writer_drains():
     check_shared(run, 50)
 
 
+def test_a_collector_flushing_from_the_start_loses_no_record():
+    """4 threads launch 2000 kernels back to back from the program's start
+    while its collector flushes every 100 us: each flush hands back one of
+    the tracer's buffers with a few records in it, all in the milliseconds
+    the tracer spends making its trace file, before it writes anything.
+    CUPTI must never be refused a buffer meanwhile: the collector gets all
+    2000 records, and the trace GPU times for all 2000 kernels, each linked
+    to its launch, and no record dropped."""
+    run = run_traced([prog("cupti_client"), "burst"])
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.proc.stdout, "all_b 1\nrecords 2000\nforeign_buffers 0\nbad_walks 0\ndropped 0\n")
+    assert_eq(meta(run, "cupti_dropped_records"), "0", "records CUPTI had no buffer of the tracer's for")
+    assert_eq(kernels(run), {"b": (2000, 2000)})
+    assert_eq(run.q1("SELECT count(*) FROM kernels WHERE api_start_ns IS NULL"), 0, "kernels without their call")
+    check_shared(run, 2000)
+
+
+def test_buffers_served_while_the_trace_file_is_made():
+    """On one CPU, 16 threads launch 64000 short kernels back to back from
+    the program's start while its collector flushes every 5 ms: the
+    tracer's thread making the trace file (at nice +10) waits behind them
+    for tens of milliseconds, the writer drains nothing meanwhile, and each
+    flush hands back a buffer too full to be copied out. CUPTI must still
+    get every buffer it asks for: no record dropped, the collector gets all
+    64000, the trace GPU times for all 64000 kernels, each with its call."""
+    run = run_traced(["taskset", "-c", "0", prog("cupti_client"), "burst"],
+                     env={"CUPTI_CLIENT_BURST": "16 4000 5000", "FAKECUDA_KERNEL_NS": "100"})
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert_eq(run.proc.stdout, "all_b 1\nrecords 64000\nforeign_buffers 0\nbad_walks 0\ndropped 0\n")
+    assert_eq(meta(run, "cupti_dropped_records"), "0", "records CUPTI had no buffer of the tracer's for")
+    assert_eq(kernels(run), {"b": (64000, 64000)})
+    assert_eq(run.q1("SELECT count(*) FROM kernels WHERE api_start_ns IS NULL"), 0, "kernels without their call")
+    check_shared(run, 64000)
+
+
 def test_enable_and_disable_repeated():
     recs, run = traced_same_as_plain("cupti_client", "repeat")
     assert_eq(by_name(recs), {"concurrent_kernel on_%d" % i: 10 for i in range(5)})

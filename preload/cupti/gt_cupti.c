@@ -20,10 +20,15 @@
 #include "cupti/gt_cupti_int.h"
 
 /* CUPTI's records take about 240 bytes a launch: at a million launches a
- * second, a buffer fills in 8 ms. Buffers are recycled, and never more
- * than GT_CUPTI_MAX_BUFFERS exist: when the writer falls that far behind,
- * CUPTI drops records and counts them (meta.cupti_dropped_records) rather
- * than the tracer's memory growing with the run. */
+ * second, a buffer fills in 8 ms. Buffers are recycled. Once the writer
+ * drains (gt_cupti_bound_buffers), never more than GT_CUPTI_MAX_BUFFERS
+ * exist: when the writer falls that far behind, CUPTI drops records and
+ * counts them (meta.cupti_dropped_records) rather than the tracer's memory
+ * growing with the run. Before that, while the writer makes its trace file
+ * and drains nothing (tens of milliseconds at the program's start on a
+ * busy machine), every request is served: a slow start of ours must not
+ * cost the program's first records; the pool shrinks back to its bound as
+ * the writer hands the buffers back. */
 #define GT_CUPTI_BUFFER (2u << 20)
 #define GT_CUPTI_MAX_BUFFERS 8
 /* A buffer handed back nearly empty (a flush: the program's collector, as
@@ -49,12 +54,33 @@ static char gt_cupti_lib[PATH_MAX];
 static pthread_mutex_t gt_cupti_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int gt_cupti_outstanding; /* buffers lent to CUPTI, not yet handed back */
 static struct gt_cupti_buf *gt_cupti_head, *gt_cupti_tail;
-static uint8_t *gt_cupti_spare[GT_CUPTI_MAX_BUFFERS]; /* written out, ready to lend again */
-static int gt_cupti_nspare, gt_cupti_nbuffers;     /* under gt_cupti_lock */
-static uint8_t *gt_cupti_mine[GT_CUPTI_MAX_BUFFERS]; /* every buffer of ours that exists */
+/* Under gt_cupti_lock: every buffer of ours that exists (mine), those
+ * written out and ready to lend again (spare), both arrays gt_cupti_cap
+ * long; whether the pool is bounded yet. */
+static uint8_t **gt_cupti_spare, **gt_cupti_mine;
+static int gt_cupti_nspare, gt_cupti_nbuffers, gt_cupti_cap;
+static int gt_cupti_bounded;
 static _Atomic(uint64_t) gt_cupti_dropped_records;
 static _Atomic(size_t) gt_cupti_copied; /* bytes in copies not yet drained */
 static int gt_cupti_forked; /* CUPTI was running in the parent */
+
+/* Room in mine and spare for one more buffer. Lock held. 0: none. */
+static int gt_cupti_grow_locked(void)
+{
+    if (gt_cupti_nbuffers < gt_cupti_cap)
+        return 1;
+    int cap = gt_cupti_cap ? gt_cupti_cap * 2 : GT_CUPTI_MAX_BUFFERS;
+    uint8_t **mine = realloc(gt_cupti_mine, (size_t)cap * sizeof(*mine));
+    if (!mine)
+        return 0;
+    gt_cupti_mine = mine;
+    uint8_t **spare = realloc(gt_cupti_spare, (size_t)cap * sizeof(*spare));
+    if (!spare)
+        return 0;
+    gt_cupti_spare = spare;
+    gt_cupti_cap = cap;
+    return 1;
+}
 
 static uint64_t CUPTIAPI gt_cupti_clock(void)
 {
@@ -70,7 +96,8 @@ static void CUPTIAPI gt_cupti_buffer_requested(uint8_t **buffer, size_t *size, s
     pthread_mutex_lock(&gt_cupti_lock);
     if (gt_cupti_nspare)
         p = gt_cupti_spare[--gt_cupti_nspare];
-    else if (gt_cupti_nbuffers < GT_CUPTI_MAX_BUFFERS && posix_memalign(&p, 8, GT_CUPTI_BUFFER) == 0)
+    else if ((!gt_cupti_bounded || gt_cupti_nbuffers < GT_CUPTI_MAX_BUFFERS) && gt_cupti_grow_locked() &&
+             posix_memalign(&p, 8, GT_CUPTI_BUFFER) == 0)
         gt_cupti_mine[gt_cupti_nbuffers++] = p;
     else
         p = NULL;
@@ -86,7 +113,27 @@ static void CUPTIAPI gt_cupti_buffer_requested(uint8_t **buffer, size_t *size, s
 static void gt_cupti_recycle(uint8_t *data)
 {
     pthread_mutex_lock(&gt_cupti_lock);
-    gt_cupti_spare[gt_cupti_nspare++] = data; /* room for every buffer there is */
+    int keep = !gt_cupti_bounded || gt_cupti_nbuffers <= GT_CUPTI_MAX_BUFFERS;
+    if (keep) {
+        gt_cupti_spare[gt_cupti_nspare++] = data; /* room for every buffer there is */
+    } else {
+        /* one of those lent while the writer was not draining: the pool
+         * shrinks back to its bound */
+        for (int i = 0; i < gt_cupti_nbuffers; i++)
+            if (gt_cupti_mine[i] == data) {
+                gt_cupti_mine[i] = gt_cupti_mine[--gt_cupti_nbuffers];
+                break;
+            }
+    }
+    pthread_mutex_unlock(&gt_cupti_lock);
+    if (!keep)
+        free(data);
+}
+
+void gt_cupti_bound_buffers(void)
+{
+    pthread_mutex_lock(&gt_cupti_lock);
+    gt_cupti_bounded = 1;
     pthread_mutex_unlock(&gt_cupti_lock);
 }
 
@@ -395,6 +442,11 @@ void gt_cupti_stop(void)
      * still be on its way: wait for every buffer lent, a bounded time. */
     for (int ms = 0; ms < 1000 && atomic_load(&gt_cupti_outstanding) > 0; ms++)
         usleep(1000);
+    /* Records dropped since the last buffer came back (none may come back
+     * after them: CUPTI had no buffer to fill) are counted only if asked. */
+    size_t dropped = 0;
+    if (gt_cu.dropped && gt_cu.dropped(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped)
+        atomic_fetch_add(&gt_cupti_dropped_records, dropped);
     atomic_store(&gt_cupti_on, 0);
 }
 

@@ -39,6 +39,10 @@ void gt_cupti_end(void);
 void gt_cupti_pause(void);
 /* Frees the buffers kept for reuse, once the writer has drained them. */
 void gt_cupti_release_buffers(void);
+/* The writer drains from now on (its file is ready, or will never be):
+ * CUPTI's buffer requests are served within the pool's bound. Until then
+ * every request is served, so that no record is lost to our start. */
+void gt_cupti_bound_buffers(void);
 
 /* Writer side: each completed record, then the buffer is freed. */
 typedef void (*gt_cupti_record_fn)(const void *record, void *arg);

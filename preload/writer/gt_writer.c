@@ -442,6 +442,7 @@ static void *gt_writer_main(void *arg)
             /* As a failed open on the program's thread: one line, no trace,
              * the process's calls go straight through from now on. */
             gt_warn("%s; not tracing this process", err);
+            gt_cupti_bound_buffers(); /* nothing drains them: as few as ever */
             atomic_store(&gt_state, GT_STATE_DISABLED);
             unlink(w->path);
             return NULL;
@@ -454,7 +455,10 @@ static void *gt_writer_main(void *arg)
     gt_write_result_names(w);
     gt_commit(w);
     pthread_mutex_unlock(&gt_work_lock);
-    uint64_t drained = 0;
+    /* What CUPTI handed back while the file was made, written out before
+     * the pool is bounded (the buffers lent meanwhile may outnumber it). */
+    uint64_t drained = gt_drain(w);
+    gt_cupti_bound_buffers();
     while (!atomic_load(&w->stop)) {
         /* While events pour in, drain again at once: a ring that passed
          * half full while this thread was writing sent its wake-up to no

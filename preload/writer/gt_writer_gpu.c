@@ -16,19 +16,17 @@
  * in flight between an external-correlation record and the GPU records it
  * names, which follow it in CUPTI's buffers. */
 #define GT_CORR_SLOTS (1u << 18)
-/* A GPU record whose external-correlation record had not come yet: stored
- * with corr NULL and mended when it comes (not expected; kept for safety,
- * a handful at a time). */
-#define GT_CORR_PENDING 1024
-
+/* A GPU record whose external-correlation record had not come yet is
+ * stored with corr NULL and mended when it comes, found by its CUPTI id in
+ * a second direct-mapped table: CUPTI hands buffers back on more than one
+ * thread (its own, and each one that flushes), and a buffer of thousands
+ * of kernel records may reach the writer before the one holding their
+ * external-correlation records. */
 struct gt_corrmap {
     uint32_t tag[GT_CORR_SLOTS];  /* CUPTI correlation id + 1; 0: empty */
     uint64_t ext[GT_CORR_SLOTS];
-    struct {
-        uint32_t correlation_id;
-        int64_t row;
-    } pending[GT_CORR_PENDING];
-    unsigned npending, next_evict;
+    uint32_t wait_tag[GT_CORR_SLOTS]; /* a record waits for this id's external id: id + 1 */
+    int64_t wait_row[GT_CORR_SLOTS];  /* its gpu_ops row */
 };
 
 void gt_writer_gpu_free(struct gt_writer *w)
@@ -53,16 +51,12 @@ static void gt_corr_learn(struct gt_writer *w, uint32_t correlation_id, uint64_t
     unsigned slot = correlation_id & (GT_CORR_SLOTS - 1);
     m->tag[slot] = correlation_id + 1;
     m->ext[slot] = ext;
-    for (unsigned i = 0; i < m->npending;) {
-        if (m->pending[i].correlation_id != correlation_id) {
-            i++;
-            continue;
-        }
+    if (m->wait_tag[slot] == correlation_id + 1) {
         gt_batch_flush(w, &w->gpu); /* the row may still be in the batch */
         sqlite3_bind_int64(w->st[ST_GPU_CORR], 1, (int64_t)ext);
-        sqlite3_bind_int64(w->st[ST_GPU_CORR], 2, m->pending[i].row);
+        sqlite3_bind_int64(w->st[ST_GPU_CORR], 2, m->wait_row[slot]);
         gt_step(w, ST_GPU_CORR);
-        m->pending[i] = m->pending[--m->npending];
+        m->wait_tag[slot] = 0;
     }
 }
 
@@ -79,9 +73,9 @@ static void gt_corr_pending(struct gt_writer *w, uint32_t correlation_id, int64_
     struct gt_corrmap *m = gt_corrmap(w);
     if (!m)
         return;
-    unsigned i = m->npending < GT_CORR_PENDING ? m->npending++ : m->next_evict++ % GT_CORR_PENDING;
-    m->pending[i].correlation_id = correlation_id;
-    m->pending[i].row = row;
+    unsigned slot = correlation_id & (GT_CORR_SLOTS - 1);
+    m->wait_tag[slot] = correlation_id + 1;
+    m->wait_row[slot] = row;
 }
 
 static int64_t gt_gpu_name_id(struct gt_writer *w, const char *name)

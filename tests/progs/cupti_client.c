@@ -32,6 +32,14 @@
  *             window's CLOCK_MONOTONIC bounds ("window A B", taken before
  *             the enable and after the disable) and the records it got go
  *             to stderr
+ *   burst     CONCURRENT_KERNEL on from the start: 4 threads launch 500
+ *             "b" kernels each, back to back, while the main thread flushes
+ *             every 100 us (each flush hands back a buffer holding a few
+ *             records) until they are done; prints "all_b 1" (every
+ *             record it got is one of them), "records N" and the tail.
+ *             Traced, all this falls in the tracer's first milliseconds,
+ *             while it makes its trace file. CUPTI_CLIENT_BURST="T K U":
+ *             T threads of K kernels each, a flush every U us
  *   clock     its own CUPTI clock (CLOCK_MONOTONIC plus an hour) given
  *             to CUPTI, then CONCURRENT_KERNEL on for 50 "clocked" between
  *             cudaProfilerStart and Stop; prints "on_my_clock N": the
@@ -58,6 +66,7 @@
  * loads it late does. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,6 +282,18 @@ static void *worker(void *arg)
         nanosleep(&ts, NULL);
     }
     cudaStreamSynchronize(NULL);
+    return NULL;
+}
+
+static _Atomic int bursts_left;
+static int burst_threads = 4, burst_kernels = 500, burst_flush_us = 100;
+
+static void *burst_worker(void *arg)
+{
+    (void)arg;
+    launch("b", burst_kernels);
+    cudaStreamSynchronize(NULL);
+    atomic_fetch_sub(&bursts_left, 1);
     return NULL;
 }
 
@@ -535,6 +556,34 @@ int main(int argc, char **argv)
         nlines = 0;
         pthread_mutex_unlock(&lock);
         printf("all_w %d\n", all_w);
+    } else if (strcmp(mode, "burst") == 0) {
+        start_collector();
+        CHECK(CU(cuptiActivityEnable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+        const char *shape = getenv("CUPTI_CLIENT_BURST");
+        if (shape)
+            sscanf(shape, "%d %d %d", &burst_threads, &burst_kernels, &burst_flush_us);
+        if (burst_threads < 1 || burst_threads > 64 || burst_flush_us < 1 || burst_flush_us > 999999)
+            return 2;
+        pthread_t t[64];
+        atomic_store(&bursts_left, burst_threads);
+        for (int i = 0; i < burst_threads; i++)
+            pthread_create(&t[i], NULL, burst_worker, NULL);
+        while (atomic_load(&bursts_left) > 0) {
+            CHECK(CU(cuptiActivityFlushAll)(0));
+            struct timespec ts = {0, burst_flush_us * 1000L};
+            nanosleep(&ts, NULL);
+        }
+        for (int i = 0; i < burst_threads; i++)
+            pthread_join(t[i], NULL);
+        cudaDeviceSynchronize();
+        CHECK(CU(cuptiActivityFlushAll)(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+        pthread_mutex_lock(&lock);
+        int all_b = 1;
+        for (int i = 0; i < nlines; i++)
+            all_b &= strncmp(lines[i], "concurrent_kernel b ", 20) == 0;
+        printf("all_b %d\nrecords %d\n", all_b, nlines);
+        nlines = 0;
+        pthread_mutex_unlock(&lock);
     } else if (strcmp(mode, "clock") == 0) {
         start_collector();
         CHECK(CU(cuptiActivityRegisterTimestampCallback)(my_clock));
@@ -575,7 +624,7 @@ int main(int argc, char **argv)
     qsort(lines, (size_t)nlines, sizeof(lines[0]), cmp);
     for (int i = 0; i < nlines; i++)
         printf("%s\n", lines[i]);
-    if (strcmp(mode, "threads") != 0)
+    if (strcmp(mode, "threads") != 0 && strcmp(mode, "burst") != 0)
         printf("records %d\n", nlines);
     printf("foreign_buffers %d\nbad_walks %d\ndropped %zu\n", foreign, bad_walks, dropped);
     pthread_mutex_unlock(&lock);
