@@ -20,13 +20,7 @@ PYDIR = os.path.join(ROOT, "tests", "progs", "py")
 
 def markers(script):
     """{name: line} of the script's '# @name' markers."""
-    out = {}
-    with open(os.path.join(PYDIR, script)) as f:
-        for n, text in enumerate(f, 1):
-            m = re.search(r"# @(\w+)\s*$", text)
-            if m:
-                out[m.group(1)] = n
-    return out
+    return gtlib.marker_lines(os.path.join(PYDIR, script))
 
 
 def _shim():

@@ -1,6 +1,7 @@
 """Helpers for the gputrace integration tests: run a program on the
 simulated GPU with the shim preloaded, find its trace, query it."""
 import atexit
+import re
 import glob
 import os
 import shutil
@@ -165,3 +166,19 @@ def torch_env(extra=None):
     e = {"LD_PRELOAD": os.path.join(FAKECUDA, "libcudart.so.13")}
     e.update(extra or {})
     return base_env(e)
+
+
+PY_MARKER = r"# @(\w+)\s*$"
+
+
+def marker_lines(path, pattern=PY_MARKER):
+    """{name: line} of a source's marker comments: pattern's first group
+    names the line (Python's "# @name" by default), so tests take the
+    lines they expect from the source, never from numbers written down."""
+    out = {}
+    with open(path) as f:
+        for n, text in enumerate(f, 1):
+            m = re.search(pattern, text)
+            if m:
+                out[m.group(1)] = n
+    return out

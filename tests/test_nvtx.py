@@ -198,12 +198,7 @@ def test_nvtx_nvcc_program_and_the_documented_queries():
 
 def test_nvtx_from_python_through_ctypes():
     script = os.path.join(PYDIR, "nvtx_ranges.py")
-    lines = {}
-    with open(script) as f:
-        for n, text in enumerate(f, 1):
-            m = re.search(r"# @(\w+)\s*$", text)
-            if m:
-                lines[m.group(1)] = n
+    lines = gtlib.marker_lines(script)
     run = run_nvtx([sys.executable, script, prog("libnvtx_lib.so")], env={"PYTHONDONTWRITEBYTECODE": "1"})
     rs = ranges(run)
     by_id = {r["id"]: r for r in rs}

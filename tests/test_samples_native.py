@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 
+import gtlib
 from gtlib import GPUTRACE, assert_eq, prog, run_plain, run_traced
 import oracle
 
@@ -29,13 +30,7 @@ BUILDS = (("native_wait_g", True), ("native_wait_O3", False), ("native_wait_O0g"
 
 def markers():
     """{function: line} from the "// marker: FUNCTION" comments."""
-    out = {}
-    with open(SRC) as f:
-        for i, line in enumerate(f, 1):
-            m = re.search(r"// marker: (\w+)", line)
-            if m:
-                out[m.group(1)] = i
-    return out
+    return gtlib.marker_lines(SRC, r"// marker: (\w+)")
 
 
 def names(text, fn, line, build):

@@ -19,6 +19,7 @@ import subprocess
 from collections import Counter
 
 import oracle
+import gtlib
 import oracle_sites
 from gtlib import GPUTRACE, ROOT, assert_eq, prog, query, run_traced
 
@@ -30,13 +31,7 @@ KERNELS = {"k_main(float*)": ("main", 1), "k_noinline(float*)": ("launch_noinlin
 
 
 def _markers():
-    out = {}
-    with open(SRC) as f:
-        for n, text in enumerate(f, 1):
-            m = re.search(r"LAUNCH:(\w+)", text)
-            if m:
-                out[m.group(1)] = n
-    return out
+    return gtlib.marker_lines(SRC, r"LAUNCH:(\w+)")
 
 
 def _functions(exe):

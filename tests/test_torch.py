@@ -20,13 +20,7 @@ STEPS, STALL_MS, REPLAYS = 30, 40, 5
 
 
 def markers():
-    lines = {}
-    with open(SCRIPT) as f:
-        for n, text in enumerate(f, 1):
-            m = re.search(r"# @(\w+)\s*$", text)
-            if m:
-                lines[m.group(1)] = n
-    return lines
+    return gtlib.marker_lines(SCRIPT)
 
 
 def _run(traced):
@@ -336,11 +330,9 @@ def test_torch_compile_triton_kernels_traced():
 
 
 def _marker(path, name):
-    with open(path) as f:
-        for n, text in enumerate(f, 1):
-            if re.search(r"# @%s\s*$" % name, text):
-                return n
-    raise AssertionError("no # @%s in %s" % (name, path))
+    lines = gtlib.marker_lines(path)
+    assert name in lines, "no # @%s in %s" % (name, path)
+    return lines[name]
 
 
 def test_torch_events_keep_their_flags():
