@@ -99,7 +99,7 @@ struct gt_event {
         } memset;
         struct {
             uint64_t target;
-            uint32_t polls;   /* GT_SYNC_*_QUERY: polls folded into this event (hot/gt_poll.c) */
+            uint32_t polls;   /* GT_SYNC_*_QUERY: polls folded into this event (gt_poll_fold, hot/gt_call.c) */
             uint8_t kind;
         } sync;
         struct {

@@ -276,28 +276,32 @@ void gt_rd_memset(struct gt_event *ev, size_t bytes, int async, void *stream, in
 
 /* ---- synchronization ---- */
 
-void gt_rd_sync(struct gt_event *ev, enum gt_sync_kind kind, void *stream, void *target, int pt)
+/* A sync or poll: on_stream, the call names a stream (whose NULL in a
+ * _ptsz/_ptds variant is the per-thread stream when it is also the target);
+ * polls, 1 for a query (runs of them are folded, gt_ring). */
+static void gt_rd_sync_event(struct gt_event *ev, enum gt_sync_kind kind, void *stream, void *target, int pt,
+                             int on_stream, int stream_target, uint32_t polls)
 {
-    if (kind == GT_SYNC_STREAM || kind == GT_SYNC_STREAM_WAIT_EVENT)
+    if (on_stream)
         gt_set_stream(ev, stream, pt);
     ev->u.sync.kind = (uint8_t)kind;
-    ev->u.sync.polls = 0;
+    ev->u.sync.polls = polls;
     uint64_t t = (uint64_t)(uintptr_t)target;
-    if (kind == GT_SYNC_STREAM && pt && t == 0)
+    if (stream_target && pt && t == 0)
         t = GT_STREAM_PER_THREAD;
     ev->u.sync.target = t;
 }
 
+void gt_rd_sync(struct gt_event *ev, enum gt_sync_kind kind, void *stream, void *target, int pt)
+{
+    gt_rd_sync_event(ev, kind, stream, target, pt, kind == GT_SYNC_STREAM || kind == GT_SYNC_STREAM_WAIT_EVENT,
+                     kind == GT_SYNC_STREAM, 0);
+}
+
 void gt_rd_query(struct gt_event *ev, enum gt_sync_kind kind, void *stream, void *target, int pt)
 {
-    if (kind == GT_SYNC_STREAM_QUERY)
-        gt_set_stream(ev, stream, pt);
-    ev->u.sync.kind = (uint8_t)kind;
-    ev->u.sync.polls = 1;
-    uint64_t t = (uint64_t)(uintptr_t)target;
-    if (kind == GT_SYNC_STREAM_QUERY && pt && t == 0)
-        t = GT_STREAM_PER_THREAD;
-    ev->u.sync.target = t;
+    int on_stream = kind == GT_SYNC_STREAM_QUERY;
+    gt_rd_sync_event(ev, kind, stream, target, pt, on_stream, on_stream, 1);
 }
 
 /* ---- allocation ---- */

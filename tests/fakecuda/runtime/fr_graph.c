@@ -147,9 +147,7 @@ FR_API cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *n, cudaGraph_t g, con
     RET(fr_drv(0)->graphAddMemcpyNode((CUgraphNode *)n, (CUgraph)g, (const CUgraphNode *)deps, ndeps, &c, NULL));
 }
 
-FR_API cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *n, cudaGraph_t g, const cudaGraphNode_t *deps,
-                                            size_t ndeps, void *dst, const void *src, size_t count,
-                                            enum cudaMemcpyKind kind)
+struct cudaMemcpy3DParms fr_memcpy1d_parms(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
     struct cudaMemcpy3DParms p;
     memset(&p, 0, sizeof(p));
@@ -157,6 +155,14 @@ FR_API cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *n, cudaGraph_t g, c
     p.dstPtr = (struct cudaPitchedPtr){dst, count, count, 1};
     p.extent = (struct cudaExtent){count, 1, 1};
     p.kind = kind;
+    return p;
+}
+
+FR_API cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *n, cudaGraph_t g, const cudaGraphNode_t *deps,
+                                            size_t ndeps, void *dst, const void *src, size_t count,
+                                            enum cudaMemcpyKind kind)
+{
+    struct cudaMemcpy3DParms p = fr_memcpy1d_parms(dst, src, count, kind);
     return cudaGraphAddMemcpyNode(n, g, deps, ndeps, &p);
 }
 

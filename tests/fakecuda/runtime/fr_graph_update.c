@@ -28,12 +28,7 @@ FR_API cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t e, cudaGraph
 FR_API cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t e, cudaGraphNode_t n, void *dst,
                                                       const void *src, size_t count, enum cudaMemcpyKind kind)
 {
-    struct cudaMemcpy3DParms p;
-    memset(&p, 0, sizeof(p));
-    p.srcPtr = (struct cudaPitchedPtr){(void *)src, count, count, 1};
-    p.dstPtr = (struct cudaPitchedPtr){dst, count, count, 1};
-    p.extent = (struct cudaExtent){count, 1, 1};
-    p.kind = kind;
+    struct cudaMemcpy3DParms p = fr_memcpy1d_parms(dst, src, count, kind);
     return cudaGraphExecMemcpyNodeSetParams(e, n, &p);
 }
 

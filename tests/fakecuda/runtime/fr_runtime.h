@@ -145,6 +145,8 @@ void *fr_driver_symbol(const char *name);
 
 /* A runtime 3D copy as the driver's; 0 if it cannot be (arrays). */
 int fr_memcpy3d_params(const struct cudaMemcpy3DParms *p, CUDA_MEMCPY3D *out);
+/* A 1D copy of count bytes as the runtime's 3D parameters (graph nodes). */
+struct cudaMemcpy3DParms fr_memcpy1d_parms(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
 
 /* Registered kernels (fr_kernels.c). */
 CUkernel fr_kernel_for(const void *host_fun);
