@@ -531,15 +531,19 @@ int main(int argc, char **argv)
         for (int i = 0; i < 4; i++)
             pthread_create(&t[i], NULL, worker, NULL);
         for (int i = 0; i < 10; i++) {
-            struct timespec a, b;
+            /* the kind is surely on from a_on to b_on, and perhaps from a to b */
+            struct timespec a, a_on, b_on, b;
             clock_gettime(CLOCK_MONOTONIC, &a);
             CHECK(CU(cuptiActivityEnable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+            clock_gettime(CLOCK_MONOTONIC, &a_on);
             struct timespec ts = {0, 2000000};
             nanosleep(&ts, NULL);
+            clock_gettime(CLOCK_MONOTONIC, &b_on);
             CHECK(CU(cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
             clock_gettime(CLOCK_MONOTONIC, &b);
             if (getenv("CUPTI_CLIENT_WINDOWS"))
-                fprintf(stderr, "window %lld %lld\n", a.tv_sec * 1000000000ll + a.tv_nsec,
+                fprintf(stderr, "window %lld %lld %lld %lld\n", a.tv_sec * 1000000000ll + a.tv_nsec,
+                        a_on.tv_sec * 1000000000ll + a_on.tv_nsec, b_on.tv_sec * 1000000000ll + b_on.tv_nsec,
                         b.tv_sec * 1000000000ll + b.tv_nsec);
             CHECK(CU(cuptiActivityFlushAll)(0));
         }
