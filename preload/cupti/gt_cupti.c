@@ -417,8 +417,12 @@ uint32_t gt_cupti_graph_id(void *graph)
 
 void gt_cupti_push(uint64_t id)
 {
-    gt_cupti_share_note(id);
     gt_cu.push(GT_EXT_KIND, id);
+}
+
+void gt_cupti_note_call(uint64_t id)
+{
+    gt_cupti_share_note(id);
 }
 
 void gt_cupti_pop(void)

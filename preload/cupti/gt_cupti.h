@@ -22,6 +22,10 @@ int gt_cupti_active(void);
 /* Brackets a call that makes GPU work with our correlation id. */
 void gt_cupti_push(uint64_t id);
 void gt_cupti_pop(void);
+/* The program's own CUPTI kinds on for the call `id`, noted right before
+ * the real call (after its start time is taken): CUPTI decides at the
+ * launch, inside the call (gt_cupti_share.c). */
+void gt_cupti_note_call(uint64_t id);
 /* CUPTI's ids of a CUDA Graph node (CUgraphNode) and graph (CUgraph), the
  * ids its records of a replayed node carry; 0 when CUPTI is not recording
  * or cannot tell. Program threads, inside a hooked call. */

@@ -61,6 +61,10 @@ static inline int gt_call_begin(struct gt_call *c, uint32_t api, int category)
         gt_cupti_push(c->ev.corr);
     }
     c->ev.start_ns = gt_now_ns();
+    /* after the start time: a call that started after the program turned
+     * a kind on is one its CUPTI records (the sharing layer's bounds) */
+    if (c->ev.corr)
+        gt_cupti_note_call(c->ev.corr);
     return 1;
 }
 
