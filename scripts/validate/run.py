@@ -103,11 +103,15 @@ def linking_checks(name, db):
                       "ON c.id = g.api_call_id WHERE g.kind = 'memcpy' AND c.category = 'memcpy'")[0][0]
     check(name, "copy calls = copy calls CUPTI saw a copy for", copies == with_copy,
           "%d calls, %d with a copy record" % (copies, with_copy))
+    startup = q(db, "SELECT value FROM meta WHERE key = 'tracer_startup_ns'")
+    if startup:
+        figures["tracer_startup_ms_%s" % name] = round(int(startup[0][0]) / 1e6, 2)
     return calls, copies
 
 
 def cuda_cpp(out, simulated):
     src = os.path.join(ROOT, "tests", "progs", "vecadd.cu")
+    by_cat = {}
     for cudart in ("shared", "static"):
         name = "vecadd-" + cudart
         if simulated and cudart == "static":
@@ -131,6 +135,14 @@ def cuda_cpp(out, simulated):
               sum(v for k, v in names.items() if k.startswith("ops::scale(")) == 1 and len(names) == 2, names)
         copies = q(db, "SELECT kind, count(*), sum(bytes) FROM memcpys GROUP BY kind ORDER BY kind")
         check(name, "copies: 1 DtoH and 2 HtoD of 4096 B", copies == [("DtoH", 1, 4096), ("HtoD", 2, 8192)], copies)
+        cats = q(db, "SELECT category, count(*) FROM api_calls GROUP BY 1 ORDER BY 1")
+        figures["calls_by_category_%s" % name] = ", ".join("%s %d" % c for c in cats)
+        figures["calls_by_name_%s" % name] = ", ".join(
+            "%s %d" % c for c in q(db, "SELECT name, count(*) FROM api_calls GROUP BY 1 ORDER BY 1"))
+        by_cat[cudart] = {c: n for c, n in cats if c in ("launch", "memcpy", "sync", "alloc", "free")}
+    if "shared" in by_cat and "static" in by_cat:
+        check("vecadd-static", "the static runtime's launches, copies, syncs, allocations and frees all seen, "
+              "as many as the shared runtime's", by_cat["static"] == by_cat["shared"], by_cat)
 
 
 def torch_available():
@@ -172,9 +184,15 @@ def torch_loop(out):
     r = report_json(db)
     if not check("torch-loop", "gputrace report reads it", r is not None):
         return
-    gaps = [g for g in r["idle_gaps"] if g["dur_ns"] >= 150_000_000]
-    check("torch-loop", "report finds the planted 200 ms stall, cause host",
-          len(gaps) == 1 and gaps[0]["cause"] == "host", gaps[:1])
+    # after the first step: the DataLoader's start (its workers, first
+    # imports) leaves the GPU idle before it, for as long as the host takes
+    first_step_end = q(db, "SELECT min(end_ns) FROM ranges WHERE name = 'step'")[0][0] or 0
+    startup = [g for g in r["idle_gaps"] if g["start_ns"] < first_step_end]
+    if startup:
+        figures["torch_loop_idle_before_first_step_ms"] = round(max(g["dur_ns"] for g in startup) / 1e6, 1)
+    gaps = [g for g in r["idle_gaps"] if g["dur_ns"] >= 150_000_000 and g["start_ns"] >= first_step_end]
+    check("torch-loop", "report finds the planted 200 ms stall (after the first step), cause host",
+          len(gaps) == 1 and gaps[0]["cause"] == "host", gaps[:2])
     if gaps:
         before = gaps[0]["before"][0] if gaps[0]["before"] else ""
         check("torch-loop", "the last call before the stall is the .item() at torch_loop.py:%d" % m["item_sync"],
@@ -183,6 +201,9 @@ def torch_loop(out):
                 h["site"][0].startswith("torch_loop.py:%d " % m["pageable_copy"])]
     check("torch-loop", "report's H2D hotspots name the pageable copy's line",
           len(pageable) == 1 and pageable[0]["pageable_bytes"] > 0, pageable[:1])
+    steps_seen = q(db, "SELECT count(*) FROM ranges WHERE name = 'step'")[0][0]
+    check("torch-loop", "NVTX: each step's torch.cuda.nvtx range seen with LD_PRELOAD alone", steps_seen == steps,
+          "%d of %d" % (steps_seen, steps))
     s = r["summary"]
     check("torch-loop", "report finds launch-bound kernels", s["launch_bound"] > 0,
           "%d of %d launches" % (s["launch_bound"], s["launches"]))
@@ -224,6 +245,95 @@ def torch_compile_graph(out):
           "%d rows, %d records" % (in_kernels, records))
 
 
+def torch_libs(out):
+    """cuBLAS, cuDNN, fused attention and ATen's own kernels: each traced
+    with its GPU time and linked to the Python line that asked for it."""
+    script = os.path.join(HERE, "torch_libs.py")
+    m = markers(script)
+    reps = 5
+    p, traces, _ = run([sys.executable, script, str(reps)], traced_as="torch-libs", out=out, timeout=300)
+    if not check("torch-libs", "ran under gputrace", p.returncode == 0, p.stderr[-500:]):
+        return
+    main = [t for t in traces if q(t, "SELECT count(*) FROM kernels")[0][0] > 0]
+    if not check("torch-libs", "one trace with kernels", len(main) == 1, traces):
+        return
+    db = main[0]
+    linking_checks("torch-libs", db)
+    # the script's innermost frame: F.layer_norm's own Python frame is innermost
+    rows = q(db, "SELECT (SELECT f.line FROM py_stack_frames f WHERE f.pystack_id = c.pystack_id AND f.file = ? "
+                 "ORDER BY f.depth LIMIT 1), k.name, k.time_source, k.end_ns - k.start_ns FROM kernels k "
+                 "JOIN api_calls c ON c.id = k.api_call_id", script)
+    unplaced = [r for r in rows if r[0] is None]
+    by_line = {}
+    for line, kname, src, dur in rows:
+        by_line.setdefault(line, []).append((kname, src, dur))
+    names = {}
+    for what, line in sorted(m.items(), key=lambda kv: kv[1]):
+        ks = by_line.get(line, [])
+        gpu = [k for k in ks if k[1] == "gpu"]
+        check("torch-libs", "%s (torch_libs.py:%d): kernels traced with GPU times, linked to the line" % (what, line),
+              len(ks) >= reps and len(gpu) == len(ks), "%d kernels, %d with GPU times: %s" %
+              (len(ks), len(gpu), ", ".join(sorted(set(k[0][:60] for k in ks)))[:300]))
+        for kname, _, dur in ks:
+            n, t = names.get((what, kname), (0, 0))
+            names[(what, kname)] = (n + 1, t + dur)
+    figures["torch_libs_kernels_not_at_a_marked_line"] = len(unplaced)
+    with open(os.path.join(out, "kernel_names.tsv"), "w") as f:
+        f.write("line\tkernel\tlaunches\tgpu_ns\n")
+        for (what, kname), (n, t) in sorted(names.items()):
+            f.write("%s\t%s\t%d\t%d\n" % (what, kname, n, t))
+        for line, kname, _, dur in unplaced:
+            f.write("(no marked line)\t%s\t1\t%d\n" % (kname, dur))
+
+
+def perf_probe(out):
+    """Whether perf callchains are allowed on this machine: the sampler
+    asked for them (GPUTRACE_SAMPLE_NATIVE=perf) on a busy thread."""
+    try:
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            figures["perf_event_paranoid"] = f.read().strip()
+    except OSError as e:
+        figures["perf_event_paranoid"] = "unreadable: %s" % e
+    script = os.path.join(HERE, "perf_probe.py")
+    p, traces, _ = run([sys.executable, script, "3"], traced_as="perf", out=out,
+                       env={"GPUTRACE_SAMPLE_NATIVE": "perf", "GPUTRACE_SAMPLE_THREADS": "all"})
+    if not check("perf", "ran under gputrace with GPUTRACE_SAMPLE_NATIVE=perf", p.returncode == 0, p.stderr[-300:]):
+        return
+    main = [t for t in traces if q(t, "SELECT count(*) FROM kernels")[0][0] > 0]
+    if not check("perf", "one trace with kernels", len(main) == 1, traces):
+        return
+    db = main[0]
+    native = q(db, "SELECT value FROM meta WHERE key = 'sample_native_stacks'")
+    running = q(db, "SELECT count(*), count(stack_id) FROM host_samples WHERE state = 'running'")[0]
+    figures["perf_sample_native_stacks"] = native[0][0] if native else "(no meta)"
+    figures["perf_running_samples_with_native_stack"] = "%d of %d" % (running[1], running[0])
+    figures["perf_stderr"] = p.stderr.strip()[-200:]
+    check("perf", "perf callchains: running samples with a native stack", running[1] > 0,
+          "%s; %d of %d running samples; stderr: %s" % (figures["perf_sample_native_stacks"], running[1], running[0],
+                                                         p.stderr.strip()[-150:]))
+
+
+def profiler_together(out):
+    """torch.profiler inside a traced script: both see the kernels."""
+    script = os.path.join(HERE, "torch_loop.py")
+    steps = 30
+    dest = os.path.join(out, "loop-both.json")
+    p, traces, _ = run([sys.executable, script, "profile", str(steps), dest], traced_as="both", out=out)
+    if not check("profiler+gputrace", "torch.profiler ran inside a traced script", p.returncode == 0,
+                 p.stderr[-500:]):
+        return
+    with open(dest) as f:
+        seen = json.load(f).get("profiler_gpu_events", 0)
+    main = [t for t in traces if q(t, "SELECT count(*) FROM kernels")[0][0] > 0]
+    if not check("profiler+gputrace", "gputrace's trace has the kernels", len(main) == 1, traces):
+        return
+    linking_checks("profiler+gputrace", main[0])
+    kernels = q(main[0], "SELECT count(*) FROM kernels WHERE time_source = 'gpu'")[0][0]
+    check("profiler+gputrace", "the profiler saw GPU events too", seen > 0,
+          "profiler %d GPU events, gputrace %d kernels" % (seen, kernels))
+    figures["profiler_gpu_events_vs_gputrace_kernels"] = "%d / %d" % (seen, kernels)
+
+
 def standby_idle(out):
     """GPUTRACE_TRIGGER=idle>50% with the real NVML: one window, opened
     during the planted 3 s stall, saying how idle the GPU was."""
@@ -252,10 +362,10 @@ def timing(out):
     script = os.path.join(HERE, "torch_loop.py")
     steps = 200
     res = {}
-    for mode in ("untraced", "gputrace", "pytorch profiler"):
-        dest = os.path.join(out, "loop-%s.json" % mode.replace(" ", "-"))
-        argv = [sys.executable, script, "profile" if mode == "pytorch profiler" else "plain", str(steps), dest]
-        p, _, _ = run(argv, traced_as="timing" if mode == "gputrace" else None, out=out)
+    for mode in ("untraced", "gputrace", "pytorch profiler", "gputrace + pytorch profiler"):
+        dest = os.path.join(out, "loop-%s.json" % mode.replace(" ", "-").replace("+", "and"))
+        argv = [sys.executable, script, "profile" if "profiler" in mode else "plain", str(steps), dest]
+        p, _, _ = run(argv, traced_as="timing" if "gputrace" in mode else None, out=out)
         if not check("timing", "loop ran %s" % mode, p.returncode == 0, p.stderr[-300:]):
             return
         with open(dest) as f:
@@ -264,8 +374,9 @@ def timing(out):
         res[mode] = statistics.median(t[10:])
     base = res["untraced"]
     for mode, ns in res.items():
-        figures["step_%s_us" % mode.replace(" ", "_")] = round(ns / 1e3, 1)
-        figures["step_%s_ratio" % mode.replace(" ", "_")] = round(ns / base, 3)
+        key = mode.replace(" + ", "_and_").replace(" ", "_")
+        figures["step_%s_us" % key] = round(ns / 1e3, 1)
+        figures["step_%s_ratio" % key] = round(ns / base, 3)
     check("timing", "median step: untraced %.1f us, gputrace %.1f us (x%.2f), PyTorch profiler %.1f us (x%.2f)"
           % (base / 1e3, res["gputrace"] / 1e3, res["gputrace"] / base, res["pytorch profiler"] / 1e3,
              res["pytorch profiler"] / base), True)
@@ -310,15 +421,17 @@ def main():
     t0 = time.monotonic()
     env = environment()
     cuda_cpp(out, a.simulated)
-    if a.simulated:
-        check("pytorch", "not run on the simulated GPU", True)
+    if a.simulated and not os.environ.get("GPUTRACE_VALIDATE_TORCH"):
+        check("pytorch", "not run on the simulated GPU (GPUTRACE_VALIDATE_TORCH=1 runs it)", True)
     else:
         ok, why = torch_available()
         if check("pytorch", "PyTorch with CUDA importable", ok, why):
-            torch_loop(out)
-            torch_compile_graph(out)
-            standby_idle(out)
-            timing(out)
+            for workload in (torch_loop, torch_libs, torch_compile_graph, profiler_together, perf_probe,
+                             standby_idle, timing):
+                try:
+                    workload(out)
+                except Exception as e:  # one workload's surprise must not cost the others their run
+                    check(workload.__name__, "raised %s" % type(e).__name__, False, str(e)[-300:])
     figures["wall_s"] = round(time.monotonic() - t0, 1)
     write_results(out, env, a.simulated)
     failed = [c for c in checks if not c["ok"]]

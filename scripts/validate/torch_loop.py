@@ -1,10 +1,12 @@
 """The PyTorch workload of scripts/gpu-validate.sh: a small model trained
 from a DataLoader with worker processes. Each step copies its batch to the
 GPU from pageable memory and a second tensor from pinned memory, and reads
-the loss with .item() (a sync). Step 5 plants a 200 ms host stall.
+the loss with .item() (a sync). Step 5 plants a 200 ms host stall. Each
+step is an NVTX range "step" (torch.cuda.nvtx), seen with LD_PRELOAD alone.
 
 argv: MODE (plain, profile), STEPS, OUT.json. Prints nothing; writes the
-step times (ns) to OUT.json. Lines marked '# @name' are where
+step times (ns) to OUT.json, and in profile mode the number of GPU
+events the profiler saw. Lines marked '# @name' are where
 gpu-validate.sh expects each call."""
 import json
 import sys
@@ -49,15 +51,22 @@ def main():
         if i == steps:
             break
         t0 = time.perf_counter_ns()
+        torch.cuda.nvtx.range_push("step")
         step(model, opt, x_cpu, side_cpu)
+        torch.cuda.nvtx.range_pop()
         times.append(time.perf_counter_ns() - t0)
         if i == 5:
             time.sleep(0.2)  # @stall
     torch.cuda.synchronize()
+    res = {"step_ns": times}
     if prof is not None:
         prof.__exit__(None, None, None)
+        # what the profiler saw on the GPU: with gputrace sharing CUPTI,
+        # both must see the kernels
+        res["profiler_gpu_events"] = sum(1 for e in prof.events()
+                                         if e.device_type == torch.autograd.DeviceType.CUDA)
     with open(out, "w") as f:
-        json.dump({"step_ns": times}, f)
+        json.dump(res, f)
 
 
 if __name__ == "__main__":
