@@ -192,7 +192,9 @@ def test_program_finalizes_cupti_mid_run():
 def test_two_external_correlation_kinds_at_once():
     """The program's external ids of two kinds at once (CUSTOM0 and
     CUSTOM1, as the PyTorch profiler pushes) come back to it, each tied to
-    its kernel's correlation id; the tracer's own (CUSTOM2) do not."""
+    its kernel's correlation id; the tracer's own (CUSTOM2) do not. The
+    program asked for API records of cuLaunchKernel alone: it gets those,
+    not the ones the tracer asked for besides (its syncs')."""
     recs, run = traced_same_as_plain("cupti_client", "ext")
     kernel_corr = {int(l.split()[-1]) for l in recs if l.startswith("concurrent_kernel tagged")}
     ext = [l.split()[1:] for l in recs if l.startswith("external")]
@@ -200,8 +202,12 @@ def test_two_external_correlation_kinds_at_once():
     for kind, base in (("3", 1000), ("4", 5000)):
         assert_eq({int(c) for k, _, c in ext if k == kind}, kernel_corr, "kind %s names the tagged kernels" % kind)
         assert_eq(sorted(int(i) for k, i, _ in ext if k == kind), list(range(base, base + 20)))
+    # the program's API records of its 30 launches, and no more: the
+    # tracer's own (its syncs') are not the program's
+    assert_eq(sorted(int(l.split()[1]) for l in recs if l.startswith("driver")), sorted(kernel_corr | {
+        int(l.split()[-1]) for l in recs if l.startswith("concurrent_kernel bare")}), "the launches' API records")
     assert_eq(kernels(run), {"tagged": (20, 20), "bare": (10, 10)})
-    check_shared(run, 70)
+    check_shared(run, 100)
 
 
 def test_window_opens_after_the_collector_started():

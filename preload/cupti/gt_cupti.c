@@ -300,6 +300,7 @@ static const char *gt_cupti_err(CUptiResult r)
 }
 
 static int gt_cupti_registered; /* callbacks and clock given to CUPTI: once a process */
+static const char *gt_cupti_api_records = "none"; /* which API records are on (gt_cupti_api.c) */
 
 static const CUpti_ActivityKind gt_cupti_kinds[] = {
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
@@ -326,6 +327,7 @@ static int gt_cupti_enable_kinds(char *why, size_t why_len)
         }
     }
     gt_cupti_share_kernels_served();
+    gt_cupti_api_records = gt_cupti_api_records_on();
     if (gt_cu.flush_period)
         gt_cu.flush_period(100); /* records reach the writer while their calls still wait (gt_writer_pend.c) */
     atomic_store(&gt_cupti_on, 1);
@@ -350,6 +352,9 @@ static int gt_cupti_load(char *why, size_t why_len)
     *(void **)&gt_cu.graph_node_id = dlsym(h, "cuptiGetGraphNodeId");
     *(void **)&gt_cu.graph_id = dlsym(h, "cuptiGetGraphId");
     *(void **)&gt_cu.flush_period = dlsym(h, "cuptiActivityFlushPeriod");
+    *(void **)&gt_cu.enable_driver_api = dlsym(h, "cuptiActivityEnableDriverApi");
+    *(void **)&gt_cu.enable_runtime_api = dlsym(h, "cuptiActivityEnableRuntimeApi");
+    *(void **)&gt_cu.callback_name = dlsym(h, "cuptiGetCallbackName");
     return 1;
 }
 
@@ -471,6 +476,8 @@ void gt_cupti_pause(void)
         gt_cu.disable(gt_cupti_kinds[i]);
         atomic_fetch_and(&gt_cupti_tracer_kinds, ~(1ull << gt_cupti_kinds[i]));
     }
+    gt_cupti_api_records_off(gt_cupti_share_wants(CUPTI_ACTIVITY_KIND_DRIVER),
+                             gt_cupti_share_wants(CUPTI_ACTIVITY_KIND_RUNTIME));
     gt_cupti_stop();
 }
 
@@ -566,6 +573,11 @@ uint64_t gt_cupti_dropped(void)
 const char *gt_cupti_library(void)
 {
     return gt_cupti_lib;
+}
+
+const char *gt_cupti_api_records_kind(void)
+{
+    return gt_cupti_api_records;
 }
 
 void gt_cupti_after_fork_child(void)

@@ -53,6 +53,9 @@ typedef void (*gt_cupti_record_fn)(const void *record, void *arg);
 void gt_cupti_drain(gt_cupti_record_fn fn, void *arg);
 uint64_t gt_cupti_dropped(void);
 const char *gt_cupti_library(void);
+/* Which CUPTI API records are on for the links (meta cupti_api_records):
+ * work_calls, all_calls, driver_calls, runtime_calls or none. */
+const char *gt_cupti_api_records_kind(void);
 void gt_cupti_after_fork_child(void);
 
 #endif

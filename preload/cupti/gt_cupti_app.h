@@ -20,6 +20,8 @@ CUptiResult gt_cupti_app_flush(void *real, CUcontext ctx, uint32_t stream, uint3
 CUptiResult gt_cupti_app_flush_period(void *real, uint32_t ms);
 CUptiResult gt_cupti_app_dropped(void *real, CUcontext ctx, uint32_t stream, size_t *dropped);
 CUptiResult gt_cupti_app_finalize(void *real);
+/* cuptiActivityEnableDriverApi (kind DRIVER) and RuntimeApi (RUNTIME). */
+CUptiResult gt_cupti_app_enable_api(void *real, CUpti_ActivityKind kind, CUpti_CallbackId cbid, uint8_t on);
 CUptiResult gt_cupti_app_timestamp(void *real, CUpti_TimestampCallbackFunc cb);
 
 /* For meta: "shared" (the program's records came out of the tracer's

@@ -28,6 +28,10 @@ struct gt_cupti_api {
     CUptiResult (*result_string)(CUptiResult, const char **);
     CUptiResult (*graph_node_id)(CUgraphNode, uint64_t *); /* optional: CUDA Graphs' node ids */
     CUptiResult (*graph_id)(CUgraph, uint32_t *);
+    /* optional (CUPTI 12.6 onwards): API records for chosen functions */
+    CUptiResult (*enable_driver_api)(CUpti_CallbackId, uint8_t);
+    CUptiResult (*enable_runtime_api)(CUpti_CallbackId, uint8_t);
+    CUptiResult (*callback_name)(CUpti_CallbackDomain, uint32_t, const char **);
 };
 
 /* Resolved once CUPTI is loaded (gt_cupti_start). */
@@ -67,6 +71,21 @@ int gt_cupti_share_wants(CUpti_ActivityKind k);
  * tracer's exit handler runs late). */
 void gt_cupti_share_end(void);
 void gt_cupti_share_after_fork_child(void);
+
+/* gt_cupti_api.c, called by both: the API records without which CUPTI
+ * writes no external-correlation record. */
+/* Turned on for the functions that make GPU work (or, with a CUPTI that
+ * cannot choose, for every function). Says which, for meta. */
+const char *gt_cupti_api_records_on(void);
+/* Turned off, but for the domains the program wants records of. */
+void gt_cupti_api_records_off(int keep_driver, int keep_runtime);
+/* The program turned a whole API kind off: that also undid the tracer's
+ * per-function choices in it, made again. */
+void gt_cupti_api_records_reselect(CUpti_ActivityKind kind);
+/* The program chose function `cbid` of kind DRIVER or RUNTIME for API
+ * records (cuptiActivityEnableDriverApi/RuntimeApi); it chose any. */
+int gt_cupti_api_app_selected(CUpti_ActivityKind kind, uint32_t cbid);
+int gt_cupti_api_app_any(void);
 
 /* gt_cupti_clock.c, called by both: CUPTI's one clock a process. */
 /* The program gave CUPTI a clock of its own before the tracer took CUPTI

@@ -25,7 +25,8 @@
 #include "cupti/gt_cupti_int.h"
 
 /* The kinds the tracer records too, as bits of the program's mask. */
-enum { GT_SB_EXT, GT_SB_CONC, GT_SB_KERNEL, GT_SB_MEMCPY, GT_SB_MEMSET, GT_SB_SYNC, GT_SB_OVERHEAD };
+enum { GT_SB_EXT, GT_SB_CONC, GT_SB_KERNEL, GT_SB_MEMCPY, GT_SB_MEMSET, GT_SB_SYNC, GT_SB_OVERHEAD, GT_SB_DRIVER,
+       GT_SB_RUNTIME };
 
 static int gt_share_bit(uint32_t kind)
 {
@@ -37,6 +38,8 @@ static int gt_share_bit(uint32_t kind)
     case CUPTI_ACTIVITY_KIND_MEMSET: return GT_SB_MEMSET;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return GT_SB_SYNC;
     case CUPTI_ACTIVITY_KIND_OVERHEAD: return GT_SB_OVERHEAD;
+    case CUPTI_ACTIVITY_KIND_DRIVER: return GT_SB_DRIVER;
+    case CUPTI_ACTIVITY_KIND_RUNTIME: return GT_SB_RUNTIME;
     default: return -1;
     }
 }
@@ -79,7 +82,7 @@ static struct {
 static unsigned gt_share_nlog;
 
 /* External id -> the mask when the call was made: one word a slot, a hash
- * of the id above the low 8 bits, the mask (7 bits) and a set bit below. */
+ * of the id above the low 16 bits, the mask (15 bits) and a set bit below. */
 static _Atomic(uint64_t) *gt_share_slots;
 /* CUPTI correlation id -> our external id, from CUPTI's records. */
 static uint32_t *gt_share_ctag;
@@ -213,7 +216,7 @@ void gt_cupti_share_note(uint64_t ext)
         return;
     uint64_t h = gt_share_mix(ext);
     uint32_t m = atomic_load_explicit(&gt_app_mask, memory_order_acquire);
-    atomic_store_explicit(&slots[(h >> 8) & (GT_SHARE_SLOTS - 1)], (h & ~0xffull) | 0x80u | (m & 0x7f),
+    atomic_store_explicit(&slots[(h >> 16) & (GT_SHARE_SLOTS - 1)], (h & ~0xffffull) | 0x8000u | (m & 0x7fff),
                           memory_order_relaxed);
     if (atomic_load_explicit(&gt_app_kinds_on, memory_order_relaxed) > 0 &&
         !atomic_load_explicit(&gt_app_open, memory_order_relaxed))
@@ -237,9 +240,9 @@ static uint32_t gt_share_mask_for(uint32_t corr, uint64_t t)
     _Atomic(uint64_t) *slots = atomic_load_explicit(&gt_share_slots, memory_order_acquire);
     if (slots && gt_share_ctag && corr && gt_share_ctag[corr & (GT_SHARE_SLOTS - 1)] == corr + 1) {
         uint64_t h = gt_share_mix(gt_share_cext[corr & (GT_SHARE_SLOTS - 1)]);
-        uint64_t w = atomic_load_explicit(&slots[(h >> 8) & (GT_SHARE_SLOTS - 1)], memory_order_relaxed);
-        if ((w & 0x80) && (w & ~0xffull) == (h & ~0xffull))
-            return (uint32_t)(w & 0x7f);
+        uint64_t w = atomic_load_explicit(&slots[(h >> 16) & (GT_SHARE_SLOTS - 1)], memory_order_relaxed);
+        if ((w & 0x8000) && (w & ~0xffffull) == (h & ~0xffffull))
+            return (uint32_t)(w & 0x7fff);
     }
     return t ? gt_share_mask_at(gt_cupti_clock_map(t)) : atomic_load(&gt_app_mask);
 }
@@ -254,8 +257,13 @@ static uint32_t gt_share_judge(const CUpti_Activity *rec)
         const CUpti_ActivityExternalCorrelation *x = (const void *)rec;
         if (x->externalKind == GT_EXT_KIND)
             return 0; /* ours */
+        /* CUPTI writes one beside an API record only: the program gets it
+         * where its own choices made API records (the tracer's choices
+         * make some for it that it would not have had). Per function, the
+         * program's choices are taken as a whole. */
         m = gt_share_mask_for(x->correlationId, 0);
-        return (m >> GT_SB_EXT) & 1 ? kind : 0;
+        int api = (m >> GT_SB_DRIVER) & 1 || (m >> GT_SB_RUNTIME) & 1 || gt_cupti_api_app_any();
+        return (m >> GT_SB_EXT) & 1 && api ? kind : 0;
     }
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
@@ -283,6 +291,14 @@ static uint32_t gt_share_judge(const CUpti_Activity *rec)
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
         const CUpti_ActivityOverhead3 *o = (const void *)rec;
         return (gt_share_mask_at(gt_cupti_clock_map(o->start)) >> GT_SB_OVERHEAD) & 1 ? kind : 0;
+    }
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+    case CUPTI_ACTIVITY_KIND_RUNTIME: {
+        /* The tracer's API records (gt_cupti_api.c) are the program's
+         * only where it has the kind on. */
+        const CUpti_ActivityAPI *a = (const void *)rec;
+        m = gt_share_mask_for(a->correlationId, a->start);
+        return (m >> gt_share_bit(kind)) & 1 || gt_cupti_api_app_selected(kind, a->cbid) ? kind : 0;
     }
     default:
         /* A kind the tracer does not record: CUPTI made it for the program. */
@@ -492,6 +508,8 @@ CUptiResult gt_cupti_app_enable(void *real, CUpti_ActivityKind kind, int on)
         pthread_mutex_lock(&gt_share_lock);
         gt_share_set_locked((uint32_t)kind, on);
         pthread_mutex_unlock(&gt_share_lock);
+        if (holding && !on && (kind == CUPTI_ACTIVITY_KIND_DRIVER || kind == CUPTI_ACTIVITY_KIND_RUNTIME))
+            gt_cupti_api_records_reselect(kind);
     }
     return r;
 }

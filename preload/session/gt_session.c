@@ -97,6 +97,7 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
     char nocupti[512];
     if (gt_cupti_start(cfg->gpu_timing ? "cupti" : "off", nocupti, sizeof(nocupti))) {
         gt_writer_set_gpu_timing("cupti", gt_cupti_library());
+        gt_writer_set_meta("cupti_api_records", gt_cupti_api_records_kind());
     } else {
         gt_writer_set_gpu_timing("none", nocupti);
         /* Asked for and missing is worth a line; turned off is not. */

@@ -47,9 +47,14 @@ all: $(FAKECUDA_DIR)/libcudart.so.13 $(FAKECUDA_DIR)/libcudart_static.a
 # ---- CUPTI ----
 FK_CUPTI_SRC := $(wildcard tests/fakecuda/cupti/*.c)
 
-$(FAKECUDA_DIR)/libcupti.so.13: $(FK_CUPTI_SRC) tests/fakecuda/fakecuda.h tests/fakecuda/cupti/libcupti.map
+$(BUILD)/gen/fu_cbids.h: tests/fakecuda/cupti/gen_fu_cbids.py $(CUDA)/include/cupti_driver_cbid.h
 	@mkdir -p $(dir $@)
-	$(CC) $(FAKECUDA_CFLAGS) -shared -Wl,-soname,libcupti.so.13 -Wl,--version-script=tests/fakecuda/cupti/libcupti.map \
+	$(PYTHON) tests/fakecuda/cupti/gen_fu_cbids.py $(CUDA)/include $@.tmp
+	mv $@.tmp $@
+
+$(FAKECUDA_DIR)/libcupti.so.13: $(FK_CUPTI_SRC) tests/fakecuda/fakecuda.h tests/fakecuda/cupti/libcupti.map $(BUILD)/gen/fu_cbids.h
+	@mkdir -p $(dir $@)
+	$(CC) $(FAKECUDA_CFLAGS) -I$(BUILD)/gen -shared -Wl,-soname,libcupti.so.13 -Wl,--version-script=tests/fakecuda/cupti/libcupti.map \
 	    -Wl,-rpath,'$$ORIGIN' -o $@ $(FK_CUPTI_SRC) -ldl -lpthread
 
 all: $(FAKECUDA_DIR)/libcupti.so.13

@@ -16,7 +16,9 @@
  *   finalize  CONCURRENT_KERNEL on for 50 "k1", cuptiFinalize, 50 "k2",
  *             then registered and enabled again for 20 "k3", then 30 "k4"
  *             with the kind off
- *   ext       EXTERNAL_CORRELATION and CONCURRENT_KERNEL on; 20 kernels
+ *   ext       EXTERNAL_CORRELATION, CONCURRENT_KERNEL and cuLaunchKernel's API
+ *             records on (without API records CUPTI writes no external
+ *             correlation); 20 kernels
  *             each under two external ids at once (CUSTOM0 1000+i,
  *             CUSTOM1 5000+i); 10 "bare" kernels under none
  *   range     CONCURRENT_KERNEL on for 50 "pre" kernels, then between
@@ -91,6 +93,7 @@ static CUptiResult (*p_cuptiActivityPopExternalCorrelationId)(CUpti_ExternalCorr
 static CUptiResult (*p_cuptiFinalize)(void);
 static CUptiResult (*p_cuptiActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc);
 static CUptiResult (*p_cuptiSubscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+static CUptiResult (*p_cuptiActivityEnableDriverApi)(CUpti_CallbackId, uint8_t);
 
 #define LOAD(name)                                                        \
     do {                                                                  \
@@ -119,6 +122,7 @@ static void load_cupti(void)
     LOAD(cuptiFinalize);
     LOAD(cuptiSubscribe);
     LOAD(cuptiActivityRegisterTimestampCallback);
+    LOAD(cuptiActivityEnableDriverApi);
 }
 #else
 #define CU(name) name
@@ -501,6 +505,9 @@ int main(int argc, char **argv)
         start_collector();
         CHECK(CU(cuptiActivityEnable)(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION));
         CHECK(CU(cuptiActivityEnable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+        /* CUPTI writes external-correlation records beside API records
+         * only: the launches' own */
+        CHECK(CU(cuptiActivityEnableDriverApi)(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1));
         for (int i = 0; i < 20; i++) {
             uint64_t last;
             CHECK(CU(cuptiActivityPushExternalCorrelationId)(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 1000 + i));

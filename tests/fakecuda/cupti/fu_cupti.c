@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <cupti.h>
+
+#include "fu_api_select.h"
 #include "fakecuda.h"
 
 #define FU_API __attribute__((visibility("default")))
@@ -84,7 +86,8 @@ static size_t fu_record_size(CUpti_ActivityKind k)
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
     case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
-    case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+    case CUPTI_ACTIVITY_KIND_RUNTIME: return sizeof(CUpti_ActivityAPI);
     default: return 0;
     }
 }
@@ -292,30 +295,20 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
     pthread_mutex_unlock(&fu_lock);
 }
 
-/* On the calling thread, as each driver call starts: tie its correlation id
- * to the external ids the thread has pushed. */
+/* On the calling thread, as each driver call starts: its API record, if
+ * the function gets one (fu_api_select.c), preceded by an external-
+ * correlation record for each external id the thread has pushed. As in
+ * CUPTI, a call with no API record has no external-correlation record. */
 static void fu_on_api(uint32_t corr, const char *api, void *arg)
 {
-    (void)api;
     (void)arg;
-    int any = 0;
-    for (int k = 0; k < FU_EXT_KINDS; k++)
-        any |= fu_ext_depth[k] > 0;
+    uint32_t cbid = 0;
+    int selected = fu_api_driver_selected(api, &cbid);
     pthread_mutex_lock(&fu_lock);
     fu_note_call_locked(corr);
-    if (!any && !fu_enabled[CUPTI_ACTIVITY_KIND_DRIVER]) {
+    if (!selected) {
         pthread_mutex_unlock(&fu_lock);
         return;
-    }
-    /* A driver API record: the call's start only (an instant), written as
-     * the call starts, so only calls made while the kind is on have one. */
-    CUpti_ActivityAPI *d = fu_on(CUPTI_ACTIVITY_KIND_DRIVER) ? fu_reserve_locked(sizeof(*d)) : NULL;
-    if (d) {
-        d->kind = CUPTI_ACTIVITY_KIND_DRIVER;
-        d->start = d->end = fu_ts(fu_gpu_now());
-        d->processId = (uint32_t)getpid();
-        d->threadId = (uint32_t)gettid();
-        d->correlationId = corr;
     }
     if (fu_on(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) {
         for (int k = 0; k < FU_EXT_KINDS; k++) {
@@ -333,6 +326,17 @@ static void fu_on_api(uint32_t corr, const char *api, void *arg)
             r->externalId = fu_ext[k][fu_ext_depth[k] - 1];
             r->correlationId = corr;
         }
+    }
+    /* The call's start only (an instant), written as the call starts. */
+    CUpti_ActivityAPI *d = fu_reserve_locked(sizeof(*d));
+    if (d) {
+        memset(d, 0, sizeof(*d));
+        d->kind = CUPTI_ACTIVITY_KIND_DRIVER;
+        d->cbid = cbid;
+        d->start = d->end = fu_ts(fu_gpu_now());
+        d->processId = (uint32_t)getpid();
+        d->threadId = (uint32_t)gettid();
+        d->correlationId = corr;
     }
     pthread_mutex_unlock(&fu_lock);
 }
@@ -504,6 +508,8 @@ static CUptiResult fu_set_kind(CUpti_ActivityKind k, uint8_t on)
     CUptiResult r = fu_attach();
     if (r != CUPTI_SUCCESS)
         return r;
+    if (k == CUPTI_ACTIVITY_KIND_DRIVER || k == CUPTI_ACTIVITY_KIND_RUNTIME)
+        fu_api_select_all(k, on);
     pthread_mutex_lock(&fu_lock);
     fu_enabled[k] = on;
     if ((unsigned)k < 64)

@@ -1,10 +1,9 @@
 /* fu_cupti_config.c: the Activity API's settings that PyTorch's profiler
  * (Kineto) makes before it enables records. They tune what a real GPU
- * keeps on the device (record buffers, semaphore pools, event timestamps)
- * or which API records to make; the simulated CUPTI keeps its records on
- * the host and makes no API records (cuptiActivityEnable refuses those
- * kinds), so each is checked as CUPTI checks it and then has nothing to
- * change. */
+ * keeps on the device (record buffers, semaphore pools, event timestamps):
+ * the simulated CUPTI keeps its records on the host, so each is checked
+ * as CUPTI checks it and then has nothing to change. Which functions get
+ * API records is fu_api_select.c's. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,38 +34,10 @@ FU_API CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_
     }
 }
 
-/* Which driver and runtime functions get API records, when those kinds
- * are enabled: never here. */
-FU_API CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
-{
-    (void)cbid;
-    (void)enable;
-    return CUPTI_SUCCESS;
-}
-
-FU_API CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
-{
-    (void)cbid;
-    (void)enable;
-    return CUPTI_SUCCESS;
-}
-
 /* Device-side timestamps for event records (CUPTI_ACTIVITY_KIND_CUDA_EVENT,
  * which the simulated CUPTI does not make). */
 FU_API CUptiResult cuptiActivityEnableCudaEventDeviceTimestamps(uint8_t enable)
 {
     (void)enable;
     return CUPTI_SUCCESS;
-}
-
-/* The callback API delivers no callbacks here, so it has no callback ids
- * to name: every id is unknown. */
-FU_API CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char **name)
-{
-    (void)domain;
-    (void)cbid;
-    if (!name)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    *name = NULL;
-    return CUPTI_ERROR_INVALID_PARAMETER;
 }

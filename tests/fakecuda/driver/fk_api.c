@@ -394,17 +394,32 @@ void fk_emit_sync(uint32_t corr, int type, uint32_t stream_id, uint64_t t0)
     fk_activity_emit(&a);
 }
 
-FK_API CUresult cuCtxSynchronize(void)
+static CUresult fk_ctx_sync(const char *api)
 {
     CHECK_CTX();
     uint64_t t0 = fakecuda_now_ns();
-    uint32_t corr = fk_api_enter("cuCtxSynchronize");
+    uint32_t corr = fk_api_enter(api);
     CUresult r = fk_wait_gpu(fk_current_device(), fk_all_done_time(fk_current_device()));
     fk_effect_wait(fk_effect_last());
     if (r == CUDA_SUCCESS)
         fk_wait_host_functions(NULL);
     fk_emit_sync(corr, 4, 0, t0);
     return r;
+}
+
+FK_API CUresult cuCtxSynchronize(void)
+{
+    return fk_ctx_sync("cuCtxSynchronize");
+}
+
+/* CUDA 13's: cuGetProcAddress("cuCtxSynchronize") at version 13000 or
+ * later gives this one, as NVIDIA's static runtime asks for it. A context
+ * other than the current (the simulated GPU has one a device) waits the
+ * same; NULL is the current. */
+FK_API CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
+    (void)ctx;
+    return fk_ctx_sync("cuCtxSynchronize_v2");
 }
 
 static CUresult fk_stream_sync(CUstream hs, int pt)

@@ -22,34 +22,42 @@ typedef int fk_result;                          /* CUresult */
 
 #define FK_ENTRY(api, fn) extern void fn(void);
 #define FK_ENTRY_PT(api, fn, pt) extern void fn(void); extern void pt(void);
+#define FK_ENTRY_SINCE(api, version, fn) extern void fn(void);
 #include "fk_procaddr.def"
 #undef FK_ENTRY
 #undef FK_ENTRY_PT
+#undef FK_ENTRY_SINCE
 
 struct fk_entry {
     const char *api;
     void (*fn)(void);
     void (*pt)(void);
+    int since; /* the CUDA version (cuGetProcAddress's) this entry is given from */
 };
 
-#define FK_ENTRY(api, fn) {#api, fn, NULL},
-#define FK_ENTRY_PT(api, fn, pt) {#api, fn, pt},
+#define FK_ENTRY(api, fn) {#api, fn, NULL, 0},
+#define FK_ENTRY_PT(api, fn, pt) {#api, fn, pt, 0},
+#define FK_ENTRY_SINCE(api, version, fn) {#api, fn, NULL, version},
 FK_API fk_result cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags, int *status);
 
 static const struct fk_entry fk_table[] = {
 #include "fk_procaddr.def"
     /* a caller may ask for the lookup function itself */
-    {"cuGetProcAddress", (void (*)(void))cuGetProcAddress_v2, NULL},
+    {"cuGetProcAddress", (void (*)(void))cuGetProcAddress_v2, NULL, 0},
 };
 #undef FK_ENTRY
 #undef FK_ENTRY_PT
+#undef FK_ENTRY_SINCE
 
-static fk_result fk_proc(const char *symbol, void **pfn, uint64_t flags, int *status)
+/* The first entry of the name given at `version`: a name's newer entries
+ * come first in fk_procaddr.def (FK_ENTRY_SINCE), as the driver gives the
+ * function of the version the caller was built for. */
+static fk_result fk_proc(const char *symbol, void **pfn, int version, uint64_t flags, int *status)
 {
     if (!symbol || !pfn)
         return FK_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < sizeof(fk_table) / sizeof(fk_table[0]); i++) {
-        if (strcmp(fk_table[i].api, symbol) != 0)
+        if (strcmp(fk_table[i].api, symbol) != 0 || version < fk_table[i].since)
             continue;
         void (*f)(void) = fk_table[i].fn;
         if ((flags & FK_PER_THREAD_DEFAULT_STREAM) && fk_table[i].pt)
@@ -73,13 +81,11 @@ static fk_result fk_proc(const char *symbol, void **pfn, uint64_t flags, int *st
 
 FK_API fk_result cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags, int *status)
 {
-    (void)version;
-    return fk_proc(symbol, pfn, flags, status);
+    return fk_proc(symbol, pfn, version, flags, status);
 }
 
 FK_API fk_result cuGetProcAddress(const char *symbol, void **pfn, int version, uint64_t flags);
 FK_API fk_result cuGetProcAddress(const char *symbol, void **pfn, int version, uint64_t flags)
 {
-    (void)version;
-    return fk_proc(symbol, pfn, flags, NULL);
+    return fk_proc(symbol, pfn, version, flags, NULL);
 }
