@@ -178,6 +178,7 @@ static void CUPTIAPI gt_cupti_buffer_completed(CUcontext ctx, uint32_t stream, u
     size_t dropped = 0;
     if (gt_cu.dropped && gt_cu.dropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
         atomic_fetch_add(&gt_cupti_dropped_records, dropped);
+    gt_cupti_dump_buffer(buffer, valid);
     gt_cupti_share_forward(buffer, valid);
     /* Between windows only the program's kinds are on: not the writer's. */
     struct gt_cupti_buf *b = valid && atomic_load(&gt_cupti_on) ? malloc(sizeof(*b)) : NULL;

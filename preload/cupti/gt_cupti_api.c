@@ -7,11 +7,19 @@
  * activity API record is created" (cupti_activity.h): with no driver or
  * runtime API records on, a real GPU's records come with no link at all
  * (docs/validation.md, the first run). So API records are turned on for
- * the functions that make work, chosen by name, one callback id at a time
- * (cuptiActivityEnableDriverApi/RuntimeApi, CUPTI 12.6 onwards); a CUPTI
- * without those gets every API record (CUPTI_ACTIVITY_KIND_DRIVER and
- * _RUNTIME), as the PyTorch profiler asks for. The writer skips API
- * records; the program's own are forwarded to it (gt_cupti_share.c). */
+ * every driver and runtime function (CUPTI_ACTIVITY_KIND_DRIVER and
+ * _RUNTIME, as the PyTorch profiler asks for them), or, when asked, for
+ * the functions that make work alone, chosen by name one callback id at a
+ * time (cuptiActivityEnableDriverApi/RuntimeApi, CUPTI 12.6 onwards). The
+ * writer skips API records; the program's own are forwarded to it
+ * (gt_cupti_share.c).
+ *
+ * Known gap (docs/validation.md): CUPTI ties a statically linked runtime's
+ * work (NVIDIA's libraries', nvcc -cudart static) to that runtime's API
+ * record, made before the tracer's driver-level hook pushes its id, so
+ * such work comes unlinked. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cupti/gt_cupti_app.h"
@@ -46,15 +54,26 @@ static int gt_select_domain(CUpti_CallbackDomain domain, int on)
         const char *name = NULL;
         if (gt_cu.callback_name(domain, id, &name) != CUPTI_SUCCESS || !name || !gt_is_work(name))
             continue;
-        if (set(id, (uint8_t)on) == CUPTI_SUCCESS)
+        CUptiResult r = set(id, (uint8_t)on);
+        if (r == CUPTI_SUCCESS)
             n++;
+        char line[160];
+        snprintf(line, sizeof line, "%s api %u %s: %s -> %d", domain == CUPTI_CB_DOMAIN_DRIVER_API ? "driver" : "runtime",
+                 id, name, on ? "on" : "off", (int)r);
+        gt_cupti_dump_note(line);
     }
     return n;
 }
 
 const char *gt_cupti_api_records_on(void)
 {
-    if (gt_cu.enable_driver_api && gt_cu.enable_runtime_api && gt_cu.callback_name) {
+    /* Per function only when asked (GPUTRACE_CUPTI_API_RECORDS=work): on
+     * an H100 (driver 580, CUPTI 13.0) the choices were accepted and made
+     * no record at all once CUDA had started before the tracer, as in
+     * PyTorch and a statically linked runtime (docs/validation.md). */
+    const char *want = getenv("GPUTRACE_CUPTI_API_RECORDS");
+    int work = want && strcmp(want, "work") == 0;
+    if (work && gt_cu.enable_driver_api && gt_cu.enable_runtime_api && gt_cu.callback_name) {
         int n = gt_select_domain(CUPTI_CB_DOMAIN_DRIVER_API, 1) + gt_select_domain(CUPTI_CB_DOMAIN_RUNTIME_API, 1);
         if (n > 0) {
             gt_api_mode = 1;

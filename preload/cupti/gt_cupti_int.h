@@ -87,6 +87,10 @@ void gt_cupti_api_records_reselect(CUpti_ActivityKind kind);
 int gt_cupti_api_app_selected(CUpti_ActivityKind kind, uint32_t cbid);
 int gt_cupti_api_app_any(void);
 
+/* gt_cupti_dump.c, called by both: GPUTRACE_CUPTI_DUMP, a diagnostic. */
+void gt_cupti_dump_buffer(uint8_t *buf, size_t valid);
+void gt_cupti_dump_note(const char *what);
+
 /* gt_cupti_clock.c, called by both: CUPTI's one clock a process. */
 /* The program gave CUPTI a clock of its own before the tracer took CUPTI
  * over: 1, and CUPTI stays on it (gt_cupti_clock_map converts). */
