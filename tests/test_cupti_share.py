@@ -80,17 +80,18 @@ def test_collector_gets_its_records_from_when_it_enabled_them():
 
 def test_kinds_the_tracer_records_and_one_it_does_not():
     """KERNEL, MEMCPY and MEMSET (the tracer records kernels, copies and
-    memsets itself) and DRIVER (it does not): each for the calls made while
-    on, KERNEL records as KERNEL though the tracer's are concurrent ones."""
+    memsets itself) and RUNTIME (API records: the tracer has them on for
+    every call, and skips them): each for the calls made while on, KERNEL
+    records as KERNEL though the tracer's are concurrent ones."""
     for client in CLIENTS:
         recs, run = traced_same_as_plain(client, "kinds")
         named = by_name(recs)
         assert_eq(named["kernel during"], 20, client)
         assert_eq(named["memcpy 8192"], 5, client)
         assert_eq(named["memset 4096"], 5, client)
-        # one driver record per work-making call while on: 20 launches, 10
-        # copies and memsets, 1 sync
-        assert_eq(named["driver"], 31, client)
+        # one runtime API record per work-making call while on: 20
+        # launches, 10 copies and memsets, 1 sync
+        assert_eq(named["runtime"], 31, client)
         assert_eq(sum(recs.values()), 61, client)
         assert_eq(kernels(run), {"before": (10, 10), "during": (20, 20), "after": (10, 10)}, client)
         assert_eq(run.q("SELECT time_source, count(*) FROM memcpys GROUP BY 1"), [("gpu", 25)], client)
@@ -193,7 +194,7 @@ def test_two_external_correlation_kinds_at_once():
     """The program's external ids of two kinds at once (CUSTOM0 and
     CUSTOM1, as the PyTorch profiler pushes) come back to it, each tied to
     its kernel's correlation id; the tracer's own (CUSTOM2) do not. The
-    program asked for API records of cuLaunchKernel alone: it gets those,
+    program asked for API records of cudaLaunchKernel alone: it gets those,
     not the ones the tracer asked for besides (its syncs')."""
     recs, run = traced_same_as_plain("cupti_client", "ext")
     kernel_corr = {int(l.split()[-1]) for l in recs if l.startswith("concurrent_kernel tagged")}
@@ -204,7 +205,7 @@ def test_two_external_correlation_kinds_at_once():
         assert_eq(sorted(int(i) for k, i, _ in ext if k == kind), list(range(base, base + 20)))
     # the program's API records of its 30 launches, and no more: the
     # tracer's own (its syncs') are not the program's
-    assert_eq(sorted(int(l.split()[1]) for l in recs if l.startswith("driver")), sorted(kernel_corr | {
+    assert_eq(sorted(int(l.split()[1]) for l in recs if l.startswith("runtime")), sorted(kernel_corr | {
         int(l.split()[-1]) for l in recs if l.startswith("concurrent_kernel bare")}), "the launches' API records")
     assert_eq(kernels(run), {"tagged": (20, 20), "bare": (10, 10)})
     check_shared(run, 100)
@@ -275,7 +276,7 @@ def test_collector_that_flushes_only_while_a_buffer_is_lent():
     own buffers come back (later than the window's end: the collector then
     never flushed, and got none of its kernels). Two cycles on a schedule,
     its clock in TSC-like ticks: each keeps its 10 kernels inside its
-    window, with their external ids of two kinds and driver records, as
+    window, with their external ids of two kinds and API records, as
     untraced; the trace keeps GPU times for all 70 kernels."""
     env = {"CUPTI_CLIENT_TICKS": "1"}
     for client in CLIENTS:
@@ -290,7 +291,7 @@ def test_collector_that_flushes_only_while_a_buffer_is_lent():
         assert_eq((tail["foreign_buffers"], tail["bad_walks"], tail["dropped"]), ("0", "0", "0"), client)
         for c in (0, 1):
             assert_eq(recs["%d active_%d kept" % (c, c)], 10, client)
-            assert_eq((recs["%d outside 0" % c], recs["%d driver 11" % c]), (1, 1), client)
+            assert_eq((recs["%d outside 0" % c], recs["%d api 11" % c]), (1, 1), client)
             assert_eq(sorted(int(l.split()[3]) for l in recs if l.startswith("%d external 3 " % c)),
                       list(range(100 * c, 100 * c + 10)), client)
             assert_eq(sorted(int(l.split()[3]) for l in recs if l.startswith("%d external 4 " % c)),

@@ -51,6 +51,7 @@ void gt_call_end(struct gt_call *c, int result, int category)
 
 static GT_TLS uint32_t gt_tls_tid;
 static GT_TLS uint64_t gt_tls_corr_seq;
+GT_TLS uint64_t gt_tls_ext_ahead;
 
 /* Unique per process without a shared counter: thread id, then a count. */
 uint64_t gt_next_corr(void)

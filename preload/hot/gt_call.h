@@ -24,6 +24,14 @@ struct gt_call {
 extern void (*const gt_call_starter)(void);
 
 uint64_t gt_next_corr(void);
+/* The external id on this thread's CUPTI stack, waiting for the thread's
+ * next work-making call (0: none): pushed ahead, when the last such call
+ * ended. A runtime linked statically into the program or a library
+ * (NVIDIA's cuBLAS and cuDNN, nvcc -cudart static) is seen by CUPTI at its
+ * own API's entry, where CUPTI takes the external ids then pushed, before
+ * the driver call the tracer hooks inside it: the id must already be there
+ * (docs/validation.md). */
+extern GT_TLS uint64_t gt_tls_ext_ahead;
 
 static inline int gt_makes_gpu_work(int category)
 {
@@ -57,8 +65,11 @@ static inline int gt_call_begin(struct gt_call *c, uint32_t api, int category)
     c->ev.pystack_id = 0;
     c->ev.corr = 0;
     if (gt_makes_gpu_work(category) && atomic_load_explicit(&gt_cupti_enabled, memory_order_acquire)) {
-        c->ev.corr = gt_next_corr();
-        gt_cupti_push(c->ev.corr);
+        c->ev.corr = gt_tls_ext_ahead;
+        if (!c->ev.corr) {
+            c->ev.corr = gt_next_corr();
+            gt_cupti_push(c->ev.corr);
+        }
     }
     c->ev.start_ns = gt_now_ns();
     /* after the start time: a call that started after the program turned
@@ -73,8 +84,12 @@ static inline void gt_call_stop(struct gt_call *c)
 {
     c->saved_errno = errno;
     c->ev.end_ns = gt_now_ns();
-    if (c->ev.corr)
+    if (c->ev.corr) {
+        /* this call's id off, the next one's on */
         gt_cupti_pop();
+        gt_tls_ext_ahead = gt_next_corr();
+        gt_cupti_push(gt_tls_ext_ahead);
+    }
 }
 
 /* Records the event (unless its category is NONE) and leaves the guard. */

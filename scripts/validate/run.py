@@ -229,9 +229,10 @@ def torch_compile_graph(out):
                     "ON f.pystack_id = c.pystack_id WHERE k.name LIKE 'triton%' AND f.file = ? AND f.line = ?",
                 script, m["compiled"])[0][0]
     check("compile+graph", "Triton launches map to torch_compile_graph.py:%d" % m["compiled"], at_line > 0, at_line)
-    launches = q(db, "SELECT c.id FROM api_calls c JOIN py_stack_frames f ON f.pystack_id = c.pystack_id "
-                     "AND f.depth = 0 WHERE c.category = 'graph_launch' AND f.file = ? AND f.line = ?",
-                 script, m["replay"])
+    # the script's innermost frame (CUDAGraph.replay's own Python frame is innermost)
+    launches = q(db, "SELECT c.id FROM api_calls c WHERE c.category = 'graph_launch' AND "
+                     "(SELECT f.line FROM py_stack_frames f WHERE f.pystack_id = c.pystack_id AND f.file = ? "
+                     "ORDER BY f.depth LIMIT 1) = ?", script, m["replay"])
     check("compile+graph", "%d graph replays at torch_compile_graph.py:%d" % (replays, m["replay"]),
           len(launches) == replays, len(launches))
     per = q(db, "SELECT g.api_call_id, count(*) FROM gpu_activity g JOIN api_calls c ON c.id = g.api_call_id "

@@ -102,6 +102,10 @@ void fakecuda_activity_subscribe(fakecuda_activity_cb cb, void *arg);
  * submits or waits on GPU work, with the correlation id its records carry. */
 typedef void (*fakecuda_api_cb)(uint32_t correlation_id, const char *api_name, void *arg);
 void fakecuda_api_subscribe(fakecuda_api_cb cb, void *arg);
+/* The simulated runtime's work-making calls, entered (1) and left (0): the
+ * call takes a correlation id (api_name: its CUPTI runtime callback name,
+ * "cuda..."), which the driver calls inside it share. */
+void fakecuda_runtime_api(const char *api_name, int enter);
 
 /* CUPTI's ids of a graph node and a graph (what cuptiGetGraphNodeId and
  * cuptiGetGraphId answer). 0, or -1 for a bad handle. */

@@ -16,7 +16,7 @@
  *   finalize  CONCURRENT_KERNEL on for 50 "k1", cuptiFinalize, 50 "k2",
  *             then registered and enabled again for 20 "k3", then 30 "k4"
  *             with the kind off
- *   ext       EXTERNAL_CORRELATION, CONCURRENT_KERNEL and cuLaunchKernel's API
+ *   ext       EXTERNAL_CORRELATION, CONCURRENT_KERNEL and cudaLaunchKernel's API
  *             records on (without API records CUPTI writes no external
  *             correlation); 20 kernels
  *             each under two external ids at once (CUSTOM0 1000+i,
@@ -93,7 +93,7 @@ static CUptiResult (*p_cuptiActivityPopExternalCorrelationId)(CUpti_ExternalCorr
 static CUptiResult (*p_cuptiFinalize)(void);
 static CUptiResult (*p_cuptiActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc);
 static CUptiResult (*p_cuptiSubscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
-static CUptiResult (*p_cuptiActivityEnableDriverApi)(CUpti_CallbackId, uint8_t);
+static CUptiResult (*p_cuptiActivityEnableRuntimeApi)(CUpti_CallbackId, uint8_t);
 
 #define LOAD(name)                                                        \
     do {                                                                  \
@@ -122,7 +122,7 @@ static void load_cupti(void)
     LOAD(cuptiFinalize);
     LOAD(cuptiSubscribe);
     LOAD(cuptiActivityRegisterTimestampCallback);
-    LOAD(cuptiActivityEnableDriverApi);
+    LOAD(cuptiActivityEnableRuntimeApi);
 }
 #else
 #define CU(name) name
@@ -207,6 +207,11 @@ static void record_line(const CUpti_Activity *r)
     case CUPTI_ACTIVITY_KIND_DRIVER: {
         const CUpti_ActivityAPI *a = (const void *)r;
         snprintf(s, sizeof(s), "driver %u", a->correlationId);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME: {
+        const CUpti_ActivityAPI *a = (const void *)r;
+        snprintf(s, sizeof(s), "runtime %u", a->correlationId);
         break;
     }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
@@ -350,7 +355,7 @@ static void kineto_collect(int cycle, uint64_t lo, uint64_t hi)
 {
     kineto_flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     char s[512];
-    int outside = 0, driver = 0;
+    int outside = 0, api = 0;
     pthread_mutex_lock(&lock);
     for (int i = 0; i < nready; i++) {
         CUpti_Activity *r = NULL;
@@ -371,8 +376,8 @@ static void kineto_collect(int cycle, uint64_t lo, uint64_t hi)
                 snprintf(s, sizeof(s), "%d external %d %llu", cycle, (int)x->externalKind,
                          (unsigned long long)x->externalId);
                 add_line(s);
-            } else if (r->kind == CUPTI_ACTIVITY_KIND_DRIVER) {
-                driver++;
+            } else if (r->kind == CUPTI_ACTIVITY_KIND_DRIVER || r->kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
+                api++;
             }
         }
         free(ready[i].buf);
@@ -380,7 +385,7 @@ static void kineto_collect(int cycle, uint64_t lo, uint64_t hi)
     nready = 0;
     snprintf(s, sizeof(s), "%d outside %d", cycle, outside);
     add_line(s);
-    snprintf(s, sizeof(s), "%d driver %d", cycle, driver);
+    snprintf(s, sizeof(s), "%d api %d", cycle, api);
     add_line(s);
     pthread_mutex_unlock(&lock);
 }
@@ -389,7 +394,7 @@ static void kineto(void)
 {
     static const CUpti_ActivityKind kinds[] = {
         CUPTI_ACTIVITY_KIND_MEMCPY,      CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_OVERHEAD};
+        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_OVERHEAD};
     const size_t nkinds = sizeof(kinds) / sizeof(kinds[0]);
     char name[32];
     hold = 1;
@@ -458,7 +463,7 @@ int main(int argc, char **argv)
         cudaDeviceSynchronize();
     } else if (strcmp(mode, "kinds") == 0) {
         static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                                   CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_DRIVER};
+                                                   CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME};
         launch("before", 10);
         copies(10, 4096);
         cudaDeviceSynchronize();
@@ -507,7 +512,7 @@ int main(int argc, char **argv)
         CHECK(CU(cuptiActivityEnable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
         /* CUPTI writes external-correlation records beside API records
          * only: the launches' own */
-        CHECK(CU(cuptiActivityEnableDriverApi)(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1));
+        CHECK(CU(cuptiActivityEnableRuntimeApi)(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1));
         for (int i = 0; i < 20; i++) {
             uint64_t last;
             CHECK(CU(cuptiActivityPushExternalCorrelationId)(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 1000 + i));

@@ -23,33 +23,48 @@
 static _Atomic unsigned char fu_driver_on[FU_DRIVER_CBID_NAMES_N];
 static _Atomic unsigned char fu_runtime_on[FU_RUNTIME_CBID_NAMES_N];
 
-/* Driver callback ids sorted by name, for the driver's calls. */
-static uint32_t fu_by_name[FU_DRIVER_CBID_NAMES_N];
-static size_t fu_nnames;
-static pthread_once_t fu_index_once = PTHREAD_ONCE_INIT;
+/* Callback ids sorted by name, one index a domain, for the calls the
+ * simulated driver and runtime name. */
+struct fu_index {
+    const char *const *names;
+    size_t size, n;
+    uint32_t *ids;
+    pthread_once_t once;
+};
+
+static uint32_t fu_drv_ids[FU_DRIVER_CBID_NAMES_N], fu_rt_ids[FU_RUNTIME_CBID_NAMES_N];
+static struct fu_index fu_drv_index = {fu_driver_cbid_names, FU_DRIVER_CBID_NAMES_N, 0, fu_drv_ids,
+                                       PTHREAD_ONCE_INIT};
+static struct fu_index fu_rt_index = {fu_runtime_cbid_names, FU_RUNTIME_CBID_NAMES_N, 0, fu_rt_ids,
+                                      PTHREAD_ONCE_INIT};
+static const char *const *fu_sort_names; /* qsort's, under pthread_once */
 
 static int fu_cmp_name(const void *a, const void *b)
 {
-    return strcmp(fu_driver_cbid_names[*(const uint32_t *)a], fu_driver_cbid_names[*(const uint32_t *)b]);
+    return strcmp(fu_sort_names[*(const uint32_t *)a], fu_sort_names[*(const uint32_t *)b]);
 }
 
-static void fu_build_index(void)
+static void fu_build(struct fu_index *x)
 {
-    for (uint32_t i = 0; i < FU_DRIVER_CBID_NAMES_N; i++)
-        if (fu_driver_cbid_names[i])
-            fu_by_name[fu_nnames++] = i;
-    qsort(fu_by_name, fu_nnames, sizeof(fu_by_name[0]), fu_cmp_name);
+    for (uint32_t i = 0; i < x->size; i++)
+        if (x->names[i])
+            x->ids[x->n++] = i;
+    fu_sort_names = x->names;
+    qsort(x->ids, x->n, sizeof(x->ids[0]), fu_cmp_name);
 }
 
-static uint32_t fu_driver_cbid(const char *api)
+static void fu_build_drv(void) { fu_build(&fu_drv_index); }
+static void fu_build_rt(void) { fu_build(&fu_rt_index); }
+
+static uint32_t fu_lookup(struct fu_index *x, const char *api)
 {
-    pthread_once(&fu_index_once, fu_build_index);
-    size_t lo = 0, hi = fu_nnames;
+    pthread_once(&x->once, x == &fu_drv_index ? fu_build_drv : fu_build_rt);
+    size_t lo = 0, hi = x->n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = strcmp(fu_driver_cbid_names[fu_by_name[mid]], api);
+        int c = strcmp(x->names[x->ids[mid]], api);
         if (c == 0)
-            return fu_by_name[mid];
+            return x->ids[mid];
         if (c < 0)
             lo = mid + 1;
         else
@@ -58,12 +73,16 @@ static uint32_t fu_driver_cbid(const char *api)
     return 0;
 }
 
-int fu_api_driver_selected(const char *api, uint32_t *cbid)
+int fu_api_selected(const char *api, uint32_t *cbid, CUpti_ActivityKind *kind)
 {
-    uint32_t id = api ? fu_driver_cbid(api) : 0;
+    /* the runtime's calls are named as its callback ids are: "cuda..." */
+    int rt = api && strncmp(api, "cuda", 4) == 0;
+    uint32_t id = api ? fu_lookup(rt ? &fu_rt_index : &fu_drv_index, api) : 0;
     if (cbid)
         *cbid = id;
-    return id && atomic_load_explicit(&fu_driver_on[id], memory_order_relaxed);
+    if (kind)
+        *kind = rt ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
+    return id && atomic_load_explicit(rt ? &fu_runtime_on[id] : &fu_driver_on[id], memory_order_relaxed);
 }
 
 void fu_api_select_all(CUpti_ActivityKind kind, int on)

@@ -5,11 +5,12 @@
 
 #include <cupti.h>
 
-/* The driver function `api` (its name as CUPTI's callback ids spell it)
- * gets an API record: selected by cuptiActivityEnableDriverApi, or every
- * function by CUPTI_ACTIVITY_KIND_DRIVER. Its callback id in *cbid (0:
- * none known). */
-int fu_api_driver_selected(const char *api, uint32_t *cbid);
+/* The driver or runtime function `api` (its name as CUPTI's callback ids
+ * spell it: a runtime one starts "cuda") gets an API record: selected by
+ * cuptiActivityEnableDriverApi/RuntimeApi, or every function of its
+ * domain by CUPTI_ACTIVITY_KIND_DRIVER/_RUNTIME. Its callback id in *cbid
+ * (0: none known) and its record's kind in *kind. */
+int fu_api_selected(const char *api, uint32_t *cbid, CUpti_ActivityKind *kind);
 
 /* CUPTI_ACTIVITY_KIND_DRIVER or _RUNTIME turned on or off: every function
  * of that domain is selected or not, overriding the per-function choices

@@ -295,7 +295,9 @@ static void fu_on_activity(const struct fakecuda_activity *a, void *arg)
     pthread_mutex_unlock(&fu_lock);
 }
 
-/* On the calling thread, as each driver call starts: its API record, if
+/* On the calling thread, as each driver call starts (or runtime call: the
+ * driver calls inside it take its correlation id and have no record of
+ * their own, fk_activity.c): its API record, if
  * the function gets one (fu_api_select.c), preceded by an external-
  * correlation record for each external id the thread has pushed. As in
  * CUPTI, a call with no API record has no external-correlation record. */
@@ -303,7 +305,8 @@ static void fu_on_api(uint32_t corr, const char *api, void *arg)
 {
     (void)arg;
     uint32_t cbid = 0;
-    int selected = fu_api_driver_selected(api, &cbid);
+    CUpti_ActivityKind kind = CUPTI_ACTIVITY_KIND_DRIVER;
+    int selected = fu_api_selected(api, &cbid, &kind);
     pthread_mutex_lock(&fu_lock);
     fu_note_call_locked(corr);
     if (!selected) {
@@ -331,7 +334,7 @@ static void fu_on_api(uint32_t corr, const char *api, void *arg)
     CUpti_ActivityAPI *d = fu_reserve_locked(sizeof(*d));
     if (d) {
         memset(d, 0, sizeof(*d));
-        d->kind = CUPTI_ACTIVITY_KIND_DRIVER;
+        d->kind = kind;
         d->cbid = cbid;
         d->start = d->end = fu_ts(fu_gpu_now());
         d->processId = (uint32_t)getpid();

@@ -35,7 +35,12 @@ FK_API void fakecuda_api_subscribe(fakecuda_api_cb cb, void *arg)
     pthread_mutex_unlock(&fk_act_lock);
 }
 
-uint32_t fk_api_enter(const char *api)
+/* A runtime call in progress on this thread (fakecuda_runtime_api): its
+ * correlation id, which the driver calls it makes take as their own. */
+static __thread uint32_t fk_rt_corr;
+static __thread int fk_rt_depth;
+
+static uint32_t fk_new_corr(const char *api)
 {
     pthread_mutex_lock(&fk_act_lock);
     uint32_t id = ++fk_next_corr;
@@ -45,6 +50,26 @@ uint32_t fk_api_enter(const char *api)
     if (cb)
         cb(id, api, arg);
     return id;
+}
+
+/* As CUPTI sees a runtime: each runtime call has its correlation id and
+ * API record, taken as the call starts; the driver calls it makes inside
+ * have none of their own, and their work carries the runtime call's id. */
+FK_API void fakecuda_runtime_api(const char *api, int enter)
+{
+    if (enter) {
+        if (fk_rt_depth++ == 0)
+            fk_rt_corr = fk_new_corr(api);
+    } else if (fk_rt_depth > 0 && --fk_rt_depth == 0) {
+        fk_rt_corr = 0;
+    }
+}
+
+uint32_t fk_api_enter(const char *api)
+{
+    if (fk_rt_corr)
+        return fk_rt_corr;
+    return fk_new_corr(api);
 }
 
 static const char *fk_mem_name(int kind)

@@ -298,12 +298,42 @@ FR_API cudaError_t cudaDeviceReset(void)
     return e;
 }
 
+/* The simulated driver's fakecuda_runtime_api, found once. */
+static void (*fr_rt_api(void))(const char *, int)
+{
+    static void (*fn)(const char *, int);
+    static int looked;
+    if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+        void (*f)(const char *, int) = (void (*)(const char *, int))fr_driver_symbol("fakecuda_runtime_api");
+        __atomic_store_n(&fn, f, __ATOMIC_RELAXED);
+        __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+    }
+    return __atomic_load_n(&fn, __ATOMIC_RELAXED);
+}
+
+void fr_rt_enter(const char *api)
+{
+    void (*f)(const char *, int) = fr_rt_api();
+    if (f)
+        f(api, 1);
+}
+
+void fr_rt_leave(void)
+{
+    void (*f)(const char *, int) = fr_rt_api();
+    if (f)
+        f(NULL, 0);
+}
+
 FR_API cudaError_t cudaDeviceSynchronize(void)
 {
     cudaError_t e = fr_ready();
     if (e)
         return e;
-    return fr_set_error(fr_error(fr_default.ctxSynchronize()));
+    fr_rt_enter("cudaDeviceSynchronize_v3020");
+    CUresult r = fr_default.ctxSynchronize();
+    fr_rt_leave();
+    return fr_set_error(fr_error(r));
 }
 
 static cudaError_t fr_entry_point(const char *symbol, void **fn, unsigned version, unsigned long long flags,

@@ -48,13 +48,19 @@ FR_API cudaError_t cudaGraphInstantiate(cudaGraphExec_t *e, cudaGraph_t g, unsig
 FR_API cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s)
 {
     READY();
-    RET(fr_drv(0)->graphLaunch((CUgraphExec)e, s));
+    fr_rt_enter("cudaGraphLaunch_v10000");
+    CUresult r = fr_drv(0)->graphLaunch((CUgraphExec)e, s);
+    fr_rt_leave();
+    RET(r);
 }
 
 FR_API cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t e, cudaStream_t s)
 {
     READY();
-    RET(fr_drv(1)->graphLaunch((CUgraphExec)e, s));
+    fr_rt_enter("cudaGraphLaunch_v10000");
+    CUresult r = fr_drv(1)->graphLaunch((CUgraphExec)e, s);
+    fr_rt_leave();
+    RET(r);
 }
 
 FR_API cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e)

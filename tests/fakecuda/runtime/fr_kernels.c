@@ -170,8 +170,8 @@ FR_API cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *host_fun)
     return cudaSuccess;
 }
 
-static cudaError_t fr_launch_k(CUkernel k, dim3 g, dim3 b, void **args, size_t shm, cudaStream_t s, int pt,
-                               int cooperative)
+static cudaError_t fr_launch_k_in(CUkernel k, dim3 g, dim3 b, void **args, size_t shm, cudaStream_t s, int pt,
+                                  int cooperative)
 {
     cudaError_t e = fr_ready();
     if (e)
@@ -184,6 +184,15 @@ static cudaError_t fr_launch_k(CUkernel k, dim3 g, dim3 b, void **args, size_t s
                              : d->launchKernel((CUfunction)k, g.x, g.y, g.z, b.x, b.y, b.z, (unsigned)shm, s,
                                                args, NULL);
     return fr_set_error(r == CUDA_ERROR_INVALID_VALUE ? cudaErrorInvalidConfiguration : fr_error(r));
+}
+
+static cudaError_t fr_launch_k(CUkernel k, dim3 g, dim3 b, void **args, size_t shm, cudaStream_t s, int pt,
+                               int cooperative)
+{
+    fr_rt_enter(cooperative ? "cudaLaunchCooperativeKernel_v9000" : "cudaLaunchKernel_v7000");
+    cudaError_t e = fr_launch_k_in(k, g, b, args, shm, s, pt, cooperative);
+    fr_rt_leave();
+    return e;
 }
 
 FR_API cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3 g, dim3 b, void **args, size_t shm, cudaStream_t s)

@@ -84,6 +84,7 @@ static cudaError_t fr_copy(void *dst, const void *src, size_t n, enum cudaMemcpy
     READY();
     const struct fr_driver *d = fr_drv(pt);
     CUresult r;
+    fr_rt_enter(async ? "cudaMemcpyAsync_v3020" : "cudaMemcpy_v3020");
     switch (kind) {
     case cudaMemcpyHostToDevice:
         r = async ? d->memcpyHtoDAsync((CUdeviceptr)dst, src, n, s) : d->memcpyHtoD((CUdeviceptr)dst, src, n);
@@ -101,8 +102,10 @@ static cudaError_t fr_copy(void *dst, const void *src, size_t n, enum cudaMemcpy
                   : d->memcpy((CUdeviceptr)dst, (CUdeviceptr)src, n);
         break;
     default:
+        fr_rt_leave();
         return fr_set_error(cudaErrorInvalidMemcpyDirection);
     }
+    fr_rt_leave();
     RET(r);
 }
 
@@ -251,12 +254,14 @@ static cudaError_t fr_memset(void *p, int v, size_t w, size_t pitch, size_t h, i
     READY();
     const struct fr_driver *d = fr_drv(pt);
     CUresult r;
+    fr_rt_enter(async ? "cudaMemsetAsync_v3020" : "cudaMemset_v3020");
     if (h)
         r = async ? d->memsetD2D8Async((CUdeviceptr)p, pitch, (unsigned char)v, w, h, s)
                   : d->memsetD2D8((CUdeviceptr)p, pitch, (unsigned char)v, w, h);
     else
         r = async ? d->memsetD8Async((CUdeviceptr)p, (unsigned char)v, w, s)
                   : d->memsetD8((CUdeviceptr)p, (unsigned char)v, w);
+    fr_rt_leave();
     RET(r);
 }
 

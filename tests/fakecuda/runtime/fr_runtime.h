@@ -126,6 +126,10 @@ struct fr_driver {
 
 /* The driver's entry points, and the per-thread default stream ones. */
 const struct fr_driver *fr_drv(int per_thread);
+/* Around each work-making call: the call's own correlation id, shared by
+ * the driver calls inside it, as CUPTI sees a runtime (fakecuda.h). */
+void fr_rt_enter(const char *cupti_name);
+void fr_rt_leave(void);
 /* Loads the driver, initializes it and makes the device's primary context
  * current on this thread. */
 cudaError_t fr_ready(void);

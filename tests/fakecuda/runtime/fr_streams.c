@@ -29,13 +29,19 @@ FR_API cudaError_t cudaStreamDestroy(cudaStream_t s)
 FR_API cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
     READY();
-    RET(fr_drv(0)->streamSynchronize(s));
+    fr_rt_enter("cudaStreamSynchronize_v3020");
+    CUresult r = fr_drv(0)->streamSynchronize(s);
+    fr_rt_leave();
+    RET(r);
 }
 
 FR_API cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t s)
 {
     READY();
-    RET(fr_drv(1)->streamSynchronize(s));
+    fr_rt_enter("cudaStreamSynchronize_v3020");
+    CUresult r = fr_drv(1)->streamSynchronize(s);
+    fr_rt_leave();
+    RET(r);
 }
 
 FR_API cudaError_t cudaStreamQuery(cudaStream_t s)
@@ -119,7 +125,10 @@ FR_API cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t e, cudaStream_t s, 
 FR_API cudaError_t cudaEventSynchronize(cudaEvent_t e)
 {
     READY();
-    RET(fr_drv(0)->eventSynchronize(e));
+    fr_rt_enter("cudaEventSynchronize_v3020");
+    CUresult r = fr_drv(0)->eventSynchronize(e);
+    fr_rt_leave();
+    RET(r);
 }
 
 FR_API cudaError_t cudaEventQuery(cudaEvent_t e)
