@@ -64,12 +64,16 @@ static inline int gt_call_begin(struct gt_call *c, uint32_t api, int category)
     c->ev.stack_id = 0;
     c->ev.pystack_id = 0;
     c->ev.corr = 0;
-    if (gt_makes_gpu_work(category) && atomic_load_explicit(&gt_cupti_enabled, memory_order_acquire)) {
-        c->ev.corr = gt_tls_ext_ahead;
-        if (!c->ev.corr) {
-            c->ev.corr = gt_next_corr();
-            gt_cupti_push(c->ev.corr);
+    if (category != GT_CAT_NONE && atomic_load_explicit(&gt_cupti_enabled, memory_order_acquire)) {
+        /* the thread's first recorded call of any kind puts one ahead: a
+         * static runtime's next call (its first copy after its cudaMalloc)
+         * finds it at its entry */
+        if (!gt_tls_ext_ahead) {
+            gt_tls_ext_ahead = gt_next_corr();
+            gt_cupti_push(gt_tls_ext_ahead);
         }
+        if (gt_makes_gpu_work(category))
+            c->ev.corr = gt_tls_ext_ahead;
     }
     c->ev.start_ns = gt_now_ns();
     /* after the start time: a call that started after the program turned
