@@ -2,7 +2,8 @@
 # Installs the tests' Python packages from PyPI, pinned to exact versions in
 # scripts/python-requirements.txt (PyTorch, CuPy and the nvtx package, the
 # real clients the suite traces on the simulated GPU; Selenium, which drives
-# Debian's chromium for the browser tests), into the virtual environment
+# Debian's chromium for the browser tests; dask.distributed, on which
+# docs/ranks.md's Dask recipe runs), into the virtual environment
 # build/pyenv. A venv that already holds exactly this list is reused as it is.
 #
 # GPUTRACE_PYENV=DIR uses DIR instead (a second checkout can share one

@@ -8,7 +8,9 @@ console block, one whose lines start with `$ `, runs each command and
 checks the output lines the docs quote at the left margin (the tool's
 messages, each section's heading and first line; the indented rows under
 them vary with timing): each must match an output line, with numbers, hex
-offsets and paths left free."""
+offsets and paths left free. A block with `<!-- file: PATH -->` right
+above it shows that file of the checkout, whole and as it is (a script
+another test runs, e.g. docs/ranks.md's Dask recipe)."""
 import glob
 import os
 import re
@@ -20,15 +22,16 @@ DOCS = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 
 
-def _blocks():
-    """(file, line, language, text, skipped) of each fenced block."""
+def _blocks(with_comment=False):
+    """(file, line, language, text, skipped) of each fenced block; with_comment: and the line above it."""
     for path in DOCS:
         with open(path) as f:
             text = f.read()
         for m in FENCE.finditer(text):
             before = text[:m.start()].rstrip().splitlines()[-1:] or [""]
             skip = before[0].strip().startswith("<!-- notest:")
-            yield path, text.count("\n", 0, m.start()) + 1, m.group(1), m.group(2), skip
+            where = (path, text.count("\n", 0, m.start()) + 1, m.group(1), m.group(2), skip)
+            yield where + (before[0].strip(),) if with_comment else where
 
 
 def _scratch():
@@ -101,3 +104,16 @@ def test_console_blocks_print_what_they_quote():
             elif ln.strip() and not ln[0].isspace() and not ln.startswith("..."):
                 quoted.append(ln)
     assert ran >= 1, "the docs' console examples were not found"
+
+
+def test_blocks_that_show_a_file_are_that_file():
+    shown = 0
+    for path, line, lang, text, skip, above in _blocks(with_comment=True):
+        m = re.match(r"<!-- file: (\S+) -->$", above)
+        if not m:
+            continue
+        with open(os.path.join(ROOT, m.group(1))) as f:
+            assert text == f.read(), "%s:%d: the block is not %s as it is" % (os.path.relpath(path, ROOT), line,
+                                                                              m.group(1))
+        shown += 1
+    assert shown >= 1, "the docs' file blocks were not found"
