@@ -308,8 +308,14 @@ static int gt_cat_groups(struct gt_trace *t, const struct gt_analyze_opts *o, st
 /* The report's GPU operations, as gt_phases.c's busy time reads them:
  * (kind 0 kernel 1 copy 2 memset, name, start, end, the start that places
  * it in a window: its call's, else its own). */
-static const char *gt_cat_sql(int gpu_times)
+static const char *gt_cat_sql(int gpu_times, int version)
 {
+    /* before version 5 the kernels view left out the GPU work of no
+     * recorded call; gpu_activity has it all */
+    if (gpu_times && version < 5)
+        return "SELECT CASE x.kind WHEN 'kernel' THEN 0 WHEN 'memcpy' THEN 1 ELSE 2 END, x.name, x.start_ns, "
+               "x.end_ns, COALESCE(c.start_ns, x.start_ns) FROM gpu_activity x "
+               "LEFT JOIN api_calls c ON c.id = x.api_call_id";
     return gpu_times
         ? "SELECT x.kind, x.name, x.start_ns, x.end_ns, COALESCE(c.start_ns, x.start_ns) FROM ("
           "SELECT 0 AS kind, name, api_call_id, start_ns, end_ns FROM kernels WHERE time_source = 'gpu' UNION ALL "
@@ -352,7 +358,7 @@ int gt_categories(struct gt_trace *t, int gpu_times, const struct gt_analyze_opt
     if (rc == 0 && (c->nphases || c->nsteps))
         rc = gt_cat_groups(t, o, r, &p);
     sqlite3_stmt *st = NULL;
-    if (rc == 0 && sqlite3_prepare_v2(t->db, gt_cat_sql(gpu_times), -1, &st, NULL) != SQLITE_OK) {
+    if (rc == 0 && sqlite3_prepare_v2(t->db, gt_cat_sql(gpu_times, t->schema_version), -1, &st, NULL) != SQLITE_OK) {
         gt_trace_sql_error(t, "kernel categories");
         rc = -1;
     }
