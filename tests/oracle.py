@@ -1671,6 +1671,12 @@ def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):
         for msg in oracle_sites.disagreements(p.path, p.t.sites):
             c.err("%s: %s" % (p.path, msg))
     c.value("report_version", report.get("report_version"), 2)
+    # GPU time by kind of work: its own module; the rest of the checks read
+    # the phases and steps without it
+    import copy
+    import oracle_categories
+    oracle_categories.check(c, procs, report)
+    report = oracle_categories.strip(copy.deepcopy(report))
 
     # traces[] and their first-line notes
     traces = report.get("traces", [])
