@@ -34,11 +34,11 @@ $(BUILD)/gen/gt_report_html_timeline_%.h: analyzer/output/gt_report_html_timelin
 	cd analyzer/output && xxd -i gt_report_html_timeline.$* | sed 's/^unsigned/static const unsigned/' > ../../$@.tmp
 	mv $@.tmp $@
 $(GT_ANALYZER_OBJS): | $(GT_HTML_ASSETS)
-# The default kernel category rules (data/kernel_categories.tsv), compiled in
+# The default kernel category rules (trace/kernel_categories.tsv), compiled in
 # the same way.
-$(BUILD)/gen/gt_kernel_categories_tsv.h: analyzer/data/kernel_categories.tsv
+$(BUILD)/gen/gt_kernel_categories_tsv.h: analyzer/trace/kernel_categories.tsv
 	@mkdir -p $(dir $@)
-	cd analyzer/data && xxd -i kernel_categories.tsv | sed 's/^unsigned/static const unsigned/' > ../../$@.tmp
+	cd analyzer/trace && xxd -i kernel_categories.tsv | sed 's/^unsigned/static const unsigned/' > ../../$@.tmp
 	mv $@.tmp $@
 $(GT_ANALYZER_OBJS): | $(BUILD)/gen/gt_kernel_categories_tsv.h
 

@@ -613,7 +613,7 @@ FROM samples s LEFT JOIN syscall_names n ON n.nr = s.syscall;
 -- attention, convolution, elementwise, reduction, collective, ...), by
 -- ordered GLOB patterns over its name (docs/schema.md, "Kernel
 -- categories"). The rows are gputrace's defaults at the time the trace was
--- written (analyzer/data/kernel_categories.tsv, copied here by
+-- written (analyzer/trace/kernel_categories.tsv, copied here by
 -- scripts/gen_category_rules.py); the analyzer gives older traces the same
 -- table and view. A user's own rules (`gputrace report --categories FILE`)
 -- are the report's, not the trace's.

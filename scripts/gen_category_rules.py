@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Copies the default kernel category rules (analyzer/data/kernel_categories.tsv)
+"""Copies the default kernel category rules (analyzer/trace/kernel_categories.tsv)
 into the schema (schema/gputrace.sql, between `-- @category_rules` and
 `-- @category_rules end`) as the rows of kernel_category_rules, so that
 every version 9 trace carries the rules its `kernel_categories` view
@@ -13,7 +13,7 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TSV = os.path.join(ROOT, "analyzer", "data", "kernel_categories.tsv")
+TSV = os.path.join(ROOT, "analyzer", "trace", "kernel_categories.tsv")
 SCHEMA = os.path.join(ROOT, "schema", "gputrace.sql")
 BEGIN, END = "-- @category_rules\n", "-- @category_rules end\n"
 

@@ -17,7 +17,7 @@ from collections import defaultdict
 import oracle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TSV = os.path.join(ROOT, "analyzer", "data", "kernel_categories.tsv")
+TSV = os.path.join(ROOT, "analyzer", "trace", "kernel_categories.tsv")
 STANDARD = ["matmul", "attention", "convolution", "elementwise", "reduction", "collective", "copy", "memset", "other"]
 
 

@@ -233,7 +233,7 @@ def test_diff_sees_a_change_of_mix():
 
 def test_schema_rules_are_the_shipped_file():
     """schema/gputrace.sql's kernel_category_rules rows are
-    analyzer/data/kernel_categories.tsv's, in order
+    analyzer/trace/kernel_categories.tsv's, in order
     (scripts/gen_category_rules.py copies them)."""
     r = subprocess.run([sys.executable, os.path.join(gtlib.ROOT, "scripts", "gen_category_rules.py"), "--check"])
     assert_eq(r.returncode, 0, "run scripts/gen_category_rules.py")

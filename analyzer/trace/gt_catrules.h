@@ -1,7 +1,7 @@
 /* gt_catrules.h: kernel category rules (docs/report.md, "Kernel
  * categories"): ordered GLOB patterns over a kernel's name, each naming a
  * category; the first that matches wins. The defaults ship in
- * analyzer/data/kernel_categories.tsv, compiled in; a version 9 trace
+ * analyzer/trace/kernel_categories.tsv, compiled in; a version 9 trace
  * keeps its own copy in kernel_category_rules, and gt_trace_open gives
  * older traces the defaults under that name. */
 #ifndef GT_CATRULES_H
