@@ -295,7 +295,7 @@ def test_info_foreign_sqlite():
 def test_info_schema_versions():
     d = tmpdir()
     new = mt.make_trace(os.path.join(d, "new.db"), user_version=99)
-    _bad(new, "schema version 99 is newer than this gputrace supports (8); upgrade gputrace")
+    _bad(new, "schema version 99 is newer than this gputrace supports (9); upgrade gputrace")
     old = mt.make_trace(os.path.join(d, "old.db"), user_version=0)
     _bad(old, "schema version 0")
 

@@ -1,10 +1,13 @@
 /* gt_categories.c: GPU time by kind of work (docs/report.md, Kernel
- * categories). One pass over the GPU operations the report's busy time is
- * made of (the kernels, memcpys and memsets views, as gt_phases.c reads
- * them): each kernel's category by the rules (trace/gt_catrules.h), looked
- * up once per name; copies and memsets their own. Each operation adds its
- * GPU time to its category, and the part of it inside each phase's ranges
- * and each listed step; it counts in a phase or step it starts in.
+ * categories). Over the report: each kernel row of the report's kernel
+ * table in its name's category (trace/gt_catrules.h), each copy and memset
+ * row of its transfers by kind in `copy` or `memset`: no pass of its own.
+ * Per phase and per listed step: one pass over the GPU operations the
+ * report's busy time is made of (the kernels, memcpys and memsets views,
+ * as gt_phases.c reads them; gpu_activity before version 5), only when the
+ * report has phases or steps: each kernel's category looked up once per
+ * name; each operation adds the part of its interval inside each phase's
+ * ranges and each listed step, and counts in those it starts in.
  *
  * Phases and steps overlap little, but may: their intervals are cut into
  * segments at every boundary, each segment listing the groups (phases,
@@ -210,9 +213,6 @@ static size_t gt_segs_find(const struct gt_segs *s, uint64_t x)
 static void gt_cat_add(struct gt_cat_pass *p, int cat, uint64_t start, uint64_t end)
 {
     struct gt_categories *c = p->c;
-    uint64_t dur = end > start ? end - start : 0;
-    c->count[cat]++;
-    c->gpu_ns[cat] += dur;
     const struct gt_segs *s = &p->segs;
     if (s->nbound < 2)
         return;
@@ -344,6 +344,63 @@ static int gt_cat_alloc(struct gt_categories *c)
     return c->count && c->gpu_ns && c->phase_count && c->phase_ns && c->step_count && c->step_ns ? 0 : -1;
 }
 
+/* The report's own tables, by category. */
+static void gt_cat_whole(struct gt_cat_pass *p, const struct gt_report *r)
+{
+    struct gt_categories *c = p->c;
+    for (size_t i = 0; i < r->nkernels; i++) {
+        const struct gt_kernel_row *k = &r->kernels[i];
+        /* the scan's name for a kernel the trace does not name */
+        const char *name = strcmp(k->name, "(unknown kernel)") == 0 ? NULL : k->name;
+        int cat = gt_name_cat_of(p, name);
+        if (cat < 0)
+            continue;
+        c->count[cat] += k->count;
+        c->gpu_ns[cat] += k->total_ns;
+    }
+    for (size_t i = 0; i < r->nxfer_kind; i++) {
+        const struct gt_xfer_row *x = &r->xfer_kind[i];
+        int cat = x->kind == GT_XK_MEMSET ? GT_CAT_MEMSET : GT_CAT_COPY;
+        c->count[cat] += x->count;
+        c->gpu_ns[cat] += x->total_ns;
+    }
+    for (size_t i = 0; i < c->n; i++)
+        c->total_ns += c->gpu_ns[i];
+}
+
+/* Each phase's and listed step's operations: one pass over the views. */
+static int gt_cat_groups_pass(struct gt_trace *t, int gpu_times, const struct gt_analyze_opts *o,
+                              struct gt_cat_pass *p)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(t->db, gt_cat_sql(gpu_times, t->schema_version), -1, &st, NULL) != SQLITE_OK) {
+        gt_trace_sql_error(t, "kernel categories");
+        return -1;
+    }
+    int step, rc = 0;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (o->win && !gt_window_has(o->win, (uint64_t)sqlite3_column_int64(st, 4)))
+            continue;
+        int kind = sqlite3_column_int(st, 0);
+        int cat = kind == 1 ? GT_CAT_COPY
+                : kind == 2 ? GT_CAT_MEMSET
+                            : gt_name_cat_of(p, (const char *)sqlite3_column_text(st, 1));
+        if (cat < 0) {
+            rc = -1;
+            break;
+        }
+        gt_cat_add(p, cat, (uint64_t)sqlite3_column_int64(st, 2), (uint64_t)sqlite3_column_int64(st, 3));
+    }
+    sqlite3_finalize(st);
+    if (rc == 0 && step != SQLITE_DONE) {
+        gt_trace_sql_error(t, "kernel categories");
+        return -1;
+    }
+    if (rc < 0)
+        fprintf(stderr, "gputrace: %s: kernel categories: out of memory\n", t->path);
+    return rc;
+}
+
 int gt_categories(struct gt_trace *t, int gpu_times, const struct gt_analyze_opts *o, struct gt_report *r)
 {
     struct gt_categories *c = &r->cats;
@@ -355,34 +412,15 @@ int gt_categories(struct gt_trace *t, int gpu_times, const struct gt_analyze_opt
     c->nphases = r->nphases;
     c->nsteps = r->steps.nslowest;
     int rc = gt_cat_names(c, &p.rules) == 0 && gt_cat_alloc(c) == 0 ? 0 : -1;
-    if (rc == 0 && (c->nphases || c->nsteps))
+    if (rc == 0)
+        gt_cat_whole(&p, r);
+    if (rc == 0 && (c->nphases || c->nsteps)) {
         rc = gt_cat_groups(t, o, r, &p);
-    sqlite3_stmt *st = NULL;
-    if (rc == 0 && sqlite3_prepare_v2(t->db, gt_cat_sql(gpu_times, t->schema_version), -1, &st, NULL) != SQLITE_OK) {
-        gt_trace_sql_error(t, "kernel categories");
-        rc = -1;
+        if (rc == 0 && p.segs.nbound > 1)
+            rc = gt_cat_groups_pass(t, gpu_times, o, &p);
+    } else if (rc < 0) {
+        fprintf(stderr, "gputrace: %s: kernel categories: out of memory\n", t->path);
     }
-    int step = SQLITE_DONE;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (o->win && !gt_window_has(o->win, (uint64_t)sqlite3_column_int64(st, 4)))
-            continue;
-        int kind = sqlite3_column_int(st, 0);
-        int cat = kind == 1 ? GT_CAT_COPY
-                : kind == 2 ? GT_CAT_MEMSET
-                            : gt_name_cat_of(&p, (const char *)sqlite3_column_text(st, 1));
-        if (cat < 0) {
-            rc = -1;
-            break;
-        }
-        gt_cat_add(&p, cat, (uint64_t)sqlite3_column_int64(st, 2), (uint64_t)sqlite3_column_int64(st, 3));
-    }
-    sqlite3_finalize(st);
-    if (rc == 0 && step != SQLITE_DONE) {
-        gt_trace_sql_error(t, "kernel categories");
-        rc = -1;
-    }
-    for (size_t i = 0; i < c->n && c->gpu_ns; i++)
-        c->total_ns += c->gpu_ns[i];
     for (size_t i = 0; i < p.seen.cap; i++)
         free(p.seen.name[i]);
     free(p.seen.name);
@@ -391,8 +429,6 @@ int gt_categories(struct gt_trace *t, int gpu_times, const struct gt_analyze_opt
     free(p.segs.at);
     free(p.segs.cover);
     gt_catrules_free(&p.rules);
-    if (rc < 0 && !st)
-        fprintf(stderr, "gputrace: %s: kernel categories: out of memory\n", t->path);
     return rc;
 }
 

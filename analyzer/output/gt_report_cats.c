@@ -134,26 +134,34 @@ void gt_cats_html(FILE *out, const struct gt_categories *c, const struct gt_repo
                 U(c->count[i]));
     }
     fputs("</table>\n", out);
-    /* per phase: a column per category that ran anywhere, by the report's order */
+    /* per phase and per listed step: a column per category that ran
+     * anywhere, in the report's order */
     size_t np = r->nphases < c->nphases ? r->nphases : c->nphases;
-    if (!np)
-        return;
-    fputs("<table class=cats><tr><th>phase</th>", out);
-    for (size_t k = 0; k < n; k++)
-        fprintf(out, "<th class=n>%s</th>", c->names[idx[k]]);
-    fputs("</tr>\n", out);
-    for (size_t p = 0; p < np; p++) {
-        fputs("<tr><td>", out);
-        gt_put_html(out, r->phases[p].name);
-        fputs("</td>", out);
-        for (size_t k = 0; k < n; k++) {
-            char d[64];
-            size_t at = p * c->n + idx[k];
-            fprintf(out, "<td class=n>%s</td>", c->phase_count[at] || c->phase_ns[at]
-                                                    ? gt_fmt_duration((int64_t)c->phase_ns[at], d, sizeof(d))
-                                                    : "");
-        }
+    size_t ns = r->steps.nslowest < c->nsteps ? r->steps.nslowest : c->nsteps;
+    for (int steps = 0; steps < 2; steps++) {
+        size_t rows = steps ? ns : np;
+        if (!rows)
+            continue;
+        fprintf(out, "<table class=cats><tr><th>%s</th>", steps ? "slowest step" : "phase");
+        for (size_t k = 0; k < n; k++)
+            fprintf(out, "<th class=n>%s</th>", c->names[idx[k]]);
         fputs("</tr>\n", out);
+        for (size_t p = 0; p < rows; p++) {
+            fputs("<tr><td>", out);
+            if (steps)
+                fprintf(out, "step %lld", (long long)r->steps.slowest[p].number);
+            else
+                gt_put_html(out, r->phases[p].name);
+            fputs("</td>", out);
+            const uint64_t *cnt = steps ? c->step_count : c->phase_count, *tns = steps ? c->step_ns : c->phase_ns;
+            for (size_t k = 0; k < n; k++) {
+                char d[64];
+                size_t at = p * c->n + idx[k];
+                fprintf(out, "<td class=n>%s</td>",
+                        cnt[at] || tns[at] ? gt_fmt_duration((int64_t)tns[at], d, sizeof(d)) : "");
+            }
+            fputs("</tr>\n", out);
+        }
+        fputs("</table>\n", out);
     }
-    fputs("</table>\n", out);
 }
