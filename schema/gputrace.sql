@@ -661,7 +661,8 @@ INSERT INTO kernel_category_rules (priority, pattern, category) VALUES
     (35, '*gemv*', 'matmul'),
     (36, '*cutlass::Kernel*', 'matmul'),
     (37, '*elementwise_kernel*', 'elementwise'),
-    (38, '*kernelPointwiseApply*', 'elementwise');
+    (38, '*elementwise_grid_stride_kernel*', 'elementwise'),
+    (39, '*kernelPointwiseApply*', 'elementwise');
 -- @category_rules end
 
 -- Every row of `kernels` with its category: the first rule's whose pattern

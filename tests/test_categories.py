@@ -152,6 +152,35 @@ def test_categories_in_text_and_html():
     assert "id=categories" in html and "<td>attention</td>" in html, "no categories table"
 
 
+def test_pytorch_kernels_by_their_own_names():
+    """PyTorch 2.15's own kernels, as libtorch_cuda names them (demangled by
+    the tracer): its elementwise kernels (a multiply, a clamp, an add, a
+    dtype conversion, the random number generator) are elementwise; its
+    softmax, layer norm and sum are reductions; none is left `other`."""
+    d = gtlib.tmpdir()
+    script = os.path.join(gtlib.ROOT, "tests", "progs", "py", "kinds_torch.py")
+    r = subprocess.run([GPUTRACE, "record", "-q", "-o", os.path.join(d, "t.db"), "--", gtlib.PYENV_PYTHON, script],
+                       env=gtlib.torch_env(), capture_output=True, text=True, timeout=600)
+    assert_eq(r.returncode, 0, r.stderr[-3000:])
+    path = os.path.join(d, "t.db")
+    want = {"distribution_elementwise_grid_stride_kernel": "elementwise", "BinaryFunctor": "elementwise",
+            "launch_clamp_scalar": "elementwise", "CUDAFunctorOnSelf_add": "elementwise",
+            "softmax_warp_forward": "reduction", "vectorized_layer_norm_kernel": "reduction",
+            "at::native::reduce_kernel<": "reduction"}
+    rows = gtlib.query(path, "SELECT DISTINCT name, category FROM kernel_categories")
+    seen = set()
+    for name, cat in rows:
+        assert cat != "other", name
+        for part, c in want.items():
+            if part in name:
+                assert_eq(cat, c, name)
+                seen.add(part)
+    assert_eq(seen, set(want))
+    doc = report(path)
+    assert_eq(oracle_errors(path, doc), [])
+    assert "other" not in {x["category"] for x in doc["categories"]}, doc["categories"]
+
+
 def test_user_rules_override():
     """A user's rules come before the trace's: nvjet_ kernels named apart,
     the custom kernel given a category of its own; from --categories and
