@@ -34,6 +34,13 @@ $(BUILD)/gen/gt_report_html_timeline_%.h: analyzer/output/gt_report_html_timelin
 	cd analyzer/output && xxd -i gt_report_html_timeline.$* | sed 's/^unsigned/static const unsigned/' > ../../$@.tmp
 	mv $@.tmp $@
 $(GT_ANALYZER_OBJS): | $(GT_HTML_ASSETS)
+# The default kernel category rules (trace/kernel_categories.tsv), compiled in
+# the same way.
+$(BUILD)/gen/gt_kernel_categories_tsv.h: analyzer/trace/kernel_categories.tsv
+	@mkdir -p $(dir $@)
+	cd analyzer/trace && xxd -i kernel_categories.tsv | sed 's/^unsigned/static const unsigned/' > ../../$@.tmp
+	mv $@.tmp $@
+$(GT_ANALYZER_OBJS): | $(BUILD)/gen/gt_kernel_categories_tsv.h
 
 all: $(BUILD)/gputrace
 

@@ -1,10 +1,10 @@
--- gputrace trace schema, version 8 (PRAGMA user_version = 8).
+-- gputrace trace schema, version 9 (PRAGMA user_version = 9).
 --
 -- Storage tables hold integers and ids; names, stacks and frames are stored
 -- once. The views at the end are the public, stable surface: query those.
 -- docs/schema.md documents every table and view with example queries.
 
-PRAGMA user_version = 8;
+PRAGMA user_version = 9;
 
 -- Key/value facts about the traced process and the recording.
 CREATE TABLE meta (
@@ -608,6 +608,70 @@ SELECT s.id, s.tid, s.ns,
        s.stack_id, s.pystack_id
 FROM samples s LEFT JOIN syscall_names n ON n.nr = s.syscall;
 -- @samples end
+
+-- @categories (version 9): the kind of work each kernel does (matmul,
+-- attention, convolution, elementwise, reduction, collective, ...), by
+-- ordered GLOB patterns over its name (docs/schema.md, "Kernel
+-- categories"). The rows are gputrace's defaults at the time the trace was
+-- written (analyzer/trace/kernel_categories.tsv, copied here by
+-- scripts/gen_category_rules.py); the analyzer gives older traces the same
+-- table and view. A user's own rules (`gputrace report --categories FILE`)
+-- are the report's, not the trace's.
+CREATE TABLE kernel_category_rules (
+    priority INTEGER PRIMARY KEY,  -- tried lowest first; the first pattern that matches wins
+    pattern  TEXT NOT NULL,        -- a GLOB over kernels.name (the demangled name where there is one)
+    category TEXT NOT NULL
+);
+-- @category_rules
+INSERT INTO kernel_category_rules (priority, pattern, category) VALUES
+    (1, 'ncclKernel_*', 'collective'),
+    (2, 'ncclDevKernel_*', 'collective'),
+    (3, 'triton_poi_*', 'elementwise'),
+    (4, 'triton_red_*', 'reduction'),
+    (5, 'triton_per_*', 'reduction'),
+    (6, 'triton_tem_*mm*', 'matmul'),
+    (7, 'triton_mm*', 'matmul'),
+    (8, '*flash_fwd*', 'attention'),
+    (9, '*flash_bwd*', 'attention'),
+    (10, '*pytorch_flash::*', 'attention'),
+    (11, '*fmha*', 'attention'),
+    (12, '*attention_kernel_batched_impl*', 'attention'),
+    (13, '*AttentionKernel<*', 'attention'),
+    (14, '*PrefillWithKVCache*', 'attention'),
+    (15, '*_sdpa_*', 'attention'),
+    (16, 'void at::native::vectorized_elementwise_kernel<*', 'elementwise'),
+    (17, 'void at::native::unrolled_elementwise_kernel<*', 'elementwise'),
+    (18, 'void at::native::elementwise_kernel<*', 'elementwise'),
+    (19, 'void at::native::reduce_kernel<*', 'reduction'),
+    (20, '*fprop*', 'convolution'),
+    (21, '*dgrad*', 'convolution'),
+    (22, '*wgrad*', 'convolution'),
+    (23, '*convolve*', 'convolution'),
+    (24, '*scudnn*', 'convolution'),
+    (25, '*winograd*', 'convolution'),
+    (26, '*conv2d*', 'convolution'),
+    (27, '*[Ss]oft[Mm]ax*', 'reduction'),
+    (28, '*layer_norm*', 'reduction'),
+    (29, '*batch_norm*', 'reduction'),
+    (30, '*RMSNorm*', 'reduction'),
+    (31, '*GammaBetaBackward*', 'reduction'),
+    (32, '*reduce_kernel*', 'reduction'),
+    (33, 'nvjet_*', 'matmul'),
+    (34, '*gemm*', 'matmul'),
+    (35, '*gemv*', 'matmul'),
+    (36, '*cutlass::Kernel*', 'matmul'),
+    (37, '*elementwise_kernel*', 'elementwise'),
+    (38, '*elementwise_grid_stride_kernel*', 'elementwise'),
+    (39, '*kernelPointwiseApply*', 'elementwise');
+-- @category_rules end
+
+-- Every row of `kernels` with its category: the first rule's whose pattern
+-- matches the name, 'other' when none does (or the kernel has no name).
+CREATE VIEW kernel_categories AS
+SELECT k.*, COALESCE((SELECT r.category FROM kernel_category_rules r WHERE k.name GLOB r.pattern
+                      ORDER BY r.priority LIMIT 1), 'other') AS category
+FROM kernels k;
+-- @categories end
 
 -- @indexes
 -- Built once, when the recording process ends: maintaining them row by row

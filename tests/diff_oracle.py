@@ -46,6 +46,9 @@ def one_trace(path):
             add("h2d_site", site_key(r["site"]), r["pageable_bytes"], r["pageable_calls"])
     for r in p.syncs():  # the report's sync sites sum every kind at a site
         add("sync_site", site_key(r["site"]), r["dur_ns"], r["count"])
+    import oracle_categories
+    for r in oracle_categories.expected(p)[0]:  # kinds of work (docs/report.md, Kernel categories)
+        add("category", r["category"], r["gpu_ns"], r["count"])
     st = p.steps()
     # shares are of the time from the GPU's first work to its last
     return items, p.span, p.span - edges, st["count"] if st else 0, st["mean_ns"] if st else 0
@@ -63,6 +66,8 @@ def measures(kind, name):
         if name == "launch_host":
             return [("per_call", False, True)]
         return [("total", name == "pageable_h2d_bytes", name != "sync")]
+    if kind == "category":  # shown, not gated
+        return [("count", False, False), ("per_call", False, False), ("total", False, False)]
     out = [("count", kind == "h2d_site", True), ("per_call", kind == "h2d_site", kind != "sync_site")]
     if kind == "kernel":
         out.append(("total", False, True))

@@ -1671,6 +1671,12 @@ def check(trace_paths, report, min_gap_ns=1_000_000, procs=None):
         for msg in oracle_sites.disagreements(p.path, p.t.sites):
             c.err("%s: %s" % (p.path, msg))
     c.value("report_version", report.get("report_version"), 2)
+    # GPU time by kind of work: its own module; the rest of the checks read
+    # the phases and steps without it
+    import copy
+    import oracle_categories
+    oracle_categories.check(c, procs, report)
+    report = oracle_categories.strip(copy.deepcopy(report))
 
     # traces[] and their first-line notes
     traces = report.get("traces", [])
@@ -1908,7 +1914,8 @@ def check_steps(c, got, want):
             continue
         for i, (a, b) in enumerate(zip(gs, w["slowest"])):
             wr = "%s.slowest[%d]" % (where, i)
-            c.row(wr, {k: v for k, v in a.items() if k != "over_median"},
+            # a step's categories: oracle_categories.check's
+            c.row(wr, {k: v for k, v in a.items() if k not in ("over_median", "categories")},
                   {k: v for k, v in b.items() if k != "over_median"})
             go, wo = a.get("over_median"), b["over_median"]
             if not isinstance(go, list) or len(go) != len(wo):

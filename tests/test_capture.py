@@ -368,8 +368,8 @@ def test_existing_trace_is_replaced_when_asked():
 
 def test_schema_version_and_views():
     run = run_traced([prog("rt_basic")])
-    assert_eq(run.q1("PRAGMA user_version"), 8)
-    assert_eq(run.q1("SELECT value FROM meta WHERE key = 'schema_version'"), "8")
+    assert_eq(run.q1("PRAGMA user_version"), 9)
+    assert_eq(run.q1("SELECT value FROM meta WHERE key = 'schema_version'"), "9")
     views = set(r[0] for r in run.q("SELECT name FROM sqlite_master WHERE type = 'view'"))
     for v in ("api_calls", "kernels", "memcpys", "memsets", "syncs", "stack_frames", "allocations", "calls",
               "launch_args", "copy_args", "memset_args", "sync_args", "alloc_args", "gpu_records", "gpu_activity",

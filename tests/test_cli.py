@@ -164,7 +164,7 @@ def test_info_json():
     assert j["syncs_by_kind"] == c["syncs_by_kind"]
     assert [(k["name"], k["launches"]) for k in j["top_kernels"]] == c["top_kernels"]
     assert j["complete"] is True and j["pid"] == 4242 and j["duration_ns"] == 18000
-    assert j["gpu_timing"] is None and j["schema_version"] == 8
+    assert j["gpu_timing"] is None and j["schema_version"] == 9
     # several traces: one object per line
     r = gt("info", "--format=json", path, path)
     assert [json.loads(l)["api_calls"] for l in r.stdout.splitlines()] == [17, 17]
@@ -295,7 +295,7 @@ def test_info_foreign_sqlite():
 def test_info_schema_versions():
     d = tmpdir()
     new = mt.make_trace(os.path.join(d, "new.db"), user_version=99)
-    _bad(new, "schema version 99 is newer than this gputrace supports (8); upgrade gputrace")
+    _bad(new, "schema version 99 is newer than this gputrace supports (9); upgrade gputrace")
     old = mt.make_trace(os.path.join(d, "old.db"), user_version=0)
     _bad(old, "schema version 0")
 
@@ -425,7 +425,7 @@ def export_view(doc):
     return out
 
 
-def test_versions_2_to_8_traces_read_the_same():
+def test_versions_2_to_9_traces_read_the_same():
     """The same calls stored as schema version 2 wrote them (a row in calls
     plus one in its kind's table, GPU records linked through ext_corr), as
     version 3 wrote them (one events row with nine argument columns, GPU
@@ -441,6 +441,7 @@ def test_versions_2_to_8_traces_read_the_same():
     v5 = os.path.join(ROOT, "tests", "data", "gputrace-v5.sql")
     v6 = os.path.join(ROOT, "tests", "data", "gputrace-v6.sql")
     v7 = os.path.join(ROOT, "tests", "data", "gputrace-v7.sql")
+    v8 = os.path.join(ROOT, "tests", "data", "gputrace-v8.sql")
     calls = [mt.launch("k%d" % (i % 3), stack=[("/bin/app", "f%d" % (i % 2))], stream=i % 2,
                        pystack=[("train.py", "step", 10 + i % 4)] if i % 2 else None) for i in range(12)]
     calls += [mt.memcpy("HtoD", 4096 << i, host_mem="pinned" if i % 2 else "pageable", is_async=i % 2 == 1,
@@ -453,8 +454,9 @@ def test_versions_2_to_8_traces_read_the_same():
                                         ("v4-gpu_ops", 4, v4, False), ("v5", 5, v5, True),
                                         ("v5-gpu_ops", 5, v5, False), ("v6", 6, v6, True),
                                         ("v6-gpu_ops", 6, v6, False), ("v7", 7, v7, True),
-                                        ("v7-gpu_ops", 7, v7, False), ("v8", 8, mt.SCHEMA, True),
-                                        ("v8-gpu_ops", 8, mt.SCHEMA, False)):
+                                        ("v7-gpu_ops", 7, v7, False), ("v8", 8, v8, True),
+                                        ("v8-gpu_ops", 8, v8, False), ("v9", 9, mt.SCHEMA, True),
+                                        ("v9-gpu_ops", 9, mt.SCHEMA, False)):
         path = mt.make_trace(os.path.join(d, name + ".db"), calls=calls, schema=schema)
         db = sqlite3.connect(path)
         for i, (cid,) in enumerate(db.execute("SELECT call_id FROM launch_args ORDER BY call_id").fetchall()[:8]):
@@ -490,7 +492,7 @@ def test_versions_2_to_8_traces_read_the_same():
         gtlib.assert_eq(len(gtlib.query(path, "SELECT * FROM gpu_activity WHERE linked = 1")), 8 + 5)
         gtlib.assert_eq(gtlib.query(path, "SELECT count(*) FROM memcpys WHERE host_mem = 'pinned'")[0][0], 3)
     for name in ("v3", "v4", "v4-gpu_ops", "v5", "v5-gpu_ops", "v6", "v6-gpu_ops", "v7", "v7-gpu_ops", "v8",
-                 "v8-gpu_ops"):
+                 "v8-gpu_ops", "v9", "v9-gpu_ops"):
         gtlib.assert_eq(out[name][0], out["v2"][0], "info " + name)
         gtlib.assert_eq(json.dumps(out[name][1], sort_keys=True).replace(name + ".db", "v2.db"),
                         json.dumps(out["v2"][1], sort_keys=True), "report " + name)

@@ -101,8 +101,9 @@ def test_diff_repeats_silent():
 def test_diff_pageable_named():
     base, new = traces("base"), traces("pageable")
     doc = diff_json(base, new)
-    assert reported(doc) == {("summary", "pageable_h2d_bytes", "changed"), ("h2d_site", "load_batch", "new")}, \
-        reported(doc)
+    # the copies are work of a new kind too (docs/report.md, Kernel categories)
+    assert reported(doc) == {("summary", "pageable_h2d_bytes", "changed"), ("h2d_site", "load_batch", "new"),
+                             ("category", "copy", "new")}, reported(doc)
     sql = "SELECT coalesce(sum(bytes), 0) FROM memcpys WHERE kind = 'HtoD' AND host_mem = 'pageable'"
     per = [gtlib.query(db, sql)[0][0] for db in new]
     assert per[0] > 0
@@ -138,8 +139,9 @@ def test_diff_slow_kernel_named():
     assert ("kernel", "step_kernel") in got, got
     # only the kernel's time and what follows from it: busy up, idle down
     # (during the host work, and after the last kernel before the final sync)
+    # (and the kind of work it is: the program's own kernels are `other`)
     assert got <= {("kernel", "step_kernel"), ("summary", "gpu_busy"), ("summary", "gpu_idle"),
-                   ("summary", "idle_host"), ("summary", "idle_teardown")}, got
+                   ("summary", "idle_host"), ("summary", "idle_teardown"), ("category", "other")}, got
     sql = "SELECT sum(end_ns - start_ns) FROM kernels WHERE name = 'step_kernel'"
     k = row(doc, "kernel", lambda n: n == "step_kernel")
     for side, dbs in (("base", base), ("new", new)):
@@ -163,8 +165,10 @@ def test_diff_launch_site_named():
     got = reported(doc)
     assert {("launch_site", "launch_extra", "new"), ("kernel", "extra_kernel", "new")} <= got, got
     # beside them, at most what 200 more short launches move in the summary
-    assert {k for k, _, _ in got} <= {"launch_site", "kernel", "summary"}, got
-    assert {n for k, n, _ in got if k != "summary"} == {"launch_extra", "extra_kernel"}, got
+    # and the kind of work the extra kernels are (the program's own: `other`)
+    assert {k for k, _, _ in got} <= {"launch_site", "kernel", "summary", "category"}, got
+    assert {n for k, n, _ in got if k not in ("summary", "category")} == {"launch_extra", "extra_kernel"}, got
+    assert {n for k, n, _ in got if k == "category"} <= {"other"}, got
     s = row(doc, "launch_site", lambda n: "launch_extra" in n, "per_call")
     per = [launches_at(db, "launch_extra") for db in new]
     assert s["new_count"] == sum(n for n, _ in per) == 2 * 10 * 20, (s, per)

@@ -21,6 +21,8 @@ TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPRO
               $(TPROG)/alloc_loop $(TPROG)/launch_fail $(TPROG)/unrecorded_only $(TPROG)/two_gpus
 # before/after pairs for diff and audit --baseline (tests/test_diff.py)
 TEST_PROGS += $(TPROG)/gate_work
+# kernels named as real libraries name theirs (tests/test_categories.py)
+TEST_PROGS += $(TPROG)/kinds_work
 
 UNIT_TESTS :=
 

@@ -744,6 +744,8 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
         rc = -1;
     if (rc == 0 && gt_host_samples(t, r) < 0)
         rc = -1;
+    if (rc == 0 && gt_categories(t, p.gpu_times, o, r) < 0)
+        rc = -1;
     if (rc == 0 && o->win)
         gt_window_note(r, o);
     if (rc < 0 && p.failed)
@@ -797,6 +799,7 @@ void gt_report_free(struct gt_report *r)
     free(r->steps.slowest);
     free(r->host_stacks);
     gt_busy_free(&r->busy);
+    gt_categories_free(&r->cats);
     free(r->flame);
     free(r->flame_text);
     memset(r, 0, sizeof(*r));

@@ -290,6 +290,24 @@ struct gt_summary {
     uint64_t tracer_startup_ns;
 };
 
+/* GPU time by kind of work (docs/report.md, Kernel categories): each
+ * kernel's category by the rules (trace/gt_catrules.h), copies and memsets
+ * their own; per category its operations and their GPU time, over the
+ * report and inside each phase and each listed (slowest) step. */
+#define GT_CAT_NAME 32
+struct gt_categories {
+    size_t n;                       /* categories: gt_category_names' first, then a user's own */
+    char (*names)[GT_CAT_NAME];
+    uint64_t *count, *gpu_ns;       /* [n] */
+    uint64_t total_ns;              /* summed over the categories */
+    size_t nphases, nsteps;         /* rows of the tables below: the report's phases, steps.slowest */
+    uint64_t *phase_count, *phase_ns; /* [phase * n + category] */
+    uint64_t *step_count, *step_ns;   /* [step * n + category] */
+};
+/* The categories every report names, in this order (docs/report.md). */
+#define GT_CATEGORIES 9
+extern const char *const gt_category_names[GT_CATEGORIES];
+
 /* Rows per table that --top left out. */
 struct gt_more {
     size_t findings, gaps, idle_sites, kernels, launch_kernels, launch_sites, graphs, xfer_kind, xfer_size, h2d, syncs,
@@ -344,6 +362,7 @@ struct gt_report {
     struct gt_host_stack_row *host_stacks; /* by idle time */
     size_t nhost_stacks;
     struct gt_busy busy;            /* opts busy_slices > 0 only: each GPU's busy share per slice */
+    struct gt_categories cats;
     struct gt_flame_node *flame;    /* preorder; nodes under 1/GT_FLAME_MIN of the root left out */
     size_t nflame, flame_hidden;    /* nodes kept, nodes with time or samples left out */
     char *flame_text;               /* the nodes' names */
@@ -391,6 +410,7 @@ struct gt_analyze_opts {
     int64_t win_origin;
     size_t busy_slices;             /* > 0: fill the report's busy with this many slices */
     const struct gt_analyze_tap *tap; /* NULL: none */
+    const char *categories;         /* --categories: a user's kernel category rules; NULL: $GPUTRACE_CATEGORIES */
 };
 
 /* Fills r from t. Returns 0, or -1 after printing an error. */
@@ -399,6 +419,10 @@ void gt_report_free(struct gt_report *r);
 /* Fills r's phases from t's NVTX ranges (none before schema 6): 0, or -1
  * after printing an error (gt_phases.c). */
 int gt_phases(struct gt_trace *t, int gpu_times, const struct gt_analyze_opts *o, struct gt_report *r);
+/* Fills r's cats from t (gt_categories.c), after its phases and steps: 0,
+ * or -1 after printing an error. */
+int gt_categories(struct gt_trace *t, int gpu_times, const struct gt_analyze_opts *o, struct gt_report *r);
+void gt_categories_free(struct gt_categories *c);
 struct gt_sites;
 /* Fills r's gnodes (traces without graph_nodes have none): 0, or -1 after
  * printing an error (gt_gnodes.c). nocall: the site index of "(no recorded

@@ -16,7 +16,8 @@
 #include "base/gt_err.h"
 #include "trace/gt_trace.h"
 
-const char *const gt_diff_cat_names[GT_DCATS] = {"summary", "kernel", "launch_site", "h2d_site", "sync_site"};
+const char *const gt_diff_cat_names[GT_DCATS] = {"summary", "kernel", "launch_site", "h2d_site", "sync_site",
+                                                 "category"};
 const char *const gt_diff_status_names[4] = {"same", "changed", "new", "vanished"};
 const char *const gt_diff_measure_names[GT_DMEASURES] = {"total", "count", "per_call", "share", "once"};
 
@@ -152,6 +153,17 @@ static int gt_diff_one(struct gt_diff *d, int side, int ti, const char *path)
     for (size_t i = 0; i < r.nkernels; i++)
         rc |= gt_add_item(d, side, ti, GT_DC_KERNEL, r.kernels[i].name, (double)r.kernels[i].total_ns,
                           r.kernels[i].count, 0, 1);
+    /* GPU time by kind of work: its operations, their time, the mean per
+     * operation. Shown, not gated: the kernels' own rows already are. */
+    for (size_t i = 0; i < r.cats.n; i++) {
+        if (!r.cats.count[i])
+            continue;
+        const char *cn = r.cats.names[i];
+        double ns = (double)r.cats.gpu_ns[i];
+        rc |= gt_add(d, side, ti, GT_DC_CATEGORY, GT_DM_TOTAL, cn, ns, r.cats.count[i], 0);
+        rc |= gt_add(d, side, ti, GT_DC_CATEGORY, GT_DM_COUNT, cn, ns, r.cats.count[i], 0);
+        rc |= gt_add(d, side, ti, GT_DC_CATEGORY, GT_DM_PER_CALL, cn, ns, r.cats.count[i], 0);
+    }
     for (size_t i = 0; i < r.nlaunch_sites; i++) {
         gt_diff_strip(r.launch_sites[i].site.text, key, sizeof(key));
         rc |= gt_add_item(d, side, ti, GT_DC_LAUNCH, key, (double)r.launch_sites[i].api_total_ns,

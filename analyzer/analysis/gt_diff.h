@@ -13,8 +13,8 @@
 
 #define GT_DIFF_MAX_TRACES 64
 
-enum gt_diff_cat { GT_DC_SUMMARY, GT_DC_KERNEL, GT_DC_LAUNCH, GT_DC_H2D, GT_DC_SYNC, GT_DCATS };
-/* "summary", "kernel", "launch_site", "h2d_site", "sync_site" */
+enum gt_diff_cat { GT_DC_SUMMARY, GT_DC_KERNEL, GT_DC_LAUNCH, GT_DC_H2D, GT_DC_SYNC, GT_DC_CATEGORY, GT_DCATS };
+/* "summary", "kernel", "launch_site", "h2d_site", "sync_site", "category" (a kind of work) */
 extern const char *const gt_diff_cat_names[GT_DCATS];
 
 /* What a row's figure is, and so what it is divided by. */

@@ -20,6 +20,7 @@
 #include "output/gt_report_out.h"
 #include "base/gt_utf8.h"
 #include "analysis/gt_site.h"
+#include "trace/gt_catrules.h"
 #include "trace/gt_trace.h"
 
 void gt_cmd_report_usage(FILE *out)
@@ -28,6 +29,7 @@ void gt_cmd_report_usage(FILE *out)
             "usage: gputrace report [--format text|json|html] [-o FILE] [--top N]\n"
             "                       [--min-gap DURATION] [--step NAME] [--from T] [--to T]\n"
             "                       [--range NAME] [-q] [-j N] [--collectives PATTERNS]\n"
+            "                       [--categories FILE]\n"
             "                       TRACE.db|RANK.summary.json...\n"
             "\n"
             "Where the time went, from one trace per process (docs/report.md defines\n"
@@ -48,6 +50,10 @@ void gt_cmd_report_usage(FILE *out)
             "  GPU idle gaps    each gap of at least --min-gap: its cause (what the host\n"
             "                   was doing), the calls that spent it, the calls whose GPU\n"
             "                   work came before it and ended it; idle time by site\n"
+            "  kinds of work    GPU time, share and operations per category: kernels\n"
+            "                   by name (matmul, attention, convolution, elementwise,\n"
+            "                   reduction, collective, other), copies, memsets; per\n"
+            "                   phase and per listed step too\n"
             "  kernels          by GPU time: count, total, mean, median, min, max, std\n"
             "                   dev, share; kernels CUDA Graphs ran included\n"
             "  launch overhead  per kernel and per launch site: host time in the\n"
@@ -97,6 +103,9 @@ void gt_cmd_report_usage(FILE *out)
             "                       comma-separated kernel name patterns (shell\n"
             "                       wildcards) of collectives (default: NCCL's, RCCL's\n"
             "                       and oneCCL's names; docs/ranks.md)\n"
+            "  --categories FILE    kernel category rules tried before the trace's own\n"
+            "                       (lines of a GLOB pattern, a tab, a category; default\n"
+            "                       $GPUTRACE_CATEGORIES; docs/report.md)\n"
             "\n"
             "Several traces (one per process of a job) give a section per process,\n"
             "then totals. A trace whose process did not finish is read as far as it\n"
@@ -136,7 +145,8 @@ static int gt_parse(int argc, char **argv, struct gt_report_opts *o)
         {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'},
         {"jobs", required_argument, NULL, 'j'}, {"collectives", required_argument, NULL, 'c'},
         {"step", required_argument, NULL, 'S'}, {"from", required_argument, NULL, 'F'},
-        {"to", required_argument, NULL, 'T'}, {"range", required_argument, NULL, 'R'}, {NULL, 0, NULL, 0},
+        {"to", required_argument, NULL, 'T'}, {"range", required_argument, NULL, 'R'},
+        {"categories", required_argument, NULL, 'K'}, {NULL, 0, NULL, 0},
     };
     o->json = o->html = 0;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -208,6 +218,11 @@ static int gt_parse(int argc, char **argv, struct gt_report_opts *o)
             break;
         case 'R':
             o->win.range = optarg;
+            break;
+        case 'K':
+            if (gt_catrules_check(optarg) < 0)
+                return GT_EXIT_USAGE;
+            o->a.categories = optarg;
             break;
         case 'h':
             gt_cmd_report_usage(stdout);

@@ -16,6 +16,7 @@ static const char *gt_label(const struct gt_diff_row *r)
         {"", "launches", "host time per launch", "", ""},
         {"", "calls", "pageable bytes per call", "", ""},
         {"", "calls", "blocked per call", "", ""},
+        {"GPU time", "operations", "mean per operation", "", ""},
     };
     if (r->cat == GT_DC_SUMMARY && r->measure == GT_DM_TOTAL)
         return "";
@@ -154,7 +155,8 @@ void gt_diff_json(FILE *out, const struct gt_diff *d)
 
 static const char *const gt_diff_cat_titles[GT_DCATS] = {
     "Summary figures", "Kernels: GPU time, launches, mean per launch", "Launch sites: launches, host time per launch",
-    "Pageable H2D call sites: calls, bytes per call", "Sync call sites: calls, time blocked per call"};
+    "Pageable H2D call sites: calls, bytes per call", "Sync call sites: calls, time blocked per call",
+    "Kinds of work: GPU time, operations, mean per operation"};
 
 static void gt_diff_html_row(FILE *out, const struct gt_diff *d, const struct gt_diff_row *r)
 {
@@ -207,7 +209,10 @@ void gt_diff_html(FILE *out, const struct gt_diff *d)
             continue;
         fprintf(out, "<h2 id=\"%s\">%s</h2>\n<table><tr><th>%s</th><th class=n>BASE</th><th class=n>NEW</th>"
                      "<th class=n>change</th><th class=n>calls</th><th>status</th></tr>\n",
-                gt_diff_cat_names[c], gt_diff_cat_titles[c], c == GT_DC_SUMMARY ? "figure" : c == GT_DC_KERNEL ? "kernel" : "site");
+                gt_diff_cat_names[c], gt_diff_cat_titles[c], c == GT_DC_SUMMARY  ? "figure"
+                : c == GT_DC_KERNEL   ? "kernel"
+                : c == GT_DC_CATEGORY ? "kind of work"
+                                      : "site");
         for (int k = 0; k < 4; k++)
             for (size_t i = 0; i < d->nrows; i++)
                 if (d->rows[i].cat == c && d->rows[i].status == order[k])

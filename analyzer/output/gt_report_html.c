@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/gt_fmt.h"
+#include "output/gt_report_cats.h"
 #include "output/gt_report_html.h"
 #include "output/gt_report_samples.h"
 #include "output/gt_report_html_timeline.h"
@@ -477,6 +478,7 @@ void gt_html_trace(FILE *out, const char *path, long long pid, const struct gt_r
     gt_html_findings(out, r, o);
     gt_html_gaps(out, r, o, section);
     gt_html_host_stacks(out, r, section);
+    gt_cats_html(out, &r->cats, r);
     gt_html_kernels(out, r, o);
 
     fputs("<h2>Launch overhead</h2>\n<h3>Host time launching, by launch site</h3>\n", out);

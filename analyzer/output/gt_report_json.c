@@ -9,6 +9,7 @@
 #include "analysis/gt_site.h"
 #include "base/gt_fmt.h"
 #include "output/gt_rank_out.h"
+#include "output/gt_report_cats.h"
 #include "output/gt_report_out.h"
 #include "output/gt_report_samples.h"
 
@@ -135,7 +136,8 @@ static const char *gt_step_what_name(int what)
 }
 
 /* One process's steps: a row when it has any (docs/report.md, Steps). */
-static void gt_json_steps(FILE *out, int *first, long long pid, const struct gt_steps *st)
+static void gt_json_steps(FILE *out, int *first, long long pid, const struct gt_steps *st,
+                          const struct gt_categories *c)
 {
     if (!st->count)
         return;
@@ -169,7 +171,12 @@ static void gt_json_steps(FILE *out, int *first, long long pid, const struct gt_
             gt_json_site_or_null(out, o->has_site, &o->site);
             fputc('}', out);
         }
-        fputs("]}", out);
+        fputs("],\"categories\":", out);
+        if (i < c->nsteps)
+            gt_cats_json(out, c, &c->step_ns[i * c->n], &c->step_count[i * c->n]);
+        else
+            fputs("[]", out);
+        fputc('}', out);
     }
     fputs("]}", out);
 }
@@ -209,6 +216,13 @@ static void gt_json_tables(FILE *out, const struct gt_report_item *v, size_t n)
             gt_site_put_json(out, &x->site);
             fprintf(out, ",\"idle_ns\":%llu,\"gaps\":%llu}", U(x->idle_ns), U(x->gaps));
         }
+    fputs("],\"categories\":[", out);
+    first = 1;
+    for (size_t t = 0; t < n; t++) {
+        char lead[48];
+        snprintf(lead, sizeof(lead), "\"pid\":%lld,", v[t].pid);
+        gt_cats_json_items(out, &first, lead, &v[t].r.cats, v[t].r.cats.gpu_ns, v[t].r.cats.count);
+    }
     fputs("],\"kernels\":[", out);
     first = 1;
     for (size_t t = 0; t < n; t++)
@@ -354,14 +368,20 @@ static void gt_json_tables(FILE *out, const struct gt_report_item *v, size_t n)
             gt_put_json_string(out, p->name);
             fprintf(out, ",\"ranges\":%llu,\"wall_ns\":%llu,\"gpu_busy_ns\":%llu,\"gpu_idle_ns\":%llu,"
                          "\"gpu_idle_pct\":%.6f,\"launches\":%llu,\"launch_host_ns\":%llu,\"h2d_bytes\":%llu,"
-                         "\"syncs\":%llu,\"sync_ns\":%llu}",
+                         "\"syncs\":%llu,\"sync_ns\":%llu,\"categories\":",
                     U(p->ranges), U(p->wall_ns), U(p->gpu_busy_ns), U(p->gpu_idle_ns), p->gpu_idle_pct,
                     U(p->launches), U(p->launch_host_ns), U(p->h2d_bytes), U(p->syncs), U(p->sync_ns));
+            const struct gt_categories *c = &v[t].r.cats;
+            if (i < c->nphases)
+                gt_cats_json(out, c, &c->phase_ns[i * c->n], &c->phase_count[i * c->n]);
+            else
+                fputs("[]", out);
+            fputc('}', out);
         }
     fputs("],\"steps\":[", out);
     first = 1;
     for (size_t t = 0; t < n; t++)
-        gt_json_steps(out, &first, v[t].pid, &v[t].r.steps);
+        gt_json_steps(out, &first, v[t].pid, &v[t].r.steps, &v[t].r.cats);
     fputs("],\"errors\":[", out);
     first = 1;
     for (size_t t = 0; t < n; t++)

@@ -8,6 +8,7 @@
 #include "analysis/gt_analyze.h"
 #include "analysis/gt_site.h"
 #include "base/gt_fmt.h"
+#include "output/gt_report_cats.h"
 #include "output/gt_report_out.h"
 #include "output/gt_report_samples.h"
 
@@ -417,6 +418,9 @@ static void gt_text_phases(FILE *out, const struct gt_report *r)
                 DUR(p->wall_ns, gt_b1), DUR(p->gpu_busy_ns, gt_b2), p->gpu_idle_pct);
         fprintf(out, "    launches %llu (host %s), H2D %s, syncs %llu (%s)\n", U(p->launches),
                 DUR(p->launch_host_ns, gt_b1), BYTES(p->h2d_bytes, gt_b2), U(p->syncs), DUR(p->sync_ns, gt_b3));
+        if (i < r->cats.nphases)
+            gt_cats_text_line(out, "    ", &r->cats, &r->cats.phase_ns[i * r->cats.n],
+                              &r->cats.phase_count[i * r->cats.n]);
     }
     gt_more(out, r->more.phases, "phases");
 }
@@ -456,6 +460,8 @@ static void gt_text_steps(FILE *out, const struct gt_report *r)
         fprintf(out, "\n    GPU busy %s, idle %s; syncs %llu (%s); copies %llu (%s, %s)\n", DUR(x->gpu_busy_ns, gt_b1),
                 DUR(x->gpu_idle_ns, gt_b2), U(x->syncs), DUR(x->sync_ns, gt_b3), U(x->copies), DUR(x->copy_ns, gt_b4),
                 BYTES(x->copy_bytes, gt_b5));
+        if (i < r->cats.nsteps)
+            gt_cats_text_line(out, "    ", &r->cats, &r->cats.step_ns[i * r->cats.n], &r->cats.step_count[i * r->cats.n]);
         for (int k = 0; k < x->nover; k++) {
             const struct gt_step_over *o = &x->over[k];
             fprintf(out, "    +%s %s%s (%s, median step %s)\n", DUR(o->ns - o->median_ns, gt_b1),
@@ -499,6 +505,7 @@ static void gt_text_one(FILE *out, const struct gt_report_item *v, const struct 
     gt_text_idle_sites(out, r);
     gt_text_host_stacks(out, r);
     int gpu = r->summary.gpu_times;
+    gt_cats_text(out, &r->cats, gpu);
     gt_text_kernels(out, r, gpu);
     gt_text_launch(out, r, gpu);
     gt_text_graphs(out, r);

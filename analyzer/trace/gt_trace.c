@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/gt_err.h"
+#include "trace/gt_catrules.h"
 #include "trace/gt_trace.h"
 
 static int gt_fail(struct gt_trace *t, const char *fmt, const char *arg)
@@ -316,6 +317,13 @@ int gt_trace_open(struct gt_trace *t, const char *path)
     }
     if (v < 2 && gt_trace_shim_v1(t) < 0) {
         fprintf(stderr, "gputrace: %s: cannot read this version 1 trace: %s\n", path, sqlite3_errmsg(t->db));
+        gt_trace_close(t);
+        return GT_EXIT_USAGE;
+    }
+    /* kernel categories (version 9): older traces read the default rules */
+    if (v < 9 && gt_catrules_shim(t->db) != SQLITE_OK) {
+        fprintf(stderr, "gputrace: %s: cannot add kernel categories to this version %lld trace: %s\n", path,
+                (long long)v, sqlite3_errmsg(t->db));
         gt_trace_close(t);
         return GT_EXIT_USAGE;
     }

@@ -12,7 +12,7 @@
 #define GT_SITE_KEY(c) "(COALESCE(" c ".stack_id, 0) | (COALESCE(" c ".pystack_id, 0) << 32))"
 
 /* The newest trace schema this build reads (PRAGMA user_version). */
-#define GT_SCHEMA_VERSION 8
+#define GT_SCHEMA_VERSION 9
 
 struct gt_trace {
     sqlite3 *db;

@@ -119,7 +119,7 @@ void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg)
     char buf[8192];
     gt_meta(w, "tracer", "gputrace");
     gt_meta(w, "tracer_version", GT_VERSION);
-    gt_meta(w, "schema_version", "8");
+    gt_meta(w, "schema_version", "9");
     gt_meta_u64(w, "pid", (uint64_t)getpid());
     gt_meta_u64(w, "ppid", (uint64_t)getppid());
     gt_meta_u64(w, "process_start_ticks", gt_process_start_ticks());
