@@ -38,6 +38,9 @@ KINDS = [
     ("triton_red_fused_add_bmm_mm_mul", "reduction", 400000, 1, "forward"),
     ("vectorized_layer_norm_kernel", "reduction", 250000, 1, "forward"),
     ("ncclKernel_AllReduce_RING_LL_Sum_half", "collective", 800000, 1, "backward"),
+    ("cublasLt::epilogue::impl::globalKernel", "matmul", 150000, 1, "backward"),
+    ("scal_kernel<float, float", "matmul", 50000, 1, "backward"),
+    ("multi_tensor_apply_kernel", "elementwise", 120000, 1, "backward"),
     ("kinds_custom_kernel", "other", 100000, 1, "forward"),
 ]
 STEPS = 2

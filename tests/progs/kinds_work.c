@@ -46,6 +46,16 @@ static struct kind kinds[] = {
     {"_ZN2at6native12_GLOBAL__N_128vectorized_layer_norm_kernelIffEEviT0_PKT_S6_S6_PS3_S7_S7_", 250000, 0, 0, 0},
     /* NCCL's all-reduce */
     {"_Z37ncclKernel_AllReduce_RING_LL_Sum_halfP11ncclDevCommmP8ncclWork", 800000, 1, 0, 0},
+    /* as an H100 named them (docs/validation.md): cuBLASLt's epilogue and
+     * cuBLAS's beta scaling around a product, ATen's foreach kernel */
+    {"void cublasLt::epilogue::impl::globalKernel<8, 32, float, float, float, true, true, 1>(int, int, long, "
+     "float*, cublasLtEpilogue_t, int, float*, long, void*, long, long, long, float*, long, int*)", 150000, 1, 0, 0},
+    {"void scal_kernel<float, float, 1, true, 6, 5, 5, 3>(cublasTransposeParams<float>, float const*, float*, "
+     "float const*)", 50000, 1, 0, 0},
+    {"void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+     "namespace)::TensorListMetadata<2>, at::native::(anonymous namespace)::BinaryOpListAlphaFunctor<float, 2, 2, "
+     "0>, std::plus<float>, float>(at::native::(anonymous namespace)::TensorListMetadata<2>, at::native::(anonymous "
+     "namespace)::BinaryOpListAlphaFunctor<float, 2, 2, 0>, std::plus<float>, float)", 120000, 1, 0, 0},
     /* the program's own */
     {"kinds_custom_kernel", 100000, 0, 0, 0},
 };
