@@ -93,13 +93,13 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
     uint64_t since = gt_now_ns();
     /* A flight recorder's window starts with what the rings hold. */
     int flight = atomic_load(&gt_state) == GT_STATE_FLIGHT;
+    gt_session_stuck = flight && (gt_session_dump || (why && strncmp(why, "hang>", 5) == 0));
     if (flight && !gt_session_hold) {
         uint64_t now = since;
         since = gt_flight_window_start(now);
         gt_writer_set_window(window, since);
         gt_flight_window_meta(since, now);
         gt_writer_set_meta("window_trigger", why ? why : "gputrace trigger");
-        gt_session_stuck = gt_session_dump || (why && strncmp(why, "hang>", 5) == 0);
     } else if (cfg->standby) {
         /* A window by steps records nothing until its first step starts. */
         gt_writer_set_window(window, gt_session_hold ? UINT64_MAX : since);
@@ -107,8 +107,11 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
     }
     gt_list_trace(path);
     char nocupti[512];
-    if (gt_session_dump) {
-        gt_writer_set_gpu_timing("none", "a crash's window: the flight recorder's calls only");
+    if (gt_session_stuck) {
+        /* A hung kernel may never let CUPTI's flush return (the simulated
+         * GPU's does not), and a crash leaves no time for it. */
+        gt_writer_set_gpu_timing("none", gt_session_dump ? "a crash's window: the flight recorder's calls only"
+                                                         : "a hang's window: the flight recorder's calls only");
     } else if (gt_cupti_start(cfg->gpu_timing ? "cupti" : "off", nocupti, sizeof(nocupti))) {
         gt_writer_set_gpu_timing("cupti", gt_cupti_library());
     } else {
@@ -335,14 +338,14 @@ static void gt_session_window_close_locked(void)
         uint64_t end = gt_now_ns();
         if (gt_session_stuck)
             gt_flight_push_inflight(end);
-        gt_session_stuck = 0;
         gt_writer_window_bounds(0, end);
         atomic_store(&gt_state, GT_STATE_STANDBY);
         gt_sampler_stop();
-        gt_writer_settle(gt_session_dump ? 0 : 1000);
+        gt_writer_settle(gt_session_stuck ? 0 : 1000);
         gt_cupti_pause();
         gt_writer_stop(1);
         gt_cupti_release_buffers();
+        gt_session_stuck = 0;
         if (gt_flight_on()) {
             gt_flight_resume();
             atomic_store(&gt_state, GT_STATE_FLIGHT);
