@@ -110,8 +110,7 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
     if (gt_session_stuck) {
         /* A hung kernel may never let CUPTI's flush return (the simulated
          * GPU's does not), and a crash leaves no time for it. */
-        gt_writer_set_gpu_timing("none", gt_session_dump ? "a crash's window: the flight recorder's calls only"
-                                                         : "a hang's window: the flight recorder's calls only");
+        gt_writer_set_gpu_timing("none", "the flight recorder's calls only (a crash's, a hang's or an exit's window)");
     } else if (gt_cupti_start(cfg->gpu_timing ? "cupti" : "off", nocupti, sizeof(nocupti))) {
         gt_writer_set_gpu_timing("cupti", gt_cupti_library());
     } else {
@@ -219,10 +218,36 @@ static void gt_session_start_locked(void)
             gt_session_record_window(cfg);
         return;
     }
+    /* GPUTRACE_MAX_SIZE=SIZE:last: the run goes into the rings, the last
+     * part they hold into the trace at exit (gt_session_keep_last). */
+    if (cfg->max_size_keep_last) {
+        if (gt_flight_start(cfg, 1, err, sizeof(err)) == 0) {
+            atomic_store(&gt_state, GT_STATE_FLIGHT);
+            return;
+        }
+        gt_warn("GPUTRACE_MAX_SIZE: %s; recording everything", err);
+    }
     if (gt_session_open_trace(cfg->output, 1, NULL, path, sizeof(path), err, sizeof(err)) < 0) {
         gt_warn("%s; not tracing this process", err);
         atomic_store(&gt_state, GT_STATE_DISABLED);
     }
+}
+
+/* At exit, under the session lock: a record run with GPUTRACE_MAX_SIZE=
+ * SIZE:last writes the last part its rings hold. */
+static void gt_session_keep_last(void)
+{
+    const struct gt_config *cfg = &gt_session_cfg;
+    if (cfg->standby || !cfg->max_size_keep_last || atomic_load(&gt_state) != GT_STATE_FLIGHT)
+        return;
+    char path[1024], err[1024];
+    gt_session_dump = 1; /* no CUPTI, no samples: the rings' calls are all there is */
+    if (gt_session_open_trace(cfg->output, 1, "exit (GPUTRACE_MAX_SIZE=...:last)", path, sizeof(path), err,
+                              sizeof(err)) < 0)
+        gt_warn("%s; the last part of the run is not written", err);
+    else
+        gt_writer_set_meta("mode", "record");
+    gt_session_dump = 0;
 }
 
 uint64_t gt_session_trigger_duration_ns(void)
@@ -411,6 +436,7 @@ static void gt_atexit(void)
     int was_busy = gt_tls_busy;
     gt_tls_busy = 1;
     pthread_mutex_lock(&gt_session_lock);
+    gt_session_keep_last();
     if (atomic_load(&gt_state) == GT_STATE_ACTIVE) {
         gt_ring_release_held(); /* this thread's run of polls, if one is open */
         atomic_store(&gt_state, GT_STATE_FINISHED);

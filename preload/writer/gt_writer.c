@@ -111,7 +111,7 @@ static void gt_writer_failed(struct gt_writer *w, const char *why)
     snprintf(w->fail_why, sizeof(w->fail_why), "%s", why);
     int active = GT_STATE_ACTIVE;
     atomic_compare_exchange_strong(&gt_state, &active, GT_STATE_DISABLED);
-    gt_warn("cannot write %s: %s; recording stops, the trace keeps what was committed", w->path, why);
+    gt_writer_say_failed(w, why);
 }
 
 int gt_step(struct gt_writer *w, int which)
@@ -376,10 +376,10 @@ static void gt_writer_finish(struct gt_writer *w, int complete, int sig, int fre
             uint64_t until = atomic_load(&w->until_ns);
             gt_meta_u64(w, "window_end_ns", until ? until : gt_now_ns());
         }
-        /* The data first, on its own: indexes that do not fit (a full disk)
-         * must not take the last events with them. */
+        /* The data first, on its own: indexes that do not fit must not take the last events. */
         gt_commit(w);
         uint64_t t0 = gt_now_ns();
+        gt_writer_bound_release(w); /* the indexes' room under GPUTRACE_MAX_SIZE */
         if (!w->failed)
             gt_create_indexes(w);
         uint64_t t1 = gt_now_ns();

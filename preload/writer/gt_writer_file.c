@@ -57,11 +57,13 @@ void gt_writer_note_stop(struct gt_writer *w)
         ((stat(w->path, &st) == 0 && (rlim_t)st.st_size + 65536 >= fsz.rlim_cur) ||
          (stat(wal, &st) == 0 && (rlim_t)st.st_size + 65536 >= fsz.rlim_cur)))
         e = EFBIG;
-    const char *reason = e == ENOSPC ? "disk_full" : e == EDQUOT ? "quota" : e == EFBIG ? "file_size_limit"
+    int bound = gt_writer_at_bound(w);
+    gt_writer_bound_release(w); /* the meta row and the indexes still fit */
+    const char *reason = bound ? "max_size" : e == ENOSPC ? "disk_full" : e == EDQUOT ? "quota" : e == EFBIG ? "file_size_limit"
                        : "write_error";
     char *sql = sqlite3_mprintf("BEGIN; INSERT OR REPLACE INTO meta VALUES('stop_reason', %Q), "
                                 "('stop_detail', %Q), ('stopped_at_ns', '%llu'); COMMIT",
-                                reason, e ? strerror(e) : w->fail_why,
+                                reason, bound ? "GPUTRACE_MAX_SIZE" : e ? strerror(e) : w->fail_why,
                                 (unsigned long long)gt_now_ns());
     /* The rolled-back transaction's pages in the log are written over:
      * on a full disk a row this small usually still fits. */
