@@ -627,9 +627,8 @@ static int gt_writer_open_blocked(char *path, size_t path_len, const struct gt_c
     return 0;
 }
 
-/* The indexes after the schema's mark, one statement at a time: a partial
- * index over a column no row filled is left out (users' queries read the
- * same; building it would scan the whole table for nothing). */
+/* The indexes after the schema's mark, one at a time: a partial index over a
+ * column no row filled is left out (building it would scan for nothing). */
 static void gt_create_indexes(struct gt_writer *w)
 {
     char *schema = malloc(gt_schema_sql_len + 1);
@@ -665,6 +664,7 @@ void gt_writer_set_window(long window, uint64_t since_ns)
     if (!w)
         return;
     w->windowed = 1;
+    gt_writer_origin_back(w, since_ns); /* a flight recorder's window starts before its file */
     atomic_store(&w->since_ns, since_ns);
     gt_meta(w, "mode", "standby");
     gt_meta_u64(w, "window", (uint64_t)window);

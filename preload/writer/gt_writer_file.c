@@ -157,3 +157,14 @@ void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg)
     gt_meta(w, "sample_native_stacks", cfg->sample_hz ? "blocked_unwound" : "off");
     gt_meta(w, "complete", "0");
 }
+
+void gt_writer_origin_back(struct gt_writer *w, uint64_t since_ns)
+{
+    if (!since_ns || since_ns >= w->start_ns)
+        return;
+    /* The trace's one origin (meta.start_ns) is never after its first call. */
+    w->start_unix_ns -= w->start_ns - since_ns;
+    w->start_ns = since_ns;
+    gt_meta_u64(w, "start_ns", w->start_ns);
+    gt_meta_u64(w, "start_time_unix_ns", w->start_unix_ns);
+}

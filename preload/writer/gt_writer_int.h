@@ -196,6 +196,9 @@ void gt_meta_defer(struct gt_writer *w, const char *key, const char *value);
 /* gt_writer_file.c: who, where, when, with which settings, into meta. */
 struct gt_config;
 void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg);
+/* A window that starts before its file was made (the flight recorder's):
+ * meta.start_ns, the trace's origin, moved back to its start. */
+void gt_writer_origin_back(struct gt_writer *w, uint64_t since_ns);
 /* The rows of a Python stack, its frames and code objects, once each
  * (gt_writer_py.c). */
 void gt_emit_pystack(struct gt_writer *w, uint32_t pystack_id);
