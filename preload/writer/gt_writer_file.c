@@ -44,8 +44,14 @@ void gt_read_text_file(const char *path, char *buf, size_t len, int nul_to_space
 
 void gt_writer_note_stop(struct gt_writer *w)
 {
-    if (w->stop_noted || !w->db || w->in_txn)
+    if (w->stop_noted || !w->db)
         return;
+    if (w->in_txn) {
+        /* The failed transaction, which gt_commit would roll back: with
+         * no GPU records to wait for, nothing else may come to it. */
+        sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+        w->in_txn = 0;
+    }
     w->stop_noted = 1;
     int e = w->fail_errno;
     /* SQLite's errno may be lost by then: a file at the size limit says it. */
