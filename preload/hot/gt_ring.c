@@ -83,10 +83,11 @@ static struct gt_ring *gt_ring_map(uint32_t events)
         atomic_fetch_sub(&gt_ring_bytes, bytes);
         return NULL;
     }
-    /* Faulted in now, once, rather than a page at a time on the hot path. */
-    /* (A flight recorder's rings grow to tens of MiB: faulted in as they
-     * fill, not all at once on the program's thread.) */
-    int populate = atomic_load_explicit(&gt_ring_overwriting, memory_order_relaxed) ? 0 : MAP_POPULATE;
+    /* Faulted in now, once, rather than a page at a time on the hot path;
+     * but a flight recorder's largest rings (up to 128 MiB) as they fill,
+     * not all at once on the program's thread. */
+    int populate = atomic_load_explicit(&gt_ring_overwriting, memory_order_relaxed) && bytes > (16u << 20)
+                       ? 0 : MAP_POPULATE;
     struct gt_ring *r = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | populate, -1, 0);
     if (r == MAP_FAILED) {
         atomic_fetch_sub(&gt_ring_bytes, bytes);
