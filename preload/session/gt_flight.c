@@ -55,8 +55,11 @@ uint64_t gt_flight_window_start(uint64_t now)
     uint64_t lost = gt_ring_lost_end();
     if (lost >= since)
         since = lost + 1;
-    if (gt_flight_ns && now > gt_flight_ns && now - gt_flight_ns > since)
-        since = now - gt_flight_ns;
+    /* The duration asked for is counted back from the trigger. */
+    uint64_t fired = atomic_load(&gt_flight_fired);
+    uint64_t at = fired && fired >= since && fired <= now ? fired : now;
+    if (gt_flight_ns && at > gt_flight_ns && at - gt_flight_ns > since)
+        since = at - gt_flight_ns;
     return since;
 }
 

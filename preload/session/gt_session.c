@@ -95,10 +95,7 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
     int flight = atomic_load(&gt_state) == GT_STATE_FLIGHT;
     gt_session_stuck = flight && (gt_session_dump || (why && strncmp(why, "hang>", 5) == 0));
     if (flight && !gt_session_hold) {
-        uint64_t now = since;
-        since = gt_flight_window_start(now);
-        gt_writer_set_window(window, since);
-        gt_flight_window_meta(since, now);
+        /* Its start is known once the rings stop writing over, below. */
         gt_writer_set_meta("window_trigger", why ? why : "gputrace trigger");
     } else if (cfg->standby) {
         /* A window by steps records nothing until its first step starts. */
@@ -119,8 +116,18 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
         if (cfg->gpu_timing)
             gt_warn("GPU times not recorded: %s; tracing host side only", nocupti);
     }
-    if (flight)
-        gt_flight_handoff(); /* the writer drains from here on: no more writing over */
+    if (flight) {
+        /* The writer drains from here on: no more writing over, so the
+         * instant from which the rings hold every call stays put. (Until
+         * the writer's first pass, a full ring drops and counts.) */
+        gt_flight_handoff();
+        if (!gt_session_hold) {
+            uint64_t now = gt_now_ns();
+            since = gt_flight_window_start(now);
+            gt_writer_set_window(window, since);
+            gt_flight_window_meta(since, now);
+        }
+    }
     if (gt_writer_start() < 0) {
         gt_cupti_pause();
         gt_writer_stop(0);
