@@ -139,7 +139,11 @@ def test_window_holds_the_slow_step():
     assert abs(_dur_ns(got.group(1)) - (fired - ws)) <= 0.01 * (fired - ws), (got.group(1), fired - ws)
     assert abs(_dur_ns(got.group(2)) - (we - ws)) <= 0.01 * (we - ws), (got.group(2), we - ws)
     info = subprocess.run([GPUTRACE, "info", dbs[0]], capture_output=True, text=True, timeout=60)
-    assert "window:    flight recorder window: its trigger fired " + got.group(1) in info.stdout, info.stdout
+    assert "window: flight recorder window: its trigger fired %s into it (of %s:" % got.groups() \
+        in " ".join(info.stdout.split()), info.stdout
+    # the part before the trigger has no GPU times, and the report says so
+    assert "the window's first %s (the flight recorder's, before its trigger) have no GPU times" % got.group(1) \
+        in " ".join(rep.stdout.split()), rep.stdout
 
 
 def test_crash_writes_the_calls_before_it():

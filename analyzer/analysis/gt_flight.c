@@ -74,6 +74,23 @@ static int gt_flight_bound(struct gt_trace *t, char *line, size_t len)
     return n;
 }
 
+/* GPU times come from CUPTI, which runs from the window's opening only. */
+static int gt_flight_no_gpu(struct gt_trace *t, char *line, size_t len)
+{
+    char *gpu = gt_trace_meta(t, "gpu_timing");
+    int64_t ws = gt_trace_meta_int(t, "window_start_ns", -1), fired = gt_trace_meta_int(t, "trigger_ns", -1);
+    int n = 0;
+    if (gpu && strcmp(gpu, "cupti") == 0 && ws >= 0 && fired > ws) {
+        char a[32];
+        gt_fmt_duration(fired - ws, a, sizeof(a));
+        snprintf(line, len, "the window's first %s (the flight recorder's, before its trigger) have no GPU times: "
+                            "GPU figures count that part as idle", a);
+        n = 1;
+    }
+    free(gpu);
+    return n;
+}
+
 int gt_flight_lines(struct gt_trace *t, char out[][GT_FLIGHT_LINE], int max)
 {
     int n = 0;
@@ -86,6 +103,8 @@ int gt_flight_lines(struct gt_trace *t, char out[][GT_FLIGHT_LINE], int max)
     if (has && !last && n < max && gt_flight_window(t, out[n], GT_FLIGHT_LINE))
         n++;
     if (has && n < max && gt_flight_stuck(t, out[n], GT_FLIGHT_LINE))
+        n++;
+    if (has && !last && n < max && gt_flight_no_gpu(t, out[n], GT_FLIGHT_LINE))
         n++;
     free(has);
     return n;

@@ -386,8 +386,7 @@ static void gt_info_text(struct gt_trace *t, const struct gt_info *in)
     char flight[3][GT_FLIGHT_LINE];
     for (int i = 0, n = gt_flight_lines(t, flight, 3); i < n; i++) {
         gt_label(i ? "" : "window:");
-        gt_put_text(stdout, flight[i], 0);
-        putchar('\n');
+        gt_print_wrapped(flight[i], 11);
     }
     /* The shim writes 'none' when it did not time kernels on the GPU. */
     if (!in->gpu_timing || !*in->gpu_timing || strcmp(in->gpu_timing, "none") == 0)
