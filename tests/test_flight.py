@@ -11,15 +11,30 @@ import signal
 import subprocess
 import time
 
-from gtlib import GPUTRACE, SHIM, assert_eq, base_env, prog, query, tmpdir
+from gtlib import GPUTRACE, SANITIZED, SHIM, assert_eq, base_env, prog, query, sanitizer_runtime, tmpdir
 
 
-def _env(d, extra):
+def _preload(env, crash=False):
+    """The shim, or under GPUTRACE_TEST_SANITIZER its sanitized build behind
+    its runtime (tests/test_sanitized_suite.py); a sanitizer's own SIGSEGV
+    handler is off for the crash, so the process dies as untraced. NVTX
+    finds the shim with LD_PRELOAD alone (it names itself NVTX's tool)."""
+    kind = os.environ.get("GPUTRACE_TEST_SANITIZER")
+    if not kind:
+        env["LD_PRELOAD"] = SHIM
+        return env
+    env["LD_PRELOAD"] = "%s %s" % (sanitizer_runtime(kind), SANITIZED[kind][0])
+    env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=0:exitcode=99" + (":handle_segv=0" if crash else "")
+    env["UBSAN_OPTIONS"] = "halt_on_error=1:exitcode=99:print_stacktrace=1"
+    env["TSAN_OPTIONS"] = "exitcode=99:halt_on_error=0" + (":handle_segv=0" if crash else "")
+    return env
+
+
+def _env(d, extra, crash=False):
     env = base_env({"GPUTRACE_MODE": "standby", "GPUTRACE_CONTROL_DIR": os.path.join(d, "ctl"),
-                    "GPUTRACE_OUTPUT": os.path.join(d, "t-%p.db"), "LD_PRELOAD": SHIM,
-                    "NVTX_INJECTION64_PATH": SHIM, "FAKECUDA_LOG": os.path.join(d, "gpu.log")})
+                    "GPUTRACE_OUTPUT": os.path.join(d, "t-%p.db"), "FAKECUDA_LOG": os.path.join(d, "gpu.log")})
     env.update(extra)
-    return {k: v for k, v in env.items() if v is not None}
+    return _preload({k: v for k, v in env.items() if v is not None}, crash)
 
 
 def _log(path):
@@ -154,7 +169,8 @@ def test_crash_writes_the_calls_before_it():
     argv = [prog("flight_steps"), "50", "5", "-1", "0", log, "segv:30"]
     plain = subprocess.run(argv, env=base_env(), capture_output=True, text=True, timeout=60)
     assert_eq(plain.returncode, -signal.SIGSEGV)
-    r = subprocess.run(argv, env=_env(d, {"GPUTRACE_FLIGHT": "64MiB"}), capture_output=True, text=True, timeout=60)
+    r = subprocess.run(argv, env=_env(d, {"GPUTRACE_FLIGHT": "64MiB"}, crash=True), capture_output=True, text=True,
+                       timeout=60)
     assert_eq((r.returncode, r.stdout, r.stderr), (-signal.SIGSEGV, "ready\n", ""))
     calls, steps = _log(log)
     assert_eq(max(steps), 30)
@@ -247,8 +263,9 @@ def test_hang_on_one_rank_leaves_the_stuck_collective():
 
 def _many(d, extra, steps=20000):
     log = os.path.join(d, "log")
-    env = base_env({"GPUTRACE_OUTPUT": os.path.join(d, "t.db"), "LD_PRELOAD": SHIM, "NVTX_INJECTION64_PATH": SHIM})
+    env = base_env({"GPUTRACE_OUTPUT": os.path.join(d, "t.db")})
     env.update(extra)
+    _preload(env)
     r = subprocess.run([prog("flight_steps"), str(steps), "0", "-1", "0", log, "run"], env=env,
                        capture_output=True, text=True, timeout=120)
     return r, _log(log)[0], os.path.join(d, "t.db")
