@@ -126,6 +126,8 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
             since = gt_flight_window_start(now);
             gt_writer_set_window(window, since);
             gt_flight_window_meta(since, now);
+            if (!cfg->standby) /* GPUTRACE_MAX_SIZE=...:last at exit: a record run's trace */
+                gt_writer_set_meta("mode", "record");
         }
     }
     if (gt_writer_start() < 0) {
@@ -252,8 +254,6 @@ static void gt_session_keep_last(void)
     if (gt_session_open_trace(cfg->output, 1, "exit (GPUTRACE_MAX_SIZE=...:last)", path, sizeof(path), err,
                               sizeof(err)) < 0)
         gt_warn("%s; the last part of the run is not written", err);
-    else
-        gt_writer_set_meta("mode", "record");
     gt_session_dump = 0;
 }
 
