@@ -161,6 +161,38 @@ def test_window_holds_the_slow_step():
         in " ".join(rep.stdout.split()), rep.stdout
 
 
+def test_trigger_by_hand_after_the_slow_step():
+    # no rule: a user runs `gputrace trigger` a few steps after the slow one;
+    # the window still holds it
+    d = tmpdir()
+    log = os.path.join(d, "log")
+    env = _env(d, {"GPUTRACE_FLIGHT": "30s"})
+    p = subprocess.Popen([prog("flight_steps"), "80", "20", "40", "480", log, "run"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert_eq(p.stdout.readline(), "ready\n")
+        t0 = time.time()
+        while time.time() - t0 < 60 and "step 45 " not in open(log).read():
+            time.sleep(0.02)
+        t = subprocess.run([GPUTRACE, "trigger", "--duration", "200ms", str(p.pid)],
+                           env=dict(os.environ, GPUTRACE_CONTROL_DIR=os.path.join(d, "ctl")),
+                           capture_output=True, text=True, timeout=60)
+        assert_eq(t.returncode, 0, t.stderr)
+    finally:
+        out, err = p.communicate(timeout=120)
+    assert_eq((p.returncode, err), (0, ""))
+    calls, steps = _log(log)
+    dbs = _dbs(d)
+    assert_eq(len(dbs), 1, dbs)
+    m = _meta(dbs[0])
+    assert_eq(m["window_trigger"], "gputrace trigger")
+    ws, we = int(m["window_start_ns"]), int(m["window_end_ns"])
+    assert steps[45][1] <= int(m["trigger_ns"]) <= we
+    traced = _check_exact(dbs[0], calls, ws, we)
+    assert_eq([t[0] for t in traced].count("marker_kernel"), 1, "step 40's marker launch")
+    assert_eq(traced[0][0], "cudaMalloc")
+
+
 def test_crash_writes_the_calls_before_it():
     # a SIGSEGV after step 30: the process dies of it, as untraced, and the
     # window holds every call it made, none missing
