@@ -25,7 +25,6 @@
 
 static int gt_flight_enabled;
 static uint64_t gt_flight_ns, gt_flight_bytes, gt_flight_hang_ns;
-static int gt_flight_keep_last;
 static _Atomic uint64_t gt_flight_since;  /* recording into memory since */
 static _Atomic uint64_t gt_flight_fired;  /* what opens the next window fired then (0: not noted) */
 static int gt_flight_efd = -1, gt_flight_done_fd = -1;
@@ -257,7 +256,6 @@ static void *gt_flight_main(void *arg)
 
 int gt_flight_start(const struct gt_config *cfg, int keep_last, char *err, size_t err_len)
 {
-    gt_flight_keep_last = keep_last;
     gt_flight_ns = keep_last ? 0 : cfg->flight_ns;
     gt_flight_bytes = keep_last ? cfg->max_size_bytes : cfg->flight_bytes;
     gt_flight_hang_ns = keep_last ? 0 : cfg->trigger_hang_ns;
@@ -280,12 +278,6 @@ int gt_flight_start(const struct gt_config *cfg, int keep_last, char *err, size_
     gt_flight_enabled = 1;
     gt_flight_install();
     return 0;
-}
-
-void gt_flight_stop(void)
-{
-    /* At exit: the handlers stay (a crash in a later destructor is still
-     * handed on), the thread ends with the process. */
 }
 
 void gt_flight_after_fork_child(void)

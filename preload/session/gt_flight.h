@@ -35,9 +35,8 @@ void gt_flight_handoff(void);
  * stopped, recording into memory resumes (the caller sets FLIGHT). */
 int gt_flight_push_inflight(uint64_t end);
 void gt_flight_resume(void);
-/* The hang watcher's look (session lock held, state FLIGHT): events so
- * far, and the calls in flight. */
+/* In a fork child: the thread and the handlers are the parent's; the
+ * child's session starts its own. */
 void gt_flight_after_fork_child(void);
-void gt_flight_stop(void);
 
 #endif
