@@ -12,7 +12,7 @@ GT_ANALYZER_CFLAGS := $(CFLAGS_BASE) -Ianalyzer -I. -I$(BUILD)/gen
 # preload/base/gt_config.c is shared with the shim so `record` checks -o and
 # --stack-depth exactly as the traced processes will read them.
 GT_ANALYZER_OBJS := $(patsubst analyzer/%.c,$(BUILD)/analyzer/%.o,$(GT_ANALYZER_SRCS)) \
-                    $(BUILD)/analyzer/shared_gt_config.o
+                    $(BUILD)/analyzer/shared_gt_config.o $(BUILD)/analyzer/shared_gt_config_flight.o
 # Perfetto's trace messages (output/perfetto_trace.proto) as C, made by
 # protoc-c into $(BUILD)/gen/ and encoded by libprotobuf-c.
 GT_PROTO_C := $(BUILD)/gen/perfetto_trace.pb-c.c
@@ -54,6 +54,9 @@ $(BUILD)/analyzer/%.o: analyzer/%.c
 $(BUILD)/analyzer/shared_gt_config.o: preload/base/gt_config.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -Ipreload -MMD -MP -c $< -o $@
+$(BUILD)/analyzer/shared_gt_config_flight.o: preload/base/gt_config_flight.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -Ipreload -MMD -MP -c $< -o $@
 
 -include $(GT_ANALYZER_OBJS:.o=.d)
 
@@ -61,8 +64,8 @@ $(BUILD)/analyzer/shared_gt_config.o: preload/base/gt_config.c
 # (tests/fuzz_trace.py).
 GT_ANALYZER_ASAN_FLAGS := $(GT_ANALYZER_CFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                           -fno-sanitize-recover=undefined
-$(BUILD)/asan/gputrace: $(GT_ANALYZER_SRCS) preload/base/gt_config.c $(GT_ANALYZER_HDRS) $(GT_PROTO_C) $(GT_HTML_ASSETS)
+$(BUILD)/asan/gputrace: $(GT_ANALYZER_SRCS) preload/base/gt_config.c preload/base/gt_config_flight.c $(GT_ANALYZER_HDRS) $(GT_PROTO_C) $(GT_HTML_ASSETS)
 	@mkdir -p $(dir $@)
-	$(CC) $(GT_ANALYZER_ASAN_FLAGS) -o $@ $(GT_ANALYZER_SRCS) $(GT_PROTO_C) preload/base/gt_config.c -Ipreload \
+	$(CC) $(GT_ANALYZER_ASAN_FLAGS) -o $@ $(GT_ANALYZER_SRCS) $(GT_PROTO_C) preload/base/gt_config.c preload/base/gt_config_flight.c -Ipreload \
 	    $(GT_ANALYZER_LIBS)
 tests-build: $(BUILD)/asan/gputrace

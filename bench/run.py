@@ -90,6 +90,9 @@ interleaved over --rounds runs: the ratio of their medians (1.00: the
 sampler adds nothing to a call), and the same with perf sampling (the
 kernel takes each perf sample on the sampled thread).
 
+flight: the flight recorder's cost per call, memory held and the history
+a 10 s GPUTRACE_FLIGHT keeps at 100k calls a second (bench/flight.py).
+
 The last lines put each figure beside the target docs/performance.md
 states for it. --only SECTION runs one section."""
 import argparse
@@ -106,6 +109,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import gtlib  # noqa: E402
 import test_python  # noqa: E402
+import flight as bench_flight  # noqa: E402  (bench/flight.py: the flight recorder's section)
 
 # Each section's figures, for the summary at the end.
 RESULTS = {}
@@ -911,7 +915,10 @@ def main():
     ap.add_argument("--rank-trace-events", type=int, default=1000000)
     ap.add_argument("--sampler-threads", type=int, default=16)
     ap.add_argument("--sampler-seconds", type=float, default=5.0)
-    ap.add_argument("--only", choices=("python-call-cost", "c-call-cost", "writer", "total-cost", "threads", "nvtx",
+    ap.add_argument("--flight-calls", type=int, default=1000000)
+    ap.add_argument("--flight-pace-ns", type=int, default=10000)
+    ap.add_argument("--flight-seconds", type=float, default=12.0)
+    ap.add_argument("--only", choices=("python-call-cost", "c-call-cost", "writer", "total-cost", "threads", "nvtx", "flight",
                                        "lines", "analyzer", "export", "ranks", "rank-traces", "sampler"))
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
@@ -920,7 +927,8 @@ def main():
     print("machine: %s, %d CPUs" % (os.uname().machine, os.cpu_count()))
     sections = [("python-call-cost", python_call_cost), ("c-call-cost", c_call_cost), ("writer", writer),
                 ("total-cost", total_cost), ("threads", threads), ("nvtx", nvtx), ("lines", lines),
-                ("analyzer", analyzer), ("export", export), ("ranks", ranks), ("rank-traces", rank_traces), ("sampler", sampler)]
+                ("analyzer", analyzer), ("export", export), ("ranks", ranks), ("rank-traces", rank_traces), ("sampler", sampler),
+                ("flight", lambda a: bench_flight.flight(a, run_c, percentile, RESULTS))]
     for name, fn in sections:
         if args.only in (None, name):
             fn(args)

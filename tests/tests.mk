@@ -16,7 +16,7 @@ TEST_PROGS := $(TPROG)/rt_basic $(TPROG)/rt_basic_ptsz $(TPROG)/drv_basic $(TPRO
               $(TPROG)/threads $(TPROG)/fork_child $(TPROG)/no_cuda $(TPROG)/timing $(TPROG)/vecadd \
               $(TPROG)/unhooked $(TPROG)/stall $(TPROG)/entry_point $(TPROG)/endings $(TPROG)/bad_args \
               $(TPROG)/many_configs $(TPROG)/standby_loop $(TPROG)/nvtx_basic $(TPROG)/nvtx_phases $(TPROG)/diff_work $(TPROG)/steps_work \
-              $(TPROG)/standby_steps $(TPROG)/rank_work $(TPROG)/host_wait $(TPROG)/dl_race $(TPROG)/capture_range \
+              $(TPROG)/standby_steps $(TPROG)/flight_steps $(TPROG)/rank_work $(TPROG)/host_wait $(TPROG)/dl_race $(TPROG)/capture_range \
               $(TPROG)/no_perf $(TPROG)/cupti_client $(TPROG)/cupti_client_dl $(TPROG)/odd_names \
               $(TPROG)/alloc_loop $(TPROG)/launch_fail $(TPROG)/unrecorded_only $(TPROG)/two_gpus
 # before/after pairs for diff and audit --baseline (tests/test_diff.py)
@@ -75,7 +75,7 @@ $(TPROG)/%: tests/progs/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -cudart shared -O1 -Xlinker -rpath -Xlinker '$$ORIGIN/../../fakecuda' -o $@ $<
 
-GT_CORE_FOR_UNIT := preload/base/gt_config.c preload/hot/gt_stacks.c preload/base/gt_idtab.c preload/hot/gt_ranges.c \
+GT_CORE_FOR_UNIT := preload/base/gt_config.c preload/base/gt_config_flight.c preload/hot/gt_stacks.c preload/base/gt_idtab.c preload/hot/gt_ranges.c \
                     preload/writer/gt_symbols.c
 UNIT_CFLAGS := $(CFLAGS_BASE) -O1 -g -Ipreload -fsanitize=address,undefined -fno-sanitize-recover=undefined
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/gt_flight.h"
 #include "analysis/gt_pass.h"
 #include "base/gt_fmt.h"
 
@@ -244,6 +245,9 @@ void gt_notes(struct gt_pass *p)
     free(stopped);
     if (p->t->wal_skipped)
         gt_note(r, "its write-ahead log could not be read: data not yet in the main file is missing");
+    char flight[3][GT_FLIGHT_LINE];
+    for (int i = 0, n = gt_flight_lines(p->t, flight, 3); i < n; i++)
+        gt_note(r, "%s", flight[i]);
     if (!s->calls)
         gt_note(r, "the trace holds no CUDA calls");
     if (s->failed_calls * 2 > s->calls && r->nerrors) {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "analysis/gt_flight.h"
 #include "base/gt_utf8.h"
 #include "cmd/gt_cmds.h"
 #include "base/gt_fmt.h"
@@ -382,6 +383,11 @@ static void gt_info_text(struct gt_trace *t, const struct gt_info *in)
     free(stopped);
     if (t->wal_skipped)
         printf("%11swrite-ahead log not read: later events may be missing\n", "");
+    char flight[3][GT_FLIGHT_LINE];
+    for (int i = 0, n = gt_flight_lines(t, flight, 3); i < n; i++) {
+        gt_label(i ? "" : "window:");
+        gt_print_wrapped(flight[i], 11);
+    }
     /* The shim writes 'none' when it did not time kernels on the GPU. */
     if (!in->gpu_timing || !*in->gpu_timing || strcmp(in->gpu_timing, "none") == 0)
         printf("GPU times: not recorded (host-side only)\n");

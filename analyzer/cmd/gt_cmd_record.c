@@ -26,6 +26,7 @@ void gt_cmd_record_usage(FILE *out)
 {
     fprintf(out,
             "usage: gputrace record [-q] [-o PATTERN] [--force] [--stack-depth N]\n"
+            "                       [--max-size SIZE[:last]]\n"
             "                       [--delay D] [--duration D] [--capture-range=RANGE\n"
             "                       [--capture-range-end=END]] [--] COMMAND [ARGS]\n"
             "\n"
@@ -52,6 +53,11 @@ void gt_cmd_record_usage(FILE *out)
             "                        process is writing); sets GPUTRACE_FORCE_OVERWRITE\n"
             "  --stack-depth N       native frames kept per call, 0 to %d, 0 turns\n"
             "                        stacks off; sets GPUTRACE_STACK_DEPTH. Default %d.\n"
+            "  --max-size SIZE[:last]  bound each trace file (256MiB, 1GiB; binary):\n"
+            "                        at it recording stops (meta.stop_reason max_size);\n"
+            "                        with :last the run goes into memory instead and\n"
+            "                        its last part is written at exit, calls only (no\n"
+            "                        GPU times). Sets GPUTRACE_MAX_SIZE\n"
             "  --delay D             record only from D after COMMAND starts (500ms,\n"
             "                        10s, 5m; the unit is required), or from its first\n"
             "                        CUDA call if that comes later (0s: from the first\n"
@@ -83,6 +89,7 @@ void gt_cmd_record_usage(FILE *out)
             "  GPUTRACE_FORCE_OVERWRITE  1: as --force; 0 (default): a trace already\n"
             "                          at the name is kept and this one written beside\n"
             "  GPUTRACE_STACK_DEPTH    as --stack-depth\n"
+            "  GPUTRACE_MAX_SIZE       as --max-size\n"
             "  GPUTRACE_BUFFER_EVENTS  largest per-thread event ring, a power of two\n"
             "                          from 64 to 1048576. Default %u.\n"
             "  GPUTRACE_PYTHON         1 (default): for calls made from Python, also\n"
@@ -112,6 +119,9 @@ void gt_cmd_record_usage(FILE *out)
             "                          silent when refused).\n"
             "  GPUTRACE_CAPTURE_RANGE, GPUTRACE_CAPTURE_RANGE_END  as --capture-range\n"
             "                          and --capture-range-end.\n"
+            "  GPUTRACE_MODE=standby, GPUTRACE_FLIGHT, GPUTRACE_TRIGGER  record on\n"
+            "                          demand, keeping the last 30s (or 256MiB) in\n"
+            "                          memory: docs/standby.md.\n"
             "\n"
             "exit status: COMMAND's; 127 if it was not found, 126 if it could not\n"
             "be run; 2 for a usage error or a missing libgputrace.so.\n",
@@ -244,7 +254,7 @@ static const char *gt_opt_value(int argc, char **argv, int *i, const char *short
 
 int gt_cmd_record(int argc, char **argv)
 {
-    const char *output = NULL, *depth = NULL, *crange = NULL, *crange_end = NULL;
+    const char *output = NULL, *depth = NULL, *crange = NULL, *crange_end = NULL, *max_size = NULL;
     int quiet = 0, windowed = 0, force = 0;
     uint64_t delay_ns = 0, duration_ns = 0;
     int i = 1;
@@ -297,6 +307,13 @@ int gt_cmd_record(int argc, char **argv)
                 return gt_usage_error("record", "--capture-range '%s' %s", v,
                                       missing ? "needs cudaProfilerApi or nvtx:NAME[@DOMAIN]" : why);
             crange = v;
+        } else if ((v = gt_opt_value(argc, argv, &i, NULL, "--max-size", &missing))) {
+            uint64_t bytes;
+            int last;
+            if (missing || gt_parse_max_size(v, &bytes, &last) < 0)
+                return gt_usage_error("record", "--max-size needs a size of 1MiB or more, such as 512MiB or 1GiB, "
+                                      "optionally followed by :last");
+            max_size = v;
         } else if ((v = gt_opt_value(argc, argv, &i, NULL, "--stack-depth", &missing))) {
             if (missing)
                 return gt_usage_error("record", "option '%s' needs a number", a);
@@ -368,6 +385,7 @@ int gt_cmd_record(int argc, char **argv)
     if ((output && setenv("GPUTRACE_OUTPUT", output, 1) < 0) ||
         (force && setenv("GPUTRACE_FORCE_OVERWRITE", "1", 1) < 0) ||
         (depth && setenv("GPUTRACE_STACK_DEPTH", depth, 1) < 0) ||
+        (max_size && setenv("GPUTRACE_MAX_SIZE", max_size, 1) < 0) ||
         (windowed && setenv("GPUTRACE_MODE", "standby", 1) < 0) ||
         (crange && setenv("GPUTRACE_CAPTURE_RANGE", crange, 1) < 0) ||
         (crange && setenv("GPUTRACE_CAPTURE_RANGE_END", crange_end ? crange_end : "stop", 1) < 0)) {

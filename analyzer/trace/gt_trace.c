@@ -369,7 +369,8 @@ char *gt_trace_stop_reason(struct gt_trace *t)
     if (!reason)
         return NULL;
     char *detail = gt_trace_meta(t, "stop_detail");
-    const char *what = strcmp(reason, "disk_full") == 0         ? "the disk was full"
+    const char *what = strcmp(reason, "max_size") == 0          ? "the trace reached its size bound"
+                     : strcmp(reason, "disk_full") == 0         ? "the disk was full"
                      : strcmp(reason, "quota") == 0             ? "the disk quota was reached"
                      : strcmp(reason, "file_size_limit") == 0   ? "the file size limit (ulimit -f) was reached"
                                                                 : "a write to the trace failed";

@@ -13,8 +13,17 @@
 #define GT_TLS __thread __attribute__((tls_model("initial-exec")))
 
 /* STANDBY (GPUTRACE_MODE=standby, no window open) sorts after DISABLED:
- * a hook passes through on the same one branch. */
-enum gt_state { GT_STATE_IDLE, GT_STATE_ACTIVE, GT_STATE_DISABLED, GT_STATE_FINISHED, GT_STATE_STANDBY };
+ * a hook passes through on the same one branch. FLIGHT (standby with
+ * GPUTRACE_FLIGHT, no window open) sorts before it: calls are recorded
+ * into the rings, which keep the newest (session/gt_flight.c). */
+enum gt_state { GT_STATE_IDLE, GT_STATE_ACTIVE, GT_STATE_FLIGHT, GT_STATE_DISABLED, GT_STATE_FINISHED,
+                GT_STATE_STANDBY };
+
+/* Whether calls made in this state go to the rings. */
+static inline int gt_state_records(int st)
+{
+    return st == GT_STATE_ACTIVE || st == GT_STATE_FLIGHT;
+}
 
 /* Set while this thread is inside the tracer (a hook, or the tracer's own
  * threads): calls made then go straight to CUDA and are not recorded. */

@@ -20,6 +20,18 @@ static void gt_add_warning(char *buf, size_t len, int *count, const char *fmt, c
     }
 }
 
+struct gt_warn_to {
+    char *buf;
+    size_t len;
+    int *count;
+};
+
+static void gt_warn_into(void *arg, const char *name, const char *value, const char *why)
+{
+    struct gt_warn_to *w = arg;
+    gt_add_warning(w->buf, w->len, w->count, "%s='%s' %s", name, value, why);
+}
+
 /* Whole-string decimal in [lo, hi]. */
 static int gt_parse_long(const char *s, long lo, long hi, long *out)
 {
@@ -116,7 +128,7 @@ static int gt_parse_idle_rule(const char *v)
 }
 
 /* GPUTRACE_TRIGGER: rules separated by commas, each at most once. */
-static int gt_parse_trigger(const char *v, double *step_factor, int *idle_pct)
+static int gt_parse_trigger(const char *v, double *step_factor, int *idle_pct, uint64_t *hang_ns)
 {
     char buf[256];
     if (strlen(v) >= sizeof(buf))
@@ -124,6 +136,7 @@ static int gt_parse_trigger(const char *v, double *step_factor, int *idle_pct)
     memcpy(buf, v, strlen(v) + 1);
     double k = 0;
     int pct = 0;
+    uint64_t hang = 0, h;
     char *save = NULL;
     int n = 0;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save), n++) {
@@ -138,6 +151,8 @@ static int gt_parse_trigger(const char *v, double *step_factor, int *idle_pct)
             k = f;
         else if (p > 0 && !pct)
             pct = p;
+        else if (f < 0 && p < 0 && !hang && gt_parse_hang_rule(t, &h) == 0)
+            hang = h;
         else
             return -1;
     }
@@ -145,6 +160,7 @@ static int gt_parse_trigger(const char *v, double *step_factor, int *idle_pct)
         return -1;
     *step_factor = k;
     *idle_pct = pct;
+    *hang_ns = hang;
     return 0;
 }
 
@@ -226,6 +242,7 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
     c->record_window_at_ns = c->record_window_dur_ns = 0;
     c->trigger_step_factor = 0;
     c->trigger_idle_pct = 0;
+    c->trigger_hang_ns = 0;
     c->trigger_cooldown_ns = GT_DEFAULT_TRIGGER_COOLDOWN_NS;
     c->trigger_duration_ns = GT_DEFAULT_TRIGGER_DURATION_NS;
     c->step_range[0] = 0;
@@ -350,10 +367,11 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
     if (v && *v) {
         double k = 0;
         int pct = 0;
-        if (gt_parse_trigger(v, &k, &pct) < 0)
+        uint64_t hang = 0;
+        if (gt_parse_trigger(v, &k, &pct, &hang) < 0)
             gt_add_warning(warnings, warnings_len, &nwarn,
-                           "%s='%s' is not step-time>Kx (K from 1.1 to 1000) or idle>P%% (P from 1 to 99), "
-                           "or both separated by a comma; %s",
+                           "%s='%s' is not step-time>Kx (K from 1.1 to 1000) or idle>P%% (P from 1 to 99) or "
+                           "hang>D (D a duration such as 60s), or some of them separated by commas; %s",
                            "GPUTRACE_TRIGGER", v, "no automatic windows");
         else if (!c->standby)
             gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' applies in standby (GPUTRACE_MODE=standby); %s",
@@ -361,6 +379,7 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
         else {
             c->trigger_step_factor = k;
             c->trigger_idle_pct = pct;
+            c->trigger_hang_ns = hang;
         }
     }
     v = get("GPUTRACE_TRIGGER_COOLDOWN");
@@ -413,6 +432,8 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
             gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 'blocked', 'perf' or 'auto'; using %s",
                            "GPUTRACE_SAMPLE_NATIVE", v, "blocked");
     }
+    struct gt_warn_to w = {warnings, warnings_len, &nwarn};
+    gt_config_flight_load(c, get, gt_warn_into, &w);
     return nwarn;
 }
 

@@ -33,6 +33,15 @@ struct gt_config {
      * (0: no such rule). */
     double trigger_step_factor;
     int trigger_idle_pct;
+    uint64_t trigger_hang_ns;      /* hang>Ns: no call ended and no NVTX event for this long (0: no such rule) */
+    /* The flight recorder (GPUTRACE_FLIGHT, standby only): the last
+     * flight_ns of calls (0: as many as fit) in at most flight_bytes of
+     * rings (0: no flight recorder). */
+    uint64_t flight_ns, flight_bytes;
+    /* GPUTRACE_MAX_SIZE=SIZE[:stop|:last]: a trace file's bound (0: none);
+     * at it, recording stops (stop), or only the last part is kept (last). */
+    uint64_t max_size_bytes;
+    int max_size_keep_last;
     uint64_t trigger_cooldown_ns;  /* GPUTRACE_TRIGGER_COOLDOWN, default 10 minutes */
     uint64_t trigger_duration_ns;  /* GPUTRACE_TRIGGER_DURATION, default 10 s */
     char step_range[128];          /* GPUTRACE_STEP_RANGE: a glob; "": the built-in rule */
@@ -83,6 +92,22 @@ int gt_is_step_name(const char *name, const char *glob);
  * count returned). */
 typedef const char *(*gt_getenv_fn)(const char *name);
 int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t warnings_len);
+
+/* gt_config_flight.c. Sizes: "256MiB", "1G", "512KiB" (binary; a unit is
+ * required). GPUTRACE_FLIGHT: a duration with its unit, a size, or both
+ * separated by a comma. GPUTRACE_MAX_SIZE: a size, then ":stop" (the
+ * default) or ":last". The hang rule: "hang>60s". Each 0, or -1. */
+#define GT_DEFAULT_FLIGHT_BYTES (256ull << 20)
+#define GT_FLIGHT_MIN_BYTES (1ull << 20)
+#define GT_MAX_SIZE_MIN_BYTES (1ull << 20)
+int gt_parse_size_bytes(const char *s, uint64_t *out);
+int gt_parse_flight(const char *v, uint64_t *ns, uint64_t *bytes);
+int gt_parse_max_size(const char *v, uint64_t *bytes, int *keep_last);
+int gt_parse_hang_rule(const char *v, uint64_t *ns);
+/* Reads GPUTRACE_FLIGHT and GPUTRACE_MAX_SIZE into c (after c->standby);
+ * a bad value is said through warn (name, value, what follows). */
+typedef void (*gt_warn_fn)(void *arg, const char *name, const char *value, const char *why);
+void gt_config_flight_load(struct gt_config *c, gt_getenv_fn get, gt_warn_fn warn, void *arg);
 
 struct gt_path_vars {
     long pid;

@@ -35,7 +35,7 @@ static int gt_poll_fold(struct gt_event *ev, int result)
 void gt_call_end(struct gt_call *c, int result, int category)
 {
     if (category != GT_CAT_NONE) {
-        if (atomic_load_explicit(&gt_state, memory_order_relaxed) == GT_STATE_ACTIVE &&
+        if (gt_state_records(atomic_load_explicit(&gt_state, memory_order_relaxed)) &&
             !(category == GT_CAT_QUERY && gt_poll_fold(&c->ev, result))) {
             c->ev.result = result;
             c->ev.stack_id = gt_stack_capture();

@@ -17,6 +17,15 @@ struct gt_call {
     int saved_errno;
 };
 
+/* The call this thread is inside, for the flight recorder's hang and
+ * crash windows (session/gt_flight.c), which copy it from another thread
+ * with process_vm_readv: seq is odd while `ev` is being run. */
+struct gt_inflight {
+    volatile uint64_t seq;
+    struct gt_event *volatile ev;
+};
+extern GT_TLS struct gt_inflight gt_tls_inflight;
+
 /* Starts the session (file, writer, CUPTI) on the first recorded call.
  * Defined and initialized statically by the session layer (session/), so
  * it is set before any constructor can make a CUDA call, and this layer
@@ -52,7 +61,7 @@ static inline int gt_call_begin(struct gt_call *c, uint32_t api, int category)
     gt_tls_busy = 1;
     if (__builtin_expect(st == GT_STATE_IDLE, 0) && category != GT_CAT_NONE) {
         gt_call_starter();
-        if (atomic_load_explicit(&gt_state, memory_order_relaxed) != GT_STATE_ACTIVE) {
+        if (!gt_state_records(atomic_load_explicit(&gt_state, memory_order_relaxed))) {
             gt_tls_busy = 0;
             return 0;
         }
@@ -80,6 +89,9 @@ static inline int gt_call_begin(struct gt_call *c, uint32_t api, int category)
      * a kind on is one its CUPTI records (the sharing layer's bounds) */
     if (c->ev.corr)
         gt_cupti_note_call(c->ev.corr);
+    gt_tls_inflight.seq++;
+    atomic_signal_fence(memory_order_release);
+    gt_tls_inflight.ev = &c->ev;
     return 1;
 }
 
@@ -88,6 +100,9 @@ static inline void gt_call_stop(struct gt_call *c)
 {
     c->saved_errno = errno;
     c->ev.end_ns = gt_now_ns();
+    gt_tls_inflight.ev = NULL;
+    atomic_signal_fence(memory_order_release);
+    gt_tls_inflight.seq++;
     if (c->ev.corr) {
         /* this call's id off, the next one's on */
         gt_cupti_pop();

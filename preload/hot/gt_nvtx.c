@@ -178,7 +178,7 @@ static inline int gt_nvtx_enter(int *saved_errno)
     gt_tls_busy = 1;
     if (__builtin_expect(st == GT_STATE_IDLE, 0)) {
         gt_call_starter();
-        if (atomic_load_explicit(&gt_state, memory_order_relaxed) != GT_STATE_ACTIVE) {
+        if (!gt_state_records(atomic_load_explicit(&gt_state, memory_order_relaxed))) {
             gt_tls_busy = 0;
             errno = *saved_errno;
             return 0;
@@ -220,7 +220,7 @@ static inline void gt_nvtx_push_event(struct gt_event *e, int with_stack)
         e->stack_id = gt_stack_capture();
         e->pystack_id = gt_python_capture();
     }
-    if (atomic_load_explicit(&gt_state, memory_order_relaxed) == GT_STATE_ACTIVE)
+    if (gt_state_records(atomic_load_explicit(&gt_state, memory_order_relaxed)))
         gt_ring_push(e);
 }
 

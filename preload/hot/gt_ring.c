@@ -7,9 +7,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "base/gt_base.h"
+#include "hot/gt_call.h"
 #include "hot/gt_ring.h"
 #include "hot/gt_threads.h"
 
@@ -20,8 +22,12 @@ static _Atomic(uint64_t) gt_ring_bytes;
 static _Atomic(uint64_t) gt_ring_orphan_drops;
 static _Atomic(struct gt_ring *) gt_ring_list;
 static _Atomic(uint32_t) gt_ring_gen;
+static _Atomic int gt_ring_overwriting; /* flight recorder: full rings write over their oldest */
 static pthread_key_t gt_ring_key;
 static pthread_once_t gt_ring_once = PTHREAD_ONCE_INIT;
+
+/* hot/gt_call.h's: here, beside the rings that point at it. */
+GT_TLS struct gt_inflight gt_tls_inflight;
 
 static GT_TLS struct gt_ring *gt_tls_ring;
 static GT_TLS int gt_tls_ring_exited; /* this thread is exiting: no ring again */
@@ -31,7 +37,7 @@ static GT_TLS int gt_tls_ring_exited; /* this thread is exiting: no ring again *
 static GT_TLS struct gt_event gt_tls_held;
 static GT_TLS int gt_tls_has_held;
 
-static int gt_ring_push_one(const struct gt_event *e);
+static int gt_ring_push_one(const struct gt_event *e, int keep_tid);
 
 static void gt_ring_wake(void)
 {
@@ -77,8 +83,12 @@ static struct gt_ring *gt_ring_map(uint32_t events)
         atomic_fetch_sub(&gt_ring_bytes, bytes);
         return NULL;
     }
-    /* Faulted in now, once, rather than a page at a time on the hot path. */
-    struct gt_ring *r = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    /* Faulted in now, once, rather than a page at a time on the hot path;
+     * but a flight recorder's largest rings (up to 128 MiB) as they fill,
+     * not all at once on the program's thread. */
+    int populate = atomic_load_explicit(&gt_ring_overwriting, memory_order_relaxed) && bytes > (16u << 20)
+                       ? 0 : MAP_POPULATE;
+    struct gt_ring *r = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | populate, -1, 0);
     if (r == MAP_FAILED) {
         atomic_fetch_sub(&gt_ring_bytes, bytes);
         return NULL;
@@ -87,6 +97,7 @@ static struct gt_ring *gt_ring_map(uint32_t events)
     r->tid = (uint32_t)syscall(SYS_gettid);
     r->generation = atomic_load(&gt_ring_gen);
     r->map_bytes = bytes;
+    r->inflight = &gt_tls_inflight; /* mapped on its owner thread, at its first push or growth */
     return r;
 }
 
@@ -147,7 +158,7 @@ void gt_ring_release_held(void)
 {
     if (gt_tls_has_held) {
         gt_tls_has_held = 0;
-        gt_ring_push_one(&gt_tls_held);
+        gt_ring_push_one(&gt_tls_held, 0);
     }
 }
 
@@ -155,10 +166,35 @@ int gt_ring_push(const struct gt_event *e)
 {
     if (__builtin_expect(gt_tls_has_held, 0))
         gt_ring_release_held();
-    return gt_ring_push_one(e);
+    return gt_ring_push_one(e, 0);
 }
 
-static int gt_ring_push_one(const struct gt_event *e)
+/* Flight recorder, on the owner thread of a full ring at its largest
+ * size, with no writer draining it: the oldest 64th goes. The first time,
+ * the smaller rings it replaced hold only older events still: emptied and
+ * their pages given back. CAS: a writer just started may be draining. */
+static __attribute__((noinline)) int gt_ring_overwrite(struct gt_ring *r, uint64_t tail)
+{
+    uint64_t n = ((uint64_t)r->mask + 1) / 64;
+    if (!n)
+        n = 1;
+    uint64_t end = 0;
+    for (uint64_t i = tail; i < tail + n; i++)
+        if (r->ev[i & r->mask].end_ns > end)
+            end = r->ev[i & r->mask].end_ns;
+    if (!atomic_compare_exchange_strong(&r->tail, &tail, tail + n))
+        return 0;
+    if (end > atomic_load_explicit(&r->lost_end, memory_order_relaxed))
+        atomic_store_explicit(&r->lost_end, end, memory_order_relaxed);
+    for (struct gt_ring *o = r->older; o; o = o->older) {
+        uint64_t h = atomic_load(&o->head), t = atomic_load(&o->tail);
+        if (h != t && atomic_compare_exchange_strong(&o->tail, &t, h))
+            madvise(o->ev, (size_t)(o->mask + 1) * sizeof(struct gt_event), MADV_DONTNEED);
+    }
+    return 1;
+}
+
+static int gt_ring_push_one(const struct gt_event *e, int keep_tid)
 {
     struct gt_ring *r = gt_tls_ring;
     if (__builtin_expect(!r || r->generation != atomic_load_explicit(&gt_ring_gen, memory_order_relaxed), 0)) {
@@ -179,12 +215,15 @@ static int gt_ring_push_one(const struct gt_event *e)
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
     if (head - tail > r->mask) {
-        atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
-        return -1;
+        if (!atomic_load_explicit(&gt_ring_overwriting, memory_order_relaxed) || r->mask + 1 < gt_ring_events ||
+            !gt_ring_overwrite(r, tail)) {
+            atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+            return -1;
+        }
     }
     struct gt_event *slot = &r->ev[head & r->mask];
     *slot = *e;
-    slot->tid = r->tid;
+    slot->tid = keep_tid ? e->tid : r->tid;
     atomic_store_explicit(&r->head, head + 1, memory_order_release);
     /* Half full: wake the writer now rather than at its next poll. Once per
      * half ring, so the hot path almost never pays for it. */
@@ -306,4 +345,80 @@ void gt_ring_after_fork_child(void)
     atomic_fetch_add(&gt_ring_gen, 1);
     gt_tls_has_held = 0; /* the parent's run of polls: the parent writes it */
     gt_threads_after_fork_child();
+}
+
+void gt_ring_set_overwrite(int on)
+{
+    atomic_store(&gt_ring_overwriting, on);
+}
+
+static uint64_t gt_ring_max_lost(struct gt_ring *r, int reset)
+{
+    uint64_t m = 0;
+    for (; r; r = r->next) {
+        uint64_t v = reset ? atomic_exchange(&r->lost_end, 0) : atomic_load(&r->lost_end);
+        if (v > m)
+            m = v;
+    }
+    return m;
+}
+
+uint64_t gt_ring_lost_end(void)
+{
+    return gt_ring_max_lost(atomic_load(&gt_ring_list), 0);
+}
+
+void gt_ring_reset_lost(void)
+{
+    gt_ring_max_lost(atomic_load(&gt_ring_list), 1);
+}
+
+uint64_t gt_ring_progress(void)
+{
+    uint64_t n = 0;
+    for (struct gt_ring *r = atomic_load(&gt_ring_list); r; r = r->next)
+        if (!r->foreign)
+            n += atomic_load_explicit(&r->head, memory_order_relaxed);
+    return n;
+}
+
+uint64_t gt_ring_bytes_held(void)
+{
+    return atomic_load(&gt_ring_bytes);
+}
+
+/* Copies `len` bytes of this process's memory that may be gone (the stack
+ * of a thread that ended): 0, or -1 where it is. */
+static int gt_ring_peek(void *dst, const void *src, size_t len)
+{
+    struct iovec l = {dst, len}, r = {(void *)src, len};
+    return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+int gt_ring_inflight_each(gt_ring_fn fn, void *arg)
+{
+    int n = 0;
+    for (struct gt_ring *r = atomic_load(&gt_ring_list); r; r = r->next) {
+        if (atomic_load(&r->dead) || atomic_load(&r->retired) || !r->inflight)
+            continue;
+        struct gt_inflight a, b;
+        struct gt_event ev;
+        if (gt_ring_peek(&a, r->inflight, sizeof(a)) < 0 || !(a.seq & 1) || !a.ev ||
+            gt_ring_peek(&ev, a.ev, sizeof(ev)) < 0 || gt_ring_peek(&b, r->inflight, sizeof(b)) < 0 ||
+            b.seq != a.seq)
+            continue;
+        ev.tid = r->tid;
+        ev.end_ns = 0;
+        fn(&ev, arg);
+        n++;
+    }
+    return n;
+}
+
+int gt_ring_push_as(const struct gt_event *e)
+{
+    int rc = gt_ring_push_one(e, 1);
+    if (gt_tls_ring)
+        gt_tls_ring->foreign = 1; /* not the program's progress (gt_ring_progress) */
+    return rc;
 }

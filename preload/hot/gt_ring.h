@@ -16,9 +16,12 @@ struct gt_ring {
     _Atomic(uint64_t) tail;   /* next slot the writer reads */
     char pad1[56];
     _Atomic(uint64_t) dropped;
+    _Atomic(uint64_t) lost_end; /* flight recorder: the latest end of an event written over */
+    struct gt_inflight *inflight; /* the owner thread's call in progress (hot/gt_call.h) */
     _Atomic(int) dead;        /* owner thread exited */
     _Atomic(int) retired;     /* owner moved on to a larger ring: no more pushes */
     int released;             /* writer: drained after its successor took over; free it */
+    int foreign;              /* a tracer thread's, of other threads' calls (gt_ring_push_as) */
     struct gt_ring *older;    /* the ring this one replaced, drained first (writer clears it) */
     uint32_t mask;
     uint32_t tid;
@@ -60,5 +63,27 @@ uint64_t gt_ring_dropped(void);
 int gt_ring_pressure(void);
 
 void gt_ring_after_fork_child(void);
+
+/* The flight recorder (session/gt_flight.c), while no writer drains the
+ * rings: with overwrite on, a full ring at its largest size writes over
+ * its oldest events (a 64th of the ring at a time) instead of dropping the
+ * newest, and notes the latest end among them. */
+void gt_ring_set_overwrite(int on);
+/* The latest end of an event written over since the last reset (0: none):
+ * every call that started after it is still in a ring. */
+uint64_t gt_ring_lost_end(void);
+void gt_ring_reset_lost(void);
+/* These walk the list: only while no writer runs (it frees rings). Events
+ * pushed so far, over every ring (a count that moves while any thread
+ * makes progress); the bytes the rings hold. */
+uint64_t gt_ring_progress(void);
+uint64_t gt_ring_bytes_held(void);
+/* Copies of the calls the rings' threads are inside now (fn gets each,
+ * end_ns 0), read with process_vm_readv so a thread that just ended can
+ * fault nothing. Returns how many. */
+int gt_ring_inflight_each(gt_ring_fn fn, void *arg);
+/* From a tracer thread: an event that keeps its own tid (a call in flight
+ * on another thread), into the calling thread's ring. */
+int gt_ring_push_as(const struct gt_event *e);
 
 #endif

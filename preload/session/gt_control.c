@@ -42,6 +42,7 @@
 #include "base/gt_base.h"
 #include "hot/gt_threads.h"
 #include "session/gt_control.h"
+#include "session/gt_flight.h"
 #include "session/gt_session.h"
 
 static char gt_ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -368,6 +369,7 @@ void gt_control_fire(const char *why)
         return;
     if (!atomic_compare_exchange_strong(&gt_ctl_last_fire, &last, now))
         return;
+    gt_flight_note_trigger(now); /* the flight recorder's window says where in it this fired */
     /* Never waits on the control thread: a reason being read is kept. */
     if (pthread_mutex_trylock(&gt_ctl_why_lock) == 0) {
         snprintf(gt_ctl_why, sizeof(gt_ctl_why), "%s", why);

@@ -21,6 +21,7 @@
 #include "hot/gt_ranges.h"
 #include "hot/gt_ring.h"
 #include "session/gt_control.h"
+#include "session/gt_flight.h"
 #include "session/gt_idle.h"
 #include "session/gt_signals.h"
 #include "hot/gt_stacks.h"
@@ -68,6 +69,8 @@ static struct gt_config gt_session_cfg;
 static char gt_session_host[256];
 static long gt_session_window; /* windows opened so far */
 static int gt_session_hold;    /* the window waits for a step to start (trigger --steps) */
+static int gt_session_dump;    /* a crash's window: the rings' history only, no CUPTI, no samples */
+static int gt_session_stuck;   /* a hang's or a crash's window: the calls in flight at its end go in */
 
 /* Opens the trace at `pattern` (expanded) and starts recording. Returns
  * 0, or -1 with the state left as it was and the reason in err. */
@@ -88,14 +91,24 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
         return -1;
     }
     uint64_t since = gt_now_ns();
-    if (cfg->standby) {
+    /* A flight recorder's window starts with what the rings hold. */
+    int flight = atomic_load(&gt_state) == GT_STATE_FLIGHT;
+    gt_session_stuck = flight && (gt_session_dump || (why && strncmp(why, "hang>", 5) == 0));
+    if (flight && !gt_session_hold) {
+        /* Its start is known once the rings stop writing over, below. */
+        gt_writer_set_meta("window_trigger", why ? why : "gputrace trigger");
+    } else if (cfg->standby) {
         /* A window by steps records nothing until its first step starts. */
         gt_writer_set_window(window, gt_session_hold ? UINT64_MAX : since);
         gt_writer_set_meta("window_trigger", why ? why : "gputrace trigger");
     }
     gt_list_trace(path);
     char nocupti[512];
-    if (gt_cupti_start(cfg->gpu_timing ? "cupti" : "off", nocupti, sizeof(nocupti))) {
+    if (gt_session_stuck) {
+        /* A hung kernel may never let CUPTI's flush return (the simulated
+         * GPU's does not), and a crash leaves no time for it. */
+        gt_writer_set_gpu_timing("none", "the flight recorder's calls only (a crash's, a hang's or an exit's window)");
+    } else if (gt_cupti_start(cfg->gpu_timing ? "cupti" : "off", nocupti, sizeof(nocupti))) {
         gt_writer_set_gpu_timing("cupti", gt_cupti_library());
         gt_writer_set_meta("cupti_api_records", gt_cupti_api_records_kind());
     } else {
@@ -104,20 +117,37 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
         if (cfg->gpu_timing)
             gt_warn("GPU times not recorded: %s; tracing host side only", nocupti);
     }
+    if (flight) {
+        /* The writer drains from here on: no more writing over, so the
+         * instant from which the rings hold every call stays put. (Until
+         * the writer's first pass, a full ring drops and counts.) */
+        gt_flight_handoff();
+        if (!gt_session_hold) {
+            uint64_t now = gt_now_ns();
+            since = gt_flight_window_start(now);
+            gt_writer_set_window(window, since);
+            gt_flight_window_meta(since, now);
+            if (!cfg->standby) /* GPUTRACE_MAX_SIZE=...:last at exit: a record run's trace */
+                gt_writer_set_meta("mode", "record");
+        }
+    }
     if (gt_writer_start() < 0) {
         gt_cupti_pause();
         gt_writer_stop(0);
+        if (flight)
+            gt_flight_resume();
         snprintf(err, err_len, "cannot start the writer thread");
         return -1;
     }
     gt_session_pid = getpid();
     atomic_store(&gt_state, GT_STATE_ACTIVE);
     /* After the switch: a call that starts from here on is recorded. */
-    if (cfg->standby && !gt_session_hold)
+    if (cfg->standby && !gt_session_hold && !flight)
         gt_writer_window_bounds(gt_now_ns(), 0);
     gt_signals_install();
     char swhy[256];
-    if (gt_sampler_start(cfg->sample_hz, cfg->sample_all, cfg->sample_native, swhy, sizeof(swhy)) < 0)
+    if (!gt_session_dump &&
+        gt_sampler_start(cfg->sample_hz, cfg->sample_all, cfg->sample_native, swhy, sizeof(swhy)) < 0)
         gt_warn("host samples not recorded: %s", swhy);
     return 0;
 }
@@ -143,6 +173,12 @@ static void gt_session_capture_close(void)
 }
 
 static void gt_session_record_window(const struct gt_config *cfg);
+
+static void gt_session_count_one(const struct gt_event *e, void *arg)
+{
+    (void)e;
+    (void)arg;
+}
 
 static void gt_session_start_locked(void)
 {
@@ -181,15 +217,45 @@ static void gt_session_start_locked(void)
         if (cfg->trigger_idle_pct &&
             gt_idle_start(cfg->trigger_idle_pct, gt_control_fire, err, sizeof(err)) < 0)
             gt_warn("GPUTRACE_TRIGGER=idle>%d%%: %s; the idle rule is off", cfg->trigger_idle_pct, err);
-        atomic_store(&gt_state, GT_STATE_STANDBY);
+        int flight = 0;
+        if (cfg->flight_bytes && !(flight = gt_flight_start(cfg, 0, err, sizeof(err)) == 0))
+            gt_warn("GPUTRACE_FLIGHT: %s; no flight recorder", err);
+        if (cfg->trigger_hang_ns && !flight)
+            gt_warn("GPUTRACE_TRIGGER=hang>...: the hang rule watches the flight recorder (GPUTRACE_FLIGHT); "
+                    "it is off");
+        atomic_store(&gt_state, flight ? GT_STATE_FLIGHT : GT_STATE_STANDBY);
         if (cfg->record_window_pid == (long)getpid())
             gt_session_record_window(cfg);
         return;
+    }
+    /* GPUTRACE_MAX_SIZE=SIZE:last: the run goes into the rings, the last
+     * part they hold into the trace at exit (gt_session_keep_last). */
+    if (cfg->max_size_keep_last) {
+        if (gt_flight_start(cfg, 1, err, sizeof(err)) == 0) {
+            atomic_store(&gt_state, GT_STATE_FLIGHT);
+            return;
+        }
+        gt_warn("GPUTRACE_MAX_SIZE: %s; recording everything", err);
     }
     if (gt_session_open_trace(cfg->output, 1, NULL, path, sizeof(path), err, sizeof(err)) < 0) {
         gt_warn("%s; not tracing this process", err);
         atomic_store(&gt_state, GT_STATE_DISABLED);
     }
+}
+
+/* At exit, under the session lock: a record run with GPUTRACE_MAX_SIZE=
+ * SIZE:last writes the last part its rings hold. */
+static void gt_session_keep_last(void)
+{
+    const struct gt_config *cfg = &gt_session_cfg;
+    if (cfg->standby || !cfg->max_size_keep_last || atomic_load(&gt_state) != GT_STATE_FLIGHT)
+        return;
+    char path[1024], err[1024];
+    gt_session_dump = 1; /* no CUPTI, no samples: the rings' calls are all there is */
+    if (gt_session_open_trace(cfg->output, 1, "exit (GPUTRACE_MAX_SIZE=...:last)", path, sizeof(path), err,
+                              sizeof(err)) < 0)
+        gt_warn("%s; the last part of the run is not written", err);
+    gt_session_dump = 0;
 }
 
 uint64_t gt_session_trigger_duration_ns(void)
@@ -242,7 +308,8 @@ uint64_t gt_session_window_steps_end(void)
 static int gt_session_window_open_locked(const char *why, char *path, size_t path_len, char *err, size_t err_len)
 {
     int rc = -1;
-    if (atomic_load(&gt_state) != GT_STATE_STANDBY) {
+    int st = atomic_load(&gt_state);
+    if (st != GT_STATE_STANDBY && st != GT_STATE_FLIGHT) {
         snprintf(err, err_len, atomic_load(&gt_state) == GT_STATE_ACTIVE ? "a window is already open"
                                                                          : "the process is not in standby");
     } else {
@@ -294,22 +361,65 @@ static void gt_session_record_window(const struct gt_config *cfg)
         gt_control_plan_window(0, cfg->record_window_dur_ns, n);
 }
 
-void gt_session_window_close(void)
+static void gt_session_window_close_locked(void)
 {
-    pthread_mutex_lock(&gt_session_lock);
     if (atomic_load(&gt_state) == GT_STATE_ACTIVE) {
         /* Calls from here on pass through; one already past its check
          * may still reach its ring, and is left out of the next window. */
-        /* Before the switch: a call that ended by then is in the trace. */
-        gt_writer_window_bounds(0, gt_now_ns());
+        /* Before the switch: a call that ended by then is in the trace;
+         * one still running (a hang's) goes in as such (result -1). */
+        uint64_t end = gt_now_ns();
+        if (gt_session_stuck)
+            gt_flight_push_inflight(end);
+        gt_writer_window_bounds(0, end);
         atomic_store(&gt_state, GT_STATE_STANDBY);
         gt_sampler_stop();
-        gt_writer_settle(1000);
+        gt_writer_settle(gt_session_stuck ? 0 : 1000);
         gt_cupti_pause();
         gt_writer_stop(1);
         gt_cupti_release_buffers();
+        gt_session_stuck = 0;
+        if (gt_flight_on()) {
+            gt_flight_resume();
+            atomic_store(&gt_state, GT_STATE_FLIGHT);
+        }
+    }
+}
+
+void gt_session_window_close(void)
+{
+    pthread_mutex_lock(&gt_session_lock);
+    gt_session_window_close_locked();
+    pthread_mutex_unlock(&gt_session_lock);
+}
+
+void gt_session_window_dump(const char *why)
+{
+    pthread_mutex_lock(&gt_session_lock);
+    gt_session_dump = 1;
+    if (atomic_load(&gt_state) == GT_STATE_FLIGHT) {
+        char path[1024], err[512];
+        if (gt_session_window_open_locked(why, path, sizeof(path), err, sizeof(err)) < 0)
+            gt_warn("%s: the flight recorder's window not written: %s", why, err);
+    }
+    gt_session_window_close_locked();
+    gt_session_dump = 0;
+    pthread_mutex_unlock(&gt_session_lock);
+}
+
+int gt_session_flight_look(uint64_t *events, int *inflight)
+{
+    /* Under the lock, in FLIGHT: no writer runs, so no ring is freed. */
+    if (pthread_mutex_trylock(&gt_session_lock) != 0)
+        return -1;
+    int rc = -1;
+    if (atomic_load(&gt_state) == GT_STATE_FLIGHT) {
+        *events = gt_ring_progress();
+        *inflight = gt_ring_inflight_each(gt_session_count_one, NULL);
+        rc = 0;
     }
     pthread_mutex_unlock(&gt_session_lock);
+    return rc;
 }
 
 /* On the program's thread, inside its first recorded CUDA call and before
@@ -334,6 +444,7 @@ static void gt_atexit(void)
     int was_busy = gt_tls_busy;
     gt_tls_busy = 1;
     pthread_mutex_lock(&gt_session_lock);
+    gt_session_keep_last();
     if (atomic_load(&gt_state) == GT_STATE_ACTIVE) {
         gt_ring_release_held(); /* this thread's run of polls, if one is open */
         atomic_store(&gt_state, GT_STATE_FINISHED);
@@ -427,6 +538,7 @@ void gt_session_after_fork_child(void)
     gt_ring_after_fork_child();
     gt_sampler_after_fork_child();
     gt_idle_after_fork_child();
+    gt_flight_after_fork_child();
     atomic_store(&gt_exit_finishing, 0);
     /* A child that uses CUDA gets its own trace, named by its own pid; a
      * standby child its own channel, at its first CUDA call (the parent's
@@ -435,7 +547,7 @@ void gt_session_after_fork_child(void)
     gt_steps_off(); /* configured again with the child's own channel */
     gt_crange_reset(); /* and its own capture ranges */
     int st = atomic_load(&gt_state);
-    if (st == GT_STATE_ACTIVE || st == GT_STATE_STANDBY)
+    if (st == GT_STATE_ACTIVE || st == GT_STATE_STANDBY || st == GT_STATE_FLIGHT)
         atomic_store(&gt_state, GT_STATE_IDLE);
 }
 

@@ -42,5 +42,11 @@ uint64_t gt_session_trigger_cooldown_ns(void);
 /* Ends the open window: its trace is finished and closed, CUPTI stops
  * instrumenting and its buffers are freed; calls pass through again. */
 void gt_session_window_close(void);
+/* The flight recorder (gt_flight.h), from its thread: a crash's window,
+ * opened and closed at once (the rings' history, no CUPTI), or the open
+ * window closed now; and the hang watcher's look (-1: not recording into
+ * memory now, or busy): events so far, calls in flight. */
+void gt_session_window_dump(const char *why);
+int gt_session_flight_look(uint64_t *events, int *inflight);
 
 #endif

@@ -111,7 +111,7 @@ static void gt_writer_failed(struct gt_writer *w, const char *why)
     snprintf(w->fail_why, sizeof(w->fail_why), "%s", why);
     int active = GT_STATE_ACTIVE;
     atomic_compare_exchange_strong(&gt_state, &active, GT_STATE_DISABLED);
-    gt_warn("cannot write %s: %s; recording stops, the trace keeps what was committed", w->path, why);
+    gt_writer_say_failed(w, why);
 }
 
 int gt_step(struct gt_writer *w, int which)
@@ -376,10 +376,10 @@ static void gt_writer_finish(struct gt_writer *w, int complete, int sig, int fre
             uint64_t until = atomic_load(&w->until_ns);
             gt_meta_u64(w, "window_end_ns", until ? until : gt_now_ns());
         }
-        /* The data first, on its own: indexes that do not fit (a full disk)
-         * must not take the last events with them. */
+        /* The data first, on its own: indexes that do not fit must not take the last events. */
         gt_commit(w);
         uint64_t t0 = gt_now_ns();
+        gt_writer_bound_release(w); /* the indexes' room under GPUTRACE_MAX_SIZE */
         if (!w->failed)
             gt_create_indexes(w);
         uint64_t t1 = gt_now_ns();
@@ -627,9 +627,8 @@ static int gt_writer_open_blocked(char *path, size_t path_len, const struct gt_c
     return 0;
 }
 
-/* The indexes after the schema's mark, one statement at a time: a partial
- * index over a column no row filled is left out (users' queries read the
- * same; building it would scan the whole table for nothing). */
+/* The indexes after the schema's mark, one at a time: a partial index over a
+ * column no row filled is left out (building it would scan for nothing). */
 static void gt_create_indexes(struct gt_writer *w)
 {
     char *schema = malloc(gt_schema_sql_len + 1);
@@ -665,6 +664,7 @@ void gt_writer_set_window(long window, uint64_t since_ns)
     if (!w)
         return;
     w->windowed = 1;
+    gt_writer_origin_back(w, since_ns); /* a flight recorder's window starts before its file */
     atomic_store(&w->since_ns, since_ns);
     gt_meta(w, "mode", "standby");
     gt_meta_u64(w, "window", (uint64_t)window);

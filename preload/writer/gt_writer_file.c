@@ -44,8 +44,14 @@ void gt_read_text_file(const char *path, char *buf, size_t len, int nul_to_space
 
 void gt_writer_note_stop(struct gt_writer *w)
 {
-    if (w->stop_noted || !w->db || w->in_txn)
+    if (w->stop_noted || !w->db)
         return;
+    if (w->in_txn) {
+        /* The failed transaction, which gt_commit would roll back: with
+         * no GPU records to wait for, nothing else may come to it. */
+        sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+        w->in_txn = 0;
+    }
     w->stop_noted = 1;
     int e = w->fail_errno;
     /* SQLite's errno may be lost by then: a file at the size limit says it. */
@@ -57,11 +63,13 @@ void gt_writer_note_stop(struct gt_writer *w)
         ((stat(w->path, &st) == 0 && (rlim_t)st.st_size + 65536 >= fsz.rlim_cur) ||
          (stat(wal, &st) == 0 && (rlim_t)st.st_size + 65536 >= fsz.rlim_cur)))
         e = EFBIG;
-    const char *reason = e == ENOSPC ? "disk_full" : e == EDQUOT ? "quota" : e == EFBIG ? "file_size_limit"
+    int bound = gt_writer_at_bound(w);
+    gt_writer_bound_release(w); /* the meta row and the indexes still fit */
+    const char *reason = bound ? "max_size" : e == ENOSPC ? "disk_full" : e == EDQUOT ? "quota" : e == EFBIG ? "file_size_limit"
                        : "write_error";
     char *sql = sqlite3_mprintf("BEGIN; INSERT OR REPLACE INTO meta VALUES('stop_reason', %Q), "
                                 "('stop_detail', %Q), ('stopped_at_ns', '%llu'); COMMIT",
-                                reason, e ? strerror(e) : w->fail_why,
+                                reason, bound ? "GPUTRACE_MAX_SIZE" : e ? strerror(e) : w->fail_why,
                                 (unsigned long long)gt_now_ns());
     /* The rolled-back transaction's pages in the log are written over:
      * on a full disk a row this small usually still fits. */
@@ -154,4 +162,15 @@ void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg)
      * unwinder. */
     gt_meta(w, "sample_native_stacks", cfg->sample_hz ? "blocked_unwound" : "off");
     gt_meta(w, "complete", "0");
+}
+
+void gt_writer_origin_back(struct gt_writer *w, uint64_t since_ns)
+{
+    if (!since_ns || since_ns >= w->start_ns)
+        return;
+    /* The trace's one origin (meta.start_ns) is never after its first call. */
+    w->start_unix_ns -= w->start_ns - since_ns;
+    w->start_ns = since_ns;
+    gt_meta_u64(w, "start_ns", w->start_ns);
+    gt_meta_u64(w, "start_time_unix_ns", w->start_unix_ns);
 }

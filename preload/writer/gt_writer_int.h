@@ -69,7 +69,7 @@ void gt_batch_done(struct gt_writer *w, struct gt_batch *b);
 void gt_batch_flush(struct gt_writer *w, struct gt_batch *b);
 
 /* Metas set before the file's tables exist (gt_writer_setup writes them). */
-#define GT_DEFERRED_META 8
+#define GT_DEFERRED_META 24 /* the window's and the flight recorder's among them */
 
 struct gt_writer {
     sqlite3 *db;
@@ -176,6 +176,13 @@ int gt_writer_claim_file(char *path, size_t path_len, int force, char *err, size
  * stopped_at_ns) in a transaction of its own, so the trace does not read
  * as a crash; once, and only if it fits (a full disk may refuse it). */
 void gt_writer_note_stop(struct gt_writer *w);
+/* gt_writer_bound.c: GPUTRACE_MAX_SIZE's bound on the file (set up with
+ * the file; whether a failed write was it; room for the indexes at the
+ * end); the line that says why recording stopped. */
+void gt_writer_bound_setup(struct gt_writer *w);
+int gt_writer_at_bound(struct gt_writer *w);
+void gt_writer_bound_release(struct gt_writer *w);
+void gt_writer_say_failed(struct gt_writer *w, const char *why);
 /* gt_writer_setup.c: the file's tables, views (the schema up to `index_mark`)
  * and statements, its process meta, API and syscall names and the metas
  * deferred so far, in one transaction; w->ready after. -1 with the reason. */
@@ -189,6 +196,9 @@ void gt_meta_defer(struct gt_writer *w, const char *key, const char *value);
 /* gt_writer_file.c: who, where, when, with which settings, into meta. */
 struct gt_config;
 void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg);
+/* A window that starts before its file was made (the flight recorder's):
+ * meta.start_ns, the trace's origin, moved back to its start. */
+void gt_writer_origin_back(struct gt_writer *w, uint64_t since_ns);
 /* The rows of a Python stack, its frames and code objects, once each
  * (gt_writer_py.c). */
 void gt_emit_pystack(struct gt_writer *w, uint32_t pystack_id);

@@ -125,6 +125,7 @@ int gt_writer_setup(struct gt_writer *w, const char *const *gt_sql, const char *
     if (rc == SQLITE_OK) {
         w->ready = 1;
         gt_write_process_meta(w, &w->cfg);
+        gt_writer_bound_setup(w);
         for (int i = 0; i < w->ndeferred; i++)
             gt_meta(w, w->deferred[i][0], w->deferred[i][1]);
         w->ndeferred = 0;

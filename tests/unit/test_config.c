@@ -183,6 +183,43 @@ int main(void)
         }
     }
     {
+        /* the flight recorder, the hang rule and the size bound (issue 38) */
+        struct gt_config c;
+        char w[1024];
+        uint64_t a, b;
+        int last;
+        CHECK(gt_parse_size_bytes("256MiB", &a) == 0 && a == 256ull << 20);
+        CHECK(gt_parse_size_bytes("1.5G", &a) == 0 && a == 3ull << 29);
+        CHECK(gt_parse_size_bytes("256", &a) < 0 && gt_parse_size_bytes("10s", &a) < 0);
+        CHECK(gt_parse_flight("30s", &a, &b) == 0 && a == 30000000000ull && b == 0);
+        CHECK(gt_parse_flight("64MiB", &a, &b) == 0 && a == 0 && b == 64ull << 20);
+        CHECK(gt_parse_flight("30s,512MiB", &a, &b) == 0 && a == 30000000000ull && b == 512ull << 20);
+        CHECK(gt_parse_flight("30", &a, &b) < 0 && gt_parse_flight("512KiB", &a, &b) < 0);
+        CHECK(gt_parse_flight("30s,1m", &a, &b) < 0 && gt_parse_flight("", &a, &b) < 0);
+        CHECK(gt_parse_max_size("1GiB", &a, &last) == 0 && a == 1ull << 30 && !last);
+        CHECK(gt_parse_max_size("64MiB:last", &a, &last) == 0 && a == 64ull << 20 && last);
+        CHECK(gt_parse_max_size("64MiB:stop", &a, &last) == 0 && !last);
+        CHECK(gt_parse_max_size("64MiB:first", &a, &last) < 0 && gt_parse_max_size("100K", &a, &last) < 0);
+        env_n = 0;
+        set_env("GPUTRACE_MODE", "standby");
+        set_env("GPUTRACE_FLIGHT", "10s");
+        set_env("GPUTRACE_TRIGGER", "hang>60s,step-time>2x");
+        CHECK(gt_config_load(&c, fake_getenv, w, sizeof(w)) == 0);
+        CHECK(c.flight_ns == 10000000000ull && c.flight_bytes == GT_DEFAULT_FLIGHT_BYTES);
+        CHECK(c.trigger_hang_ns == 60000000000ull && c.trigger_step_factor == 2);
+        env_n = 0;
+        set_env("GPUTRACE_FLIGHT", "10s"); /* record mode: ignored, said once */
+        set_env("GPUTRACE_MAX_SIZE", "2MiB:last");
+        int n = gt_config_load(&c, fake_getenv, w, sizeof(w));
+        CHECK(n == 1 && c.flight_bytes == 0 && count_lines(w, n, "applies in standby") == 1);
+        CHECK(c.max_size_bytes == 2ull << 20 && c.max_size_keep_last);
+        env_n = 0;
+        set_env("GPUTRACE_MODE", "standby");
+        set_env("GPUTRACE_TRIGGER", "hang>60"); /* a bare number: no unit, refused */
+        n = gt_config_load(&c, fake_getenv, w, sizeof(w));
+        CHECK(n == 1 && c.trigger_hang_ns == 0);
+    }
+    {
         /* capture ranges (docs/standby.md, Capture ranges) */
         struct gt_config c;
         struct gt_capture_range cr;

@@ -115,5 +115,32 @@ int main(void)
     CHECK(s.n == 256 + 1024);
     CHECK(gt_ring_dropped() == 3000 - s.n);
 
+    /* The flight recorder: no writer drains; a full ring at its largest
+     * size writes over its oldest events, so the newest are kept, in
+     * order, none counted as dropped; lost_end is the latest end written
+     * over, and every event that started after it is still there. */
+    gt_ring_after_fork_child();
+    gt_ring_configure(2048, 64u << 20, gt_test_wake);
+    gt_ring_set_overwrite(1);
+    {
+        struct gt_event e;
+        memset(&e, 0, sizeof(e));
+        for (uint64_t i = 1; i <= 10000; i++) {
+            e.start_ns = e.end_ns = i;
+            gt_ring_push(&e);
+        }
+    }
+    uint64_t lost = gt_ring_lost_end();
+    CHECK(lost > 0 && lost < 10000 - 2048 + 64);
+    CHECK(gt_ring_progress() >= 10000 - 2048);
+    gt_ring_set_overwrite(0);
+    memset(&s, 0, sizeof(s));
+    gt_ring_drain_all(on_event, &s);
+    CHECK(s.out_of_order == 0 && s.last[0] == 10000);
+    CHECK(s.n == 10000 - lost); /* every event after the last one written over, and only those */
+    CHECK(gt_ring_dropped() == 0);
+    gt_ring_reset_lost();
+    CHECK(gt_ring_lost_end() == 0);
+
     return unit_report("test_ring");
 }
