@@ -56,8 +56,16 @@ static inline int gt_call_begin(struct gt_call *c, uint32_t api, int category)
     /* Acquire: what the session start set up (ring size, CUPTI's entry
      * points) is visible to a thread that sees it active. Free on x86. */
     int st = atomic_load_explicit(&gt_state, memory_order_acquire);
-    if (st >= GT_STATE_DISABLED)
+    if (st >= GT_STATE_DISABLED) {
+        /* a standby window closed: the id ahead off, or CUPTI (on until
+         * the window's records are in) would tie the work of every call
+         * made since to the one that took it last */
+        if (__builtin_expect(gt_tls_ext_ahead != 0, 0) && st == GT_STATE_STANDBY) {
+            gt_cupti_pop();
+            gt_tls_ext_ahead = 0;
+        }
         return 0;
+    }
     gt_tls_busy = 1;
     if (__builtin_expect(st == GT_STATE_IDLE, 0) && category != GT_CAT_NONE) {
         gt_call_starter();
@@ -73,7 +81,13 @@ static inline int gt_call_begin(struct gt_call *c, uint32_t api, int category)
     c->ev.stack_id = 0;
     c->ev.pystack_id = 0;
     c->ev.corr = 0;
-    if (category != GT_CAT_NONE && atomic_load_explicit(&gt_cupti_enabled, memory_order_acquire)) {
+    int cupti = atomic_load_explicit(&gt_cupti_enabled, memory_order_acquire);
+    if (__builtin_expect(gt_tls_ext_ahead && !cupti, 0)) {
+        /* CUPTI paused (the flight recorder's history): the id ahead off */
+        gt_cupti_pop();
+        gt_tls_ext_ahead = 0;
+    }
+    if (category != GT_CAT_NONE && cupti) {
         /* the thread's first recorded call of any kind puts one ahead: a
          * static runtime's next call (its first copy after its cudaMalloc)
          * finds it at its entry */

@@ -535,6 +535,7 @@ void gt_session_after_fork_child(void)
 {
     gt_writer_after_fork_child();
     gt_cupti_after_fork_child();
+    gt_tls_ext_ahead = 0; /* the forking thread's, on the parent's CUPTI: not to be popped here */
     gt_ring_after_fork_child();
     gt_sampler_after_fork_child();
     gt_idle_after_fork_child();
