@@ -353,7 +353,7 @@ def test_standby_samples_only_inside_windows():
 def test_bad_settings_warn_and_fall_back():
     for name, value, msg in (("GPUTRACE_SAMPLE_HZ", "5000", "is not a whole number from 0 to 1000; using 100"),
                              ("GPUTRACE_SAMPLE_HZ", "fast", "is not a whole number from 0 to 1000; using 100"),
-                             ("GPUTRACE_SAMPLE_THREADS", "some", "is not 'cuda' or 'all'; using cuda"),
+                             ("GPUTRACE_SAMPLE_THREADS", "some", "is not 'cuda' or 'all'; using all"),
                              ("GPUTRACE_SAMPLE_NATIVE", "signal",
                               "is not 'blocked', 'perf' or 'auto'; using blocked")):
         run = run_traced([prog("host_wait"), "1", "20"], env={name: value})

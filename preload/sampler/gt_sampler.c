@@ -25,6 +25,7 @@
 #include "hot/gt_threads.h"
 #include "sampler/gt_sampler.h"
 #include "sampler/gt_sampler_perf.h"
+#include "sampler/gt_sampler_pyts.h"
 #include "sampler/gt_sampler_unwind.h"
 
 #define GT_SAMPLER_MAX_THREADS GT_THREADS_MAX
@@ -346,7 +347,7 @@ static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now)
     gt_push(&e);
 }
 
-/* Every thread of the process (GPUTRACE_SAMPLE_THREADS=all), read with
+/* Every thread of the process (GPUTRACE_SAMPLE_THREADS=all, the default), read with
  * getdents64 (no allocation). */
 static size_t gt_list_tasks(uint32_t *tids, size_t max)
 {
@@ -386,6 +387,8 @@ static void gt_round(void)
                 if (reg_tids[j] == tids[i])
                     states[i] = reg_states[j];
         }
+        /* threads that never called CUDA: from the interpreter's list */
+        gt_spts_fill(tids, states, n);
     } else {
         n = nreg;
         memcpy(tids, reg_tids, n * sizeof(*tids));
@@ -516,6 +519,7 @@ void gt_sampler_after_fork_child(void)
     }
     gt_s.nfds = 0;
     gt_sunw_after_fork_child();
+    gt_spts_after_fork_child();
     atomic_store(&gt_s_native, 0); /* the child's start probes again */
     atomic_store(&gt_s_rounds, 0);
     atomic_store(&gt_s_taken, 0);
