@@ -1,0 +1,78 @@
+"""The oracle's part for the threads that ran while a gap's launching
+thread waited (docs/report.md, "Host during the gap"; issue 36), imported
+by oracle.py. From the public view host_samples, as tests/oracle.py reads
+it (_read_samples: [(tid, ns, text, class)]):
+
+- the launching thread waited when more than half of its samples in the
+  gap are "waiting on a lock" (blocked in futex) or "sleeping";
+- the other threads' running samples in the gap (any other tid, state
+  running, start <= ns <= end) each count once; a thread's share is its
+  count over theirs; its frame, the name most of its samples show
+  without " (running)" (ties: the first in byte order); threads by count,
+  most first (ties: lower tid), the first three listed;
+- in "GPU idle by host stack" such a gap (with at least one such sample)
+  is shared among those samples, each named FRAME + " " + WAITED, instead
+  of the launching thread's."""
+from collections import defaultdict
+
+WAITED = "(running, launcher waiting)"
+WAIT_CLASSES = ("waiting on a lock", "sleeping")
+RUN_CLASSES = ("running Python", "running native code")
+OTHERS = 3
+
+
+def waited(smp):
+    """smp: the launching thread's [(text, class)] in the gap."""
+    return bool(smp) and 2 * sum(1 for _, c in smp if c in WAIT_CLASSES) > len(smp)
+
+
+def others(samples, tid, start, end):
+    """[(tid, frame)] of the other threads' running samples in [start, end]."""
+    k = len(" (running)")
+    return [(t, text[:-k]) for t, ns, text, cls in samples
+            if t != tid and start <= ns <= end and cls in RUN_CLASSES]
+
+
+def gap_names(samples, tid, smp, start, end):
+    """The names a gap's time is shared among in "GPU idle by host stack"."""
+    if waited(smp):
+        o = others(samples, tid, start, end)
+        if o:
+            return ["%s %s" % (f, WAITED) for _, f in o]
+    return [text for text, _ in smp]
+
+
+def _rows(samples, tid, start, end):
+    """Every other thread that ran: [{tid, samples, pct, frame}], most first."""
+    o = others(samples, tid, start, end)
+    by = defaultdict(lambda: defaultdict(int))
+    for t, f in o:
+        by[t][f] += 1
+    rows = []
+    for t, frames in by.items():
+        n = sum(frames.values())
+        best = sorted(frames.items(), key=lambda x: (-x[1], x[0].encode()))[0][0]
+        rows.append({"tid": t, "samples": n, "pct": 100.0 * n / len(o), "frame": best})
+    rows.sort(key=lambda r: (-r["samples"], r["tid"]))
+    return len(o), rows
+
+
+def others_ok(got, samples, smp, start, end):
+    """Whether a gap's "host" JSON object (its launching thread got["tid"],
+    whose samples in the gap are smp) says what the definition gives: pct
+    to 5e-7; among threads tied at the last listed count, any."""
+    w = waited(smp)
+    n, rows = _rows(samples, got.get("tid"), start, end) if w else (0, [])
+    if got.get("waited") is not w or got.get("others_samples") != n:
+        return False
+    gl = got.get("others")
+    if not isinstance(gl, list) or len(gl) != min(OTHERS, len(rows)):
+        return False
+    by_tid = {r["tid"]: r for r in rows}
+    for g in gl:
+        want = by_tid.get(g.get("tid")) if isinstance(g, dict) else None
+        if want is None or set(g) != {"tid", "samples", "pct", "frame"}:
+            return False
+        if g["samples"] != want["samples"] or abs(g["pct"] - want["pct"]) > 5e-7 or g["frame"] != want["frame"]:
+            return False
+    return [g["samples"] for g in gl] == [r["samples"] for r in rows[:len(gl)]]
