@@ -1039,12 +1039,14 @@ class Process:
                     rows["(no samples)"][2] += 1
                     continue
                 # where the launching thread waited, the threads that ran
-                names = oracle_threads.gap_names(self.t.samples, next(iter(h.tids)), smp, g.start, g.end)
-                counts = defaultdict(int)
-                for text in names:
-                    counts[text] += 1
+                names, den = oracle_threads.gap_weights(self.t.samples, next(iter(h.tids)), smp, g.start, g.end)
+                counts, weights = defaultdict(int), defaultdict(int)
+                for text, wt in names:
+                    if wt:
+                        counts[text] += 1
+                        weights[text] += wt
                 for text, n in counts.items():
-                    rows[text][0] += g.dur * n // len(names)
+                    rows[text][0] += g.dur * weights[text] // den
                     rows[text][1] += n
                     rows[text][2] += 1
         return rows, total

@@ -10,9 +10,9 @@ it (_read_samples: [(tid, ns, text, class)]):
   count over theirs; its frame, the name most of its samples show
   without " (running)" (ties: the first in byte order); threads by count,
   most first (ties: lower tid), the first three listed;
-- in "GPU idle by host stack" such a gap (with at least one such sample)
-  is shared among those samples, each named FRAME + " " + WAITED, instead
-  of the launching thread's."""
+- in "GPU idle by host stack" such a gap's waiting part goes to those
+  samples, as far as they ran (gap_weights), each named FRAME + " " +
+  WAITED."""
 from collections import defaultdict
 
 WAITED = "(running, launcher waiting)"
@@ -33,13 +33,24 @@ def others(samples, tid, start, end):
             if t != tid and start <= ns <= end and cls in RUN_CLASSES]
 
 
-def gap_names(samples, tid, smp, start, end):
-    """The names a gap's time is shared among in "GPU idle by host stack"."""
-    if waited(smp):
-        o = others(samples, tid, start, end)
-        if o:
-            return ["%s %s" % (f, WAITED) for _, f in o]
-    return [text for text, _ in smp]
+def gap_weights(samples, tid, smp, start, end):
+    """[(name, weight)] of every sample a gap's time is shared among in
+    "GPU idle by host stack", and the denominator: each name gets the gap's
+    length times its weights' sum over it, rounded down. 1 over m for each
+    of the launching thread's m samples; where it waited (w samples) and
+    the other threads ran (k samples), moved = min(k, w): its waiting
+    samples weigh k*(w - moved), its others w*k, each of the k running
+    samples w*moved, over m*w*k."""
+    m = len(smp)
+    w = sum(1 for _, c in smp if c in WAIT_CLASSES)
+    o = others(samples, tid, start, end) if waited(smp) else []
+    k = len(o)
+    if not k:
+        return [(t, 1) for t, _ in smp], m
+    moved = min(k, w)
+    out = [(t, k * (w - moved) if c in WAIT_CLASSES else w * k) for t, c in smp]
+    out += [("%s %s" % (f, WAITED), w * moved) for _, f in o]
+    return out, m * w * k
 
 
 def _rows(samples, tid, start, end):

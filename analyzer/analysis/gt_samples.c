@@ -316,16 +316,6 @@ static int gt_launchers(struct gt_trace *t, struct gt_report *r, uint64_t *best)
     return 0;
 }
 
-static void gt_tally_key(struct gt_count *c, size_t *nc, uint32_t key)
-{
-    size_t i = 0;
-    while (i < *nc && c[i].key != key)
-        i++;
-    if (i == *nc)
-        c[(*nc)++] = (struct gt_count){key, 0};
-    c[i].n++;
-}
-
 /* A running kind's frame alone, and its name and flame graph leaf in a
  * gap whose launching thread waited: 0, or -1 out of memory. */
 static int gt_waited_names(struct gt_texts *texts, struct gt_flame_b *f, sqlite3 *db, const char *text,
@@ -499,12 +489,12 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
             while (c < nc && counts[c].key != smp[j].key)
                 c++;
             if (c == nc)
-                counts[nc++] = (struct gt_count){smp[j].key, 0};
+                counts[nc++] = (struct gt_count){smp[j].key, 0, 0};
             counts[c].n++;
             for (c = 0; c < nl && leaves[c].key != smp[j].leaf; c++)
                 ;
             if (c == nl)
-                leaves[nl++] = (struct gt_count){smp[j].leaf, 0};
+                leaves[nl++] = (struct gt_count){smp[j].leaf, 0, 0};
             leaves[c].n++;
         }
         qsort(counts, nc, sizeof(*counts), gt_count_cmp);
@@ -516,32 +506,61 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
         for (int c = 0; c < GT_HCLS; c++)
             if (bycls[c] * 2 > m)
                 snprintf(g->host_state, sizeof(g->host_state), "%s", gt_hcls_text[c]);
-        /* the launching thread waited (on a lock, a queue, a condition,
-         * an event, or asleep): the gap goes to the threads that ran */
-        g->waited = (bycls[GT_HC_LOCK] + bycls[GT_HC_SLEEP]) * 2 > m;
-        if (g->waited) {
-            uint64_t others = gt_gap_others(&runs, smp, g, (const char(*)[GT_HOST_TEXT])texts.v, counts, &nc,
-                                            leaves, &nl);
-            if (others) {
-                m = others;
-                r->waited_idle_ns += g->dur_ns;
-            } else {
-                nc = nl = 0; /* no other thread ran: the launching thread's own samples stand */
-                for (size_t j = first; j < last; j++) {
-                    gt_tally_key(counts, &nc, smp[j].key);
-                    gt_tally_key(leaves, &nl, smp[j].leaf);
-                }
+        /* Each sample's share of the gap is its weight over den: 1 over
+         * m, unless the launching thread waited (on a lock, a queue, a
+         * condition, an event, or asleep; w of its m samples) while other
+         * threads ran (k running samples): then the waiting part goes to
+         * them, as far as they ran: moved = min(k, w) of its waiting
+         * samples' worth, shared among the k (docs/report.md). */
+        unsigned __int128 den = m;
+        for (size_t c = 0; c < nc; c++)
+            counts[c].w = counts[c].n;
+        for (size_t c = 0; c < nl; c++)
+            leaves[c].w = leaves[c].n;
+        uint64_t w = bycls[GT_HC_LOCK] + bycls[GT_HC_SLEEP];
+        g->waited = w * 2 > m;
+        size_t nk = 0, nlv = 0;
+        uint64_t k = g->waited ? gt_gap_others(&runs, smp, g, (const char(*)[GT_HOST_TEXT])texts.v, counts + nc,
+                                               &nk, leaves + nl, &nlv)
+                               : 0;
+        if (k) {
+            uint64_t moved = k < w ? k : w;
+            den = (unsigned __int128)m * w * k;
+            r->waited_idle_ns += (uint64_t)((unsigned __int128)g->dur_ns * moved / m);
+            for (size_t c = 0; c < nc; c++)
+                counts[c].w = 0;
+            for (size_t c = 0; c < nl; c++)
+                leaves[c].w = 0;
+            for (size_t j = first; j < last; j++) {
+                int waits = smp[j].cls == GT_HC_LOCK || smp[j].cls == GT_HC_SLEEP;
+                uint64_t wt = waits ? k * (w - moved) : w * k;
+                size_t c = 0;
+                while (counts[c].key != smp[j].key)
+                    c++;
+                counts[c].w += wt;
+                for (c = 0; leaves[c].key != smp[j].leaf; c++)
+                    ;
+                leaves[c].w += wt;
             }
+            for (size_t c = nc; c < nc + nk; c++)
+                counts[c].w = counts[c].n * w * moved;
+            for (size_t c = nl; c < nl + nlv; c++)
+                leaves[c].w = leaves[c].n * w * moved;
+            nc += nk;
+            nl += nlv;
         }
         /* the flame graph shares the gap by path, as the table by name:
          * kinds that read the same path share one rounding */
         for (size_t c = 0; c < nl; c++)
-            gt_flame_add(&flame, leaves[c].key, (uint64_t)((unsigned __int128)g->dur_ns * leaves[c].n / m),
-                         leaves[c].n);
+            if (leaves[c].w)
+                gt_flame_add(&flame, leaves[c].key, (uint64_t)((unsigned __int128)g->dur_ns * leaves[c].w / den),
+                             leaves[c].n);
         for (size_t c = 0; c < nc; c++) {
-            /* the gap's time, shared by the samples' counts (to the ns
+            if (!counts[c].w)
+                continue; /* waiting samples whose time went to the threads that ran */
+            /* the gap's time, shared by the samples' weights (to the ns
              * below: the rows may sum to a few ns less than the gaps) */
-            uint64_t share = (uint64_t)((unsigned __int128)g->dur_ns * counts[c].n / m);
+            uint64_t share = (uint64_t)((unsigned __int128)g->dur_ns * counts[c].w / den);
             row_idle[counts[c].key] += share;
             row_samples[counts[c].key] += counts[c].n;
             row_gaps[counts[c].key]++;

@@ -24,10 +24,11 @@ struct gt_smp {
 
 enum gt_hcls { GT_HC_PYTHON, GT_HC_NATIVE, GT_HC_IO, GT_HC_SLEEP, GT_HC_LOCK, GT_HC_SYSCALL, GT_HC_WAITING, GT_HCLS };
 
-/* A count of one key (a name, or a flame graph node). */
+/* A count of one key (a name, or a flame graph node), and its weight:
+ * its share of a gap is weight over the gap's (gt_samples.c). */
 struct gt_count {
     uint32_t key;
-    uint64_t n;
+    uint64_t n, w;
 };
 
 /* The threads' runs in the sorted samples, made once. */

@@ -43,7 +43,7 @@ static void gt_tally(struct gt_count *c, size_t *nc, uint32_t key)
     while (i < *nc && c[i].key != key)
         i++;
     if (i == *nc)
-        c[(*nc)++] = (struct gt_count){key, 0};
+        c[(*nc)++] = (struct gt_count){key, 0, 0};
     c[i].n++;
 }
 
@@ -93,7 +93,7 @@ uint64_t gt_gap_others(const struct gt_tid_runs *runs, const struct gt_smp *smp,
             if (w < nwhere)
                 where[w].n++;
             else if (nwhere < 64)
-                where[nwhere++] = (struct gt_count){smp[j].where, 1};
+                where[nwhere++] = (struct gt_count){smp[j].where, 1, 0};
         }
         if (!mine)
             continue;
