@@ -322,8 +322,9 @@ class HostOf(AnyOf):
             return False
         # the threads that ran while it waited (oracle_threads.py)
         g = self.gap
-        return oracle_threads.others_ok(got, self.trace.samples if self.trace else [], smp,
-                                        g.start if g else 0, g.end if g else 0)
+        t = self.trace
+        return oracle_threads.others_ok(got, t.samples if t else [], smp, g.start if g else 0, g.end if g else 0,
+                                        t.driver_tids if t else ())
 
     def __repr__(self):
         return "host among %r" % ({t: len(v) for t, v in self.tids.items()},)
@@ -421,6 +422,7 @@ class Trace:
                 "SELECT node_id, kind, kernel_name, stack_id, pystack_id FROM graph_nodes") if nid not in ran]
         self.sites = Sites(con, self.version)
         self.samples = _read_samples(con) if self.version >= 7 else []
+        self.driver_tids = oracle_threads.driver_tids(con) if self.samples else set()
         con.close()
 
     def _ops(self):
@@ -1039,7 +1041,8 @@ class Process:
                     rows["(no samples)"][2] += 1
                     continue
                 # where the launching thread waited, the threads that ran
-                names, den = oracle_threads.gap_weights(self.t.samples, next(iter(h.tids)), smp, g.start, g.end)
+                names, den = oracle_threads.gap_weights(self.t.samples, next(iter(h.tids)), smp, g.start, g.end,
+                                                        self.t.driver_tids)
                 counts, weights = defaultdict(int), defaultdict(int)
                 for text, wt in names:
                     if wt:

@@ -6,7 +6,10 @@ it (_read_samples: [(tid, ns, text, class)]):
 - the launching thread waited when more than half of its samples in the
   gap are "waiting on a lock" (blocked in futex) or "sleeping";
 - the other threads' running samples in the gap (any other tid, state
-  running, start <= ns <= end) each count once; a thread's share is its
+  running, start <= ns <= end) each count once, but for CUDA's own
+  threads: a thread any of whose samples has a native stack whose
+  outermost frame outside the system's libraries is in libcuda.so*,
+  libcudart.so*, libcupti.so* or libnvidia-* (driver_tids); a thread's share is its
   count over theirs; its frame, the name most of its samples show
   without " (running)" (ties: the first in byte order); threads by count,
   most first (ties: lower tid), the first three listed;
@@ -26,14 +29,32 @@ def waited(smp):
     return bool(smp) and 2 * sum(1 for _, c in smp if c in WAIT_CLASSES) > len(smp)
 
 
-def others(samples, tid, start, end):
-    """[(tid, frame)] of the other threads' running samples in [start, end]."""
+SYSTEM = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
+CUDA_LIBS = ("libcuda.so", "libcudart.so", "libcupti.so", "libnvidia-")
+
+
+def driver_tids(con):
+    """The threads of CUDA's own (their stacks start in its libraries)."""
+    first = {}
+    for sid, mod in con.execute("SELECT stack_id, module FROM stack_frames ORDER BY stack_id, depth DESC"):
+        if sid in first or not mod or mod.startswith(SYSTEM):
+            continue
+        first[sid] = mod.rsplit("/", 1)[-1].startswith(CUDA_LIBS)
+    bad = {sid for sid, d in first.items() if d}
+    out = {t for t, sid in con.execute("SELECT DISTINCT tid, stack_id FROM host_samples WHERE stack_id IS NOT NULL")
+           if sid in bad}
+    return out
+
+
+def others(samples, tid, start, end, skip=()):
+    """[(tid, frame)] of the other threads' running samples in [start, end]
+    (threads in skip left out)."""
     k = len(" (running)")
     return [(t, text[:-k]) for t, ns, text, cls in samples
-            if t != tid and start <= ns <= end and cls in RUN_CLASSES]
+            if t != tid and t not in skip and start <= ns <= end and cls in RUN_CLASSES]
 
 
-def gap_weights(samples, tid, smp, start, end):
+def gap_weights(samples, tid, smp, start, end, skip=()):
     """[(name, weight)] of every sample a gap's time is shared among in
     "GPU idle by host stack", and the denominator: each name gets the gap's
     length times its weights' sum over it, rounded down. 1 over m for each
@@ -43,7 +64,7 @@ def gap_weights(samples, tid, smp, start, end):
     samples w*moved, over m*w*k."""
     m = len(smp)
     w = sum(1 for _, c in smp if c in WAIT_CLASSES)
-    o = others(samples, tid, start, end) if waited(smp) else []
+    o = others(samples, tid, start, end, skip) if waited(smp) else []
     k = len(o)
     if not k:
         return [(t, 1) for t, _ in smp], m
@@ -53,9 +74,9 @@ def gap_weights(samples, tid, smp, start, end):
     return out, m * w * k
 
 
-def _rows(samples, tid, start, end):
+def _rows(samples, tid, start, end, skip):
     """Every other thread that ran: [{tid, samples, pct, frame}], most first."""
-    o = others(samples, tid, start, end)
+    o = others(samples, tid, start, end, skip)
     by = defaultdict(lambda: defaultdict(int))
     for t, f in o:
         by[t][f] += 1
@@ -68,12 +89,12 @@ def _rows(samples, tid, start, end):
     return len(o), rows
 
 
-def others_ok(got, samples, smp, start, end):
+def others_ok(got, samples, smp, start, end, skip=()):
     """Whether a gap's "host" JSON object (its launching thread got["tid"],
     whose samples in the gap are smp) says what the definition gives: pct
     to 5e-7; among threads tied at the last listed count, any."""
     w = waited(smp)
-    n, rows = _rows(samples, got.get("tid"), start, end) if w else (0, [])
+    n, rows = _rows(samples, got.get("tid"), start, end, skip) if w else (0, [])
     if got.get("waited") is not w or got.get("others_samples") != n:
         return False
     gl = got.get("others")

@@ -25,6 +25,7 @@
  * frame and their name and leaf in a gap whose launching thread waited. */
 struct gt_kind {
     uint32_t text, leaf, where, wkey, wleaf;
+    uint8_t driver;
 };
 
 #define GT_WAITED_STATE GT_HOST_WAITED
@@ -407,7 +408,8 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
             long leaf = gt_flame_path(&flame, t->db, stv, sc, py, nat, NULL);
             if (leaf < 0)
                 goto out;
-            struct gt_kind kd = {(uint32_t)ti, (uint32_t)leaf, 0, 0, 0};
+            struct gt_kind kd = {(uint32_t)ti, (uint32_t)leaf, 0, 0, 0, 0};
+            kd.driver = nat ? (uint8_t)gt_driver_stack(t->db, nat) : 0;
             if (stv == 0 && gt_waited_names(&texts, &flame, t->db, text, sc, py, nat, &kd) < 0)
                 goto out;
             if (nkinds == kinds_cap) {
@@ -431,6 +433,7 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
         smp[n].where = kd->where;
         smp[n].wkey = kd->wkey;
         smp[n].wleaf = kd->wleaf;
+        smp[n].driver = kd->driver;
         n++;
     }
     sqlite3_finalize(st);

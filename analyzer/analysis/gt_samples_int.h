@@ -16,6 +16,7 @@ struct gt_smp {
     uint32_t key;       /* its name: index into the texts */
     uint32_t leaf;      /* the flame graph's node of its path */
     uint8_t cls;        /* enum gt_hcls */
+    uint8_t driver;     /* its native stack starts in the CUDA driver's or runtime's own code */
     /* running samples: the name's frame alone (no state), the name and
      * the flame graph's leaf it counts under in a gap whose launching
      * thread waited */
@@ -33,9 +34,14 @@ struct gt_count {
 
 /* The threads' runs in the sorted samples, made once. */
 struct gt_tid_runs {
-    struct gt_tid_run { int64_t tid; size_t first, last; } *v;
+    struct gt_tid_run { int64_t tid; size_t first, last; int driver; } *v;
     size_t n;
 };
+/* 1 when a native stack's outermost frame outside the system's libraries
+ * (the function its thread started in) is in the CUDA driver's, runtime's
+ * or CUPTI's library: a thread of CUDA's own, never counted as one that
+ * ran while a launching thread waited. */
+int gt_driver_stack(sqlite3 *db, int64_t stack);
 int gt_tid_runs_make(struct gt_tid_runs *t, const struct gt_smp *smp, size_t n);
 void gt_tid_runs_free(struct gt_tid_runs *t);
 

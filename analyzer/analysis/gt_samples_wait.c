@@ -10,6 +10,30 @@
 
 #include "analysis/gt_samples_int.h"
 
+int gt_driver_stack(sqlite3 *db, int64_t stack)
+{
+    static const char *const cuda[] = {"libcuda.so", "libcudart.so", "libcupti.so", "libnvidia-"};
+    sqlite3_stmt *st;
+    int driver = 0;
+    if (sqlite3_prepare_v2(db, "SELECT module FROM stack_frames WHERE stack_id = ? ORDER BY depth DESC", -1, &st,
+                           NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_int64(st, 1, stack);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *m = (const char *)sqlite3_column_text(st, 0);
+        if (!m || strncmp(m, "/lib/", 5) == 0 || strncmp(m, "/lib64/", 7) == 0 || strncmp(m, "/usr/lib/", 9) == 0 ||
+            strncmp(m, "/usr/lib64/", 11) == 0)
+            continue;
+        const char *b = strrchr(m, '/');
+        b = b ? b + 1 : m;
+        for (size_t i = 0; i < sizeof(cuda) / sizeof(cuda[0]); i++)
+            driver |= strncmp(b, cuda[i], strlen(cuda[i])) == 0;
+        break;
+    }
+    sqlite3_finalize(st);
+    return driver;
+}
+
 int gt_tid_runs_make(struct gt_tid_runs *t, const struct gt_smp *smp, size_t n)
 {
     memset(t, 0, sizeof(*t));
@@ -17,6 +41,7 @@ int gt_tid_runs_make(struct gt_tid_runs *t, const struct gt_smp *smp, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (t->n && t->v[t->n - 1].tid == smp[i].tid) {
             t->v[t->n - 1].last = i + 1;
+            t->v[t->n - 1].driver |= smp[i].driver;
             continue;
         }
         if (t->n == cap) {
@@ -26,7 +51,7 @@ int gt_tid_runs_make(struct gt_tid_runs *t, const struct gt_smp *smp, size_t n)
                 return -1;
             t->v = v;
         }
-        t->v[t->n++] = (struct gt_tid_run){smp[i].tid, i, i + 1};
+        t->v[t->n++] = (struct gt_tid_run){smp[i].tid, i, i + 1, smp[i].driver};
     }
     return 0;
 }
@@ -66,7 +91,7 @@ uint64_t gt_gap_others(const struct gt_tid_runs *runs, const struct gt_smp *smp,
     int ntop = 0;
     for (size_t r = 0; r < runs->n; r++) {
         const struct gt_tid_run *run = &runs->v[r];
-        if (run->tid == g->host_tid)
+        if (run->tid == g->host_tid || run->driver)
             continue;
         size_t lo = run->first, hi = run->last;
         while (lo < hi) {
