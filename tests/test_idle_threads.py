@@ -180,3 +180,38 @@ def test_cpp_loader_thread_and_condition_variable():
         else:
             print("  (%s: perf events refused here, %s: the loader named by thread alone)" % (build, native))
         _check_oracle(db, doc)
+
+
+def test_torch_autograd_thread_waits_on_a_loader():
+    """PyTorch (on the simulated GPU): backward's kernels are launched by
+    autograd's own thread, which waits, in a custom Function's backward,
+    for a loader thread's zlib work: the gaps' launching thread is
+    autograd's (not the main thread), it waited, and the loader's line is
+    named, with about the time its log says."""
+    steps = 6
+    script = os.path.join(tp.PYDIR, "torch_autograd_wait.py")
+    m = gtlib.marker_lines(script)
+    d = tmpdir("gputrace-torch-")
+    db = os.path.join(d, "t.db")
+    r = subprocess.run([GPUTRACE, "record", "-o", db, "--", gtlib.PYENV_PYTHON, script, str(steps), "40"],
+                       env=gtlib.torch_env(), capture_output=True, text=True, timeout=600)
+    assert_eq(r.returncode, 0, r.stderr[-3000:])
+    assert "torch_autograd_wait: done" in r.stdout, r.stdout
+    built = _log(r.stderr, "torch_autograd_wait")["build"] * 1e9
+    pid = int(query(db, "SELECT value FROM meta WHERE key = 'pid'")[0][0])
+    doc = _report(db)
+    build = "torch_autograd_wait.py:%d in build" % m["build"]
+    waited = _waited_gaps(doc)
+    assert len(waited) >= steps - 2, [g["host"] for g in doc["idle_gaps"]]
+    # autograd's thread launched them (not the main thread), waiting
+    mine = [g for g in waited if g["host"]["tid"] != pid]
+    assert len(mine) >= steps - 2, [g["host"] for g in waited]
+    for g in mine:
+        assert g["host"]["stacks"][0]["stack"].endswith("(blocked in futex)"), g["host"]
+    assert sum(g["host"]["others"][0]["frame"] == build for g in mine) >= steps - 2, mine
+    top = doc["idle_by_host_stack"][0]
+    assert_eq(top["stack"], "%s %s" % (build, WAITED), doc["idle_by_host_stack"][:4])
+    assert 0.5 * built <= top["idle_ns"] <= built + steps * 10 * MS, (top, built)
+    line = [x for x in r.stderr.splitlines() if x.startswith("gputrace: top finding:")]
+    assert line and build in line[0], r.stderr[-2000:]
+    _check_oracle(db, doc)
