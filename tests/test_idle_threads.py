@@ -62,33 +62,36 @@ def test_python_loader_that_never_calls_cuda_is_named():
     """The main thread takes batches from a queue.Queue and copies each to
     the GPU; a loader thread that never calls CUDA builds each with about
     60 ms of zlib: each gap says the main thread waited, and names the
-    loader's line, which gets the idle time its builds took."""
+    loader's line, which gets the idle time its builds took; under every
+    CPython 3.11 or later found (3.10 keeps no thread id in its thread
+    states: its loader has no Python stack)."""
     steps = 8
     m = tp.markers("queue_loader.py")
-    _, run = _py_run("queue_loader.py", 1, steps, 60)
-    db = run.trace
-    assert_eq(run.proc.stdout, "queue_loader: done\n")
-    built = _log(run.proc.stderr, "queue_loader")["build"] * 1e9
-    assert_eq(query(db, "SELECT value FROM meta WHERE key = 'sample_threads'")[0][0], "all")
-    doc = _report(db)
-    build = "queue_loader.py:%d in build" % m["build"]
-    waited = _waited_gaps(doc)
-    assert len(waited) >= steps - 2, [g["host"] for g in doc["idle_gaps"]]
-    for g in waited:
-        assert g["host"]["stacks"][0]["stack"].endswith("(blocked in futex)"), g["host"]
-    named = [g for g in waited if g["host"]["others"][0]["frame"] == build]
-    assert len(named) >= steps - 2, (build, [g["host"]["others"] for g in waited])
-    # the loader's share of the idle: about what its builds took, by its log
-    top = doc["idle_by_host_stack"][0]
-    assert_eq(top["stack"], "%s %s" % (build, WAITED), doc["idle_by_host_stack"][:4])
-    assert 0.5 * built <= top["idle_ns"] <= built + steps * 10 * MS, (top, built)
-    text = _report(db, "text")
-    assert "the launching thread waited; meanwhile other threads ran" in text, text[-3000:]
-    assert re.search(r"thread \d+: %s" % re.escape(build), text), text[-3000:]
-    html = _report(db, "html")
-    assert "the launching thread waited; meanwhile ran:" in html
-    assert WAITED in html  # the flame graph's leaves and the table
-    _check_oracle(db, doc)
+    for minor in sorted(x for x in tp.supported() if x >= 11):
+        run = tp.run_py(minor, "queue_loader.py", 1, steps, 60)
+        db = run.trace
+        assert_eq(run.proc.stdout, "queue_loader: done\n")
+        built = _log(run.proc.stderr, "queue_loader")["build"] * 1e9
+        assert_eq(query(db, "SELECT value FROM meta WHERE key = 'sample_threads'")[0][0], "all")
+        doc = _report(db)
+        build = "queue_loader.py:%d in build" % m["build"]
+        waited = _waited_gaps(doc)
+        assert len(waited) >= steps - 2, (minor, [g["host"] for g in doc["idle_gaps"]])
+        for g in waited:
+            assert g["host"]["stacks"][0]["stack"].endswith("(blocked in futex)"), (minor, g["host"])
+        named = [g for g in waited if g["host"]["others"][0]["frame"] == build]
+        assert len(named) >= steps - 2, (minor, build, [g["host"]["others"] for g in waited])
+        # the loader's share of the idle: about what its builds took, by its log
+        top = doc["idle_by_host_stack"][0]
+        assert_eq(top["stack"], "%s %s" % (build, WAITED), (minor, doc["idle_by_host_stack"][:4]))
+        assert 0.5 * built <= top["idle_ns"] <= built + steps * 10 * MS, (minor, top, built)
+        text = _report(db, "text")
+        assert "the launching thread waited; meanwhile other threads ran" in text, text[-3000:]
+        assert re.search(r"thread \d+: %s" % re.escape(build), text), text[-3000:]
+        html = _report(db, "html")
+        assert "the launching thread waited; meanwhile ran:" in html
+        assert WAITED in html  # the flame graph's leaves and the table
+        _check_oracle(db, doc)
 
 
 def test_record_closing_finding_names_the_loader():
@@ -215,3 +218,25 @@ def test_torch_autograd_thread_waits_on_a_loader():
     line = [x for x in r.stderr.splitlines() if x.startswith("gputrace: top finding:")]
     assert line and build in line[0], r.stderr[-2000:]
     _check_oracle(db, doc)
+
+
+def test_thread_list_layouts_match_the_headers():
+    """gt_py_thread_layouts (preload/hot/gt_py_layouts.h) holds, for each
+    interpreter found with its internal headers, what they say
+    (scripts/py_layout.c's `threads` row): where the sampler finds the
+    interpreter's thread states and each one's thread id."""
+    with open(os.path.join(ROOT, "preload", "hot", "gt_py_layouts.h")) as f:
+        table = f.read().split("gt_py_thread_layouts[]")[1]
+    d = tmpdir()
+    checked = 0
+    for minor, (exe, include) in sorted(tp.supported().items()):
+        if minor >= 13 or not os.path.exists(os.path.join(include, "internal", "pycore_interp.h")):
+            continue  # 3.13 and later: the interpreter's own debug offsets
+        out = os.path.join(d, "layout-%d" % minor)
+        r = subprocess.run(["cc", "-I" + include, "-o", out, os.path.join(ROOT, "scripts", "py_layout.c")],
+                           capture_output=True, text=True)
+        assert_eq(r.returncode, 0, r.stderr)
+        row = subprocess.run([out, "threads"], capture_output=True, text=True).stdout
+        assert row.strip() and row in table, "3.%d: %r not in gt_py_thread_layouts" % (minor, row)
+        checked += 1
+    assert checked >= 1

@@ -36,9 +36,8 @@ static const struct gt_py_layout gt_py_layouts[] = {
  * printed by `py_layout threads`: PyInterpreterState.threads.head,
  * PyThreadState.next, .interp, .native_thread_id (3.11 and later; 3.13
  * takes them from _PyRuntime.debug_offsets). A version whose row is
- * GT_PY_NONE (3.10 has no native thread id; 3.12's row is not checked on
- * any machine yet) samples the Python stacks of threads that called CUDA
- * alone. */
+ * GT_PY_NONE (3.10 has no native thread id) samples the Python stacks of
+ * threads that called CUDA alone. */
 struct gt_py_thread_layout {
     uint32_t minor, interp_threads_head, ts_next, ts_interp, ts_native_tid;
 };
@@ -46,6 +45,7 @@ struct gt_py_thread_layout {
 static const struct gt_py_thread_layout gt_py_thread_layouts[] = {
     {10, GT_PY_NONE, GT_PY_NONE, GT_PY_NONE, GT_PY_NONE},
     {11, 16, 8, 16, 160},
+    {12, 72, 8, 16, 144},
 };
 
 #endif
