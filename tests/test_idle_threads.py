@@ -175,11 +175,17 @@ def test_cpp_loader_thread_and_condition_variable():
         assert 0.5 * built <= moved <= built + steps * 10 * MS, (build, moved, built)
         native = query(db, "SELECT value FROM meta WHERE key = 'sample_native_stacks'")[0][0]
         if native == "perf_callchain":
-            top = doc["idle_by_host_stack"][0]["stack"]
+            # the top named frame of the time moved to the threads that
+            # ran (a round that finds no perf sample of the loader since
+            # the last reads "(no stack)": most rounds on a loaded machine,
+            # docs/performance.md)
+            named = [r["stack"] for r in doc["idle_by_host_stack"]
+                     if r["stack"].endswith(WAITED) and not r["stack"].startswith("(no stack)")]
+            assert named, (build, doc["idle_by_host_stack"][:4])
             head = "queue_loader.cpp:%d in build_batch(" % line if with_lines else "build_batch("
-            assert top.startswith(head) and top.endswith(WAITED), (build, top, doc["idle_by_host_stack"][:4])
+            assert named[0].startswith(head), (build, named[:3])
             if not with_lines:
-                assert "(%s)" % build in top, top
+                assert "(%s)" % build in named[0], named[0]
         else:
             print("  (%s: perf events refused here, %s: the loader named by thread alone)" % (build, native))
         _check_oracle(db, doc)
