@@ -49,8 +49,8 @@ void gt_text_host_stacks(FILE *out, const struct gt_report *r)
     if (!r->has_samples || !r->nhost_stacks)
         return;
     char d[32];
-    fprintf(out, "\nGPU idle by host stack (the launching thread's samples in each listed gap; where it waited,\n"
-                 "the other threads' running samples)\n");
+    fprintf(out, "\nGPU idle by host stack (the launching thread's samples in each listed gap;\n"
+                 "where it waited, the other threads' running samples)\n");
     for (size_t i = 0; i < r->nhost_stacks; i++) {
         const struct gt_host_stack_row *x = &r->host_stacks[i];
         fprintf(out, "  %9s %5.1f%%  ", gt_fmt_duration((int64_t)x->idle_ns, d, sizeof(d)), x->pct);
