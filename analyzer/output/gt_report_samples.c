@@ -32,7 +32,7 @@ void gt_text_gap_host(FILE *out, const struct gt_report *r, const struct gt_gap 
         fputs("    the launching thread waited; no other thread ran in the gap\n", out);
         return;
     }
-    fprintf(out, "    the launching thread waited; meanwhile other threads ran (%llu running sample%s):\n",
+    fprintf(out, "    the launching thread waited; other threads ran (%llu running sample%s):\n",
             U(g->others_samples), g->others_samples == 1 ? "" : "s");
     for (int i = 0; i < g->nothers; i++) {
         char line[GT_HOST_TEXT + 48];
