@@ -348,10 +348,20 @@ static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now)
 }
 
 /* Every thread of the process (GPUTRACE_SAMPLE_THREADS=all, the default), read with
- * getdents64 (no allocation). */
+ * getdents64 (no allocation). The directory stays open, read again from
+ * its start each round (procfs lists the threads afresh): a round saves
+ * the path's lookup; a fork child opens its own. */
+static int gt_task_fd = -1;
+
 static size_t gt_list_tasks(uint32_t *tids, size_t max)
 {
-    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (gt_task_fd >= 0 && lseek(gt_task_fd, 0, SEEK_SET) != 0) {
+        close(gt_task_fd);
+        gt_task_fd = -1;
+    }
+    if (gt_task_fd < 0)
+        gt_task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = gt_task_fd;
     if (fd < 0)
         return 0;
     size_t n = 0;
@@ -370,7 +380,6 @@ static size_t gt_list_tasks(uint32_t *tids, size_t max)
             tids[n++] = (uint32_t)tid;
         }
     }
-    close(fd);
     return n;
 }
 
@@ -441,6 +450,9 @@ static void *gt_sampler_main(void *arg)
     }
     pthread_mutex_unlock(&gt_s.lock);
     gt_sfd_close_all();
+    if (gt_task_fd >= 0)
+        close(gt_task_fd);
+    gt_task_fd = -1;
     return NULL;
 }
 
@@ -518,6 +530,10 @@ void gt_sampler_after_fork_child(void)
         gt_sperf_forget(&gt_s.fds[i].perf);
     }
     gt_s.nfds = 0;
+    /* the parent's thread list ("self" was the parent at its open) */
+    if (gt_task_fd >= 0)
+        close(gt_task_fd);
+    gt_task_fd = -1;
     gt_sunw_after_fork_child();
     gt_spts_after_fork_child();
     atomic_store(&gt_s_native, 0); /* the child's start probes again */
