@@ -8,8 +8,9 @@ it (_read_samples: [(tid, ns, text, class)]):
 - the other threads' running samples in the gap (any other tid, state
   running, start <= ns <= end) each count once, but for CUDA's own
   threads: a thread any of whose samples has a native stack whose
-  outermost frame outside the system's libraries is in libcuda.so*,
-  libcudart.so*, libcupti.so* or libnvidia-* (driver_tids); a thread's share is its
+  outermost frame that is in libcuda.so*, libcudart.so*, libcupti.so* or
+  libnvidia-* (wherever installed), or else outside the system's
+  libraries, is of the former kind (driver_tids); a thread's share is its
   count over theirs; its frame, the name most of its samples show
   without " (running)" (ties: the first in byte order); threads by count,
   most first (ties: lower tid), the first three listed;
@@ -37,9 +38,12 @@ def driver_tids(con):
     """The threads of CUDA's own (their stacks start in its libraries)."""
     first = {}
     for sid, mod in con.execute("SELECT stack_id, module FROM stack_frames ORDER BY stack_id, depth DESC"):
-        if sid in first or not mod or mod.startswith(SYSTEM):
+        if sid in first or not mod:
             continue
-        first[sid] = mod.rsplit("/", 1)[-1].startswith(CUDA_LIBS)
+        if mod.rsplit("/", 1)[-1].startswith(CUDA_LIBS):
+            first[sid] = True  # wherever installed: the driver lies under /usr/lib
+        elif not mod.startswith(SYSTEM):
+            first[sid] = False
     bad = {sid for sid, d in first.items() if d}
     out = {t for t, sid in con.execute("SELECT DISTINCT tid, stack_id FROM host_samples WHERE stack_id IS NOT NULL")
            if sid in bad}

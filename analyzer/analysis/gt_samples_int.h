@@ -37,10 +37,10 @@ struct gt_tid_runs {
     struct gt_tid_run { int64_t tid; size_t first, last; int driver; } *v;
     size_t n;
 };
-/* 1 when a native stack's outermost frame outside the system's libraries
- * (the function its thread started in) is in the CUDA driver's, runtime's
- * or CUPTI's library: a thread of CUDA's own, never counted as one that
- * ran while a launching thread waited. */
+/* 1 when a native stack's outermost frame that is not the system's (the
+ * function its thread started in) is in the CUDA driver's, runtime's or
+ * CUPTI's library, wherever installed: a thread of CUDA's own, never
+ * counted as one that ran while a launching thread waited. */
 int gt_driver_stack(sqlite3 *db, int64_t stack);
 int gt_tid_runs_make(struct gt_tid_runs *t, const struct gt_smp *smp, size_t n);
 void gt_tid_runs_free(struct gt_tid_runs *t);

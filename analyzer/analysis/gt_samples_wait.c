@@ -19,16 +19,20 @@ int gt_driver_stack(sqlite3 *db, int64_t stack)
                            NULL) != SQLITE_OK)
         return 0;
     sqlite3_bind_int64(st, 1, stack);
+    /* outermost first: CUDA's libraries count wherever they lie (the
+     * driver is installed under /usr/lib), the system's others are
+     * skipped (libc's start_thread, clone) */
     while (sqlite3_step(st) == SQLITE_ROW) {
         const char *m = (const char *)sqlite3_column_text(st, 0);
-        if (!m || strncmp(m, "/lib/", 5) == 0 || strncmp(m, "/lib64/", 7) == 0 || strncmp(m, "/usr/lib/", 9) == 0 ||
-            strncmp(m, "/usr/lib64/", 11) == 0)
+        if (!m)
             continue;
         const char *b = strrchr(m, '/');
         b = b ? b + 1 : m;
         for (size_t i = 0; i < sizeof(cuda) / sizeof(cuda[0]); i++)
             driver |= strncmp(b, cuda[i], strlen(cuda[i])) == 0;
-        break;
+        if (driver || !(strncmp(m, "/lib/", 5) == 0 || strncmp(m, "/lib64/", 7) == 0 ||
+                        strncmp(m, "/usr/lib/", 9) == 0 || strncmp(m, "/usr/lib64/", 11) == 0))
+            break;
     }
     sqlite3_finalize(st);
     return driver;
