@@ -24,6 +24,7 @@
 #include "hot/gt_stacks.h"
 #include "hot/gt_threads.h"
 #include "sampler/gt_sampler.h"
+#include "sampler/gt_sampler_mods.h"
 #include "sampler/gt_sampler_perf.h"
 #include "sampler/gt_sampler_pyts.h"
 #include "sampler/gt_sampler_unwind.h"
@@ -45,6 +46,8 @@ struct gt_sfd {
     int have_last;
     uint64_t runtime;
     uintptr_t last_pystate;
+    int cuda;   /* a thread of CUDA's own (its stack starts in CUDA's code): no longer sampled */
+    int called; /* it called CUDA through the hooks: the program's, never CUDA's own */
     struct gt_event last;
     /* GPUTRACE_SAMPLE_NATIVE=perf/auto: the thread's perf event, which
      * gives a running thread its native stack (fd -1: none, or refused) */
@@ -218,6 +221,25 @@ static int gt_sfd_runtime(const struct gt_sfd *f, uint64_t *ns)
     return 0;
 }
 
+/* 1 when a thread's stack, read from its outermost frame past the
+ * system's libraries, first reaches CUDA's own (the driver's threads):
+ * the report never counts them (docs/report.md, "Host during the gap"),
+ * and a driver that polls would cost a walk a round for nothing. Asked
+ * only of threads that never called CUDA through the hooks: a program's
+ * thread blocked inside a CUDA call whose walk ended in the driver stays
+ * sampled. */
+static int gt_started_in_cuda(const uintptr_t *ips, uint32_t n)
+{
+    for (uint32_t i = n; i-- > 0;) {
+        const struct gt_smod *m = gt_smods_find(ips[i]);
+        if (m && m->kind == GT_SMOD_CUDA)
+            return 1;
+        if (m && m->kind == GT_SMOD_OTHER)
+            return 0;
+    }
+    return 0;
+}
+
 /* A blocked thread's native stack, unwound from its stack and the two
  * registers its syscall file gave (gt_sampler_unwind.h), kept only when
  * the thread did not run meanwhile: its CPU clock, read before its state
@@ -241,6 +263,7 @@ static int gt_unwind_blocked(struct gt_sfd *f, struct gt_event *e, uintptr_t sp,
             for (uint32_t i = 0; i < n; i++)
                 if (!gt_stacks_is_self(ips[i]))
                     ips[k++] = ips[i];
+            f->cuda = !f->called && gt_started_in_cuda(ips, k);
             e->stack_id = k ? gt_stack_intern(ips, k) : gt_stack_intern(&pc, 1);
             return 0;
         }
@@ -295,7 +318,7 @@ static void gt_batch_flush(void)
     gt_batch.n = 0;
 }
 
-static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now)
+static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now, int called)
 {
     struct gt_event e;
     memset(&e, 0, sizeof(e));
@@ -303,8 +326,9 @@ static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now)
     e.start_ns = e.end_ns = now;
     e.u.sample.tid = tid;
     struct gt_sfd *f = gt_sfd_of(tid);
-    if (!f)
-        return; /* ended */
+    if (!f || f->cuda)
+        return; /* ended, or CUDA's own */
+    f->called |= called;
     if (gt_sfd_idle(f) && f->last_pystate == pystate) {
         e = f->last;
         e.start_ns = e.end_ns = now;
@@ -387,14 +411,18 @@ static void gt_round(void)
 {
     static uint32_t tids[GT_SAMPLER_MAX_THREADS], reg_tids[GT_SAMPLER_MAX_THREADS];
     static uintptr_t states[GT_SAMPLER_MAX_THREADS], reg_states[GT_SAMPLER_MAX_THREADS];
+    static uint8_t called[GT_SAMPLER_MAX_THREADS];
     size_t nreg = gt_threads_snapshot(reg_tids, reg_states, GT_SAMPLER_MAX_THREADS), n;
     if (gt_s.all) {
         n = gt_list_tasks(tids, GT_SAMPLER_MAX_THREADS);
         for (size_t i = 0; i < n; i++) {
             states[i] = 0;
+            called[i] = 0;
             for (size_t j = 0; j < nreg; j++)
-                if (reg_tids[j] == tids[i])
+                if (reg_tids[j] == tids[i]) {
                     states[i] = reg_states[j];
+                    called[i] = 1;
+                }
         }
         /* threads that never called CUDA: from the interpreter's list */
         gt_spts_fill(tids, states, n);
@@ -402,12 +430,13 @@ static void gt_round(void)
         n = nreg;
         memcpy(tids, reg_tids, n * sizeof(*tids));
         memcpy(states, reg_states, n * sizeof(*states));
+        memset(called, 1, n);
     }
     uint64_t now = gt_now_ns();
     for (size_t i = 0; i < n; i++) {
         if (tids[i] == gt_s.self_tid || gt_threads_is_tracer(tids[i]))
             continue;
-        gt_sample_one(tids[i], states[i], now);
+        gt_sample_one(tids[i], states[i], now, called[i]);
     }
     gt_batch_flush();
     gt_sfd_sweep();
