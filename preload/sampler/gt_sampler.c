@@ -507,6 +507,7 @@ int gt_sampler_start(int hz, int all, int native, char *why, size_t why_len)
      * thread: it allocates); without it, the program counter alone */
     gt_s.unwind = gt_sunw_init() == 0;
     atomic_store(&gt_s_native, gt_s.perf ? 2 : gt_s.unwind ? 3 : 1);
+    gt_spts_init();
     if (gt_sampler_py_init() < 0) {
         snprintf(why, why_len, "out of memory");
         return -1;

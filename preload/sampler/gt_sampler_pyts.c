@@ -25,7 +25,7 @@
 #define GT_SPTS_RETRY 16
 
 static struct {
-    int tried, on;
+    int tried, on;  /* the symbols looked up (gt_spts_init); the list can be read */
     struct gt_py_thread_layout L;
     uintptr_t interp;
     uintptr_t (*main_interp)(void);
@@ -61,9 +61,12 @@ static int gt_spts_from_debug_offsets(void)
     return 0;
 }
 
-/* Once, when the interpreter first runs. */
-static void gt_spts_setup(void)
+void gt_spts_init(void)
 {
+    if (gt_spts.tried)
+        return;
+    if (!gt_python_layout())
+        return; /* no Python stacks: tried again at the next start */
     gt_spts.tried = 1;
     int minor = gt_python_minor();
     gt_spts.main_interp = (uintptr_t(*)(void))dlsym(RTLD_DEFAULT, "PyInterpreterState_Main");
@@ -128,11 +131,7 @@ static void gt_spts_walk(void)
 
 void gt_spts_fill(const uint32_t *tids, uintptr_t *states, size_t n)
 {
-    if (!gt_python_layout() || !gt_python_live())
-        return;
-    if (!gt_spts.tried)
-        gt_spts_setup();
-    if (!gt_spts.on)
+    if (!gt_spts.on || !gt_python_live())
         return;
     uint64_t h = n;
     size_t missing = 0;

@@ -8,6 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Looks up what the walk needs (dlsym: on the thread that starts the
+ * sampler, as the loader's lock is not for the sampler to take). */
+void gt_spts_init(void);
 /* Fills states[i] (left as is where not 0) with the thread state of the
  * thread tids[i], where the interpreter lists one. */
 void gt_spts_fill(const uint32_t *tids, uintptr_t *states, size_t n);
