@@ -324,7 +324,7 @@ class HostOf(AnyOf):
         g = self.gap
         t = self.trace
         return oracle_threads.others_ok(got, t.samples if t else [], smp, g.start if g else 0, g.end if g else 0,
-                                        t.driver_tids if t else ())
+                                        t.driver_tids if t else (), g.cause if g else None)
 
     def __repr__(self):
         return "host among %r" % ({t: len(v) for t, v in self.tids.items()},)
@@ -1042,7 +1042,7 @@ class Process:
                     continue
                 # where the launching thread waited, the threads that ran
                 names, den = oracle_threads.gap_weights(self.t.samples, next(iter(h.tids)), smp, g.start, g.end,
-                                                        self.t.driver_tids)
+                                                        self.t.driver_tids, g.cause)
                 counts, weights = defaultdict(int), defaultdict(int)
                 for text, wt in names:
                     if wt:

@@ -3,8 +3,9 @@ thread waited (docs/report.md, "Host during the gap"; issue 36), imported
 by oracle.py. From the public view host_samples, as tests/oracle.py reads
 it (_read_samples: [(tid, ns, text, class)]):
 
-- the launching thread waited when more than half of its samples in the
-  gap are "waiting on a lock" (blocked in futex) or "sleeping";
+- the launching thread waited when the gap's cause is "host" (outside
+  CUDA) and more than half of its samples in the gap are "waiting on a
+  lock" (blocked in futex) or "sleeping";
 - the other threads' running samples in the gap (any other tid, state
   running, start <= ns <= end) each count once, but for CUDA's own
   threads: a thread any of whose samples has a native stack whose
@@ -25,9 +26,9 @@ RUN_CLASSES = ("running Python", "running native code")
 OTHERS = 3
 
 
-def waited(smp):
-    """smp: the launching thread's [(text, class)] in the gap."""
-    return bool(smp) and 2 * sum(1 for _, c in smp if c in WAIT_CLASSES) > len(smp)
+def waited(smp, cause):
+    """smp: the launching thread's [(text, class)] in a gap of that cause."""
+    return cause == "host" and bool(smp) and 2 * sum(1 for _, c in smp if c in WAIT_CLASSES) > len(smp)
 
 
 SYSTEM = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
@@ -58,7 +59,7 @@ def others(samples, tid, start, end, skip=()):
             if t != tid and t not in skip and start <= ns <= end and cls in RUN_CLASSES]
 
 
-def gap_weights(samples, tid, smp, start, end, skip=()):
+def gap_weights(samples, tid, smp, start, end, skip=(), cause="host"):
     """[(name, weight)] of every sample a gap's time is shared among in
     "GPU idle by host stack", and the denominator: each name gets the gap's
     length times its weights' sum over it, rounded down. 1 over m for each
@@ -68,7 +69,7 @@ def gap_weights(samples, tid, smp, start, end, skip=()):
     samples w*moved, over m*w*k."""
     m = len(smp)
     w = sum(1 for _, c in smp if c in WAIT_CLASSES)
-    o = others(samples, tid, start, end, skip) if waited(smp) else []
+    o = others(samples, tid, start, end, skip) if waited(smp, cause) else []
     k = len(o)
     if not k:
         return [(t, 1) for t, _ in smp], m
@@ -93,11 +94,11 @@ def _rows(samples, tid, start, end, skip):
     return len(o), rows
 
 
-def others_ok(got, samples, smp, start, end, skip=()):
+def others_ok(got, samples, smp, start, end, skip=(), cause="host"):
     """Whether a gap's "host" JSON object (its launching thread got["tid"],
     whose samples in the gap are smp) says what the definition gives: pct
     to 5e-7; among threads tied at the last listed count, any."""
-    w = waited(smp)
+    w = waited(smp, cause)
     n, rows = _rows(samples, got.get("tid"), start, end, skip) if w else (0, [])
     if got.get("waited") is not w or got.get("others_samples") != n:
         return False

@@ -125,9 +125,9 @@ struct gt_gap {
     int nhost;
     struct gt_host_share host[GT_GAP_HOST];
     char host_state[32];            /* what most (over half) of them show: "sleeping", "blocked in I/O"...; "" */
-    /* the launching thread waited (over half its samples blocked on a
-     * lock or asleep): the other threads' running samples in the gap,
-     * and the threads with the most */
+    /* the launching thread waited (a gap the host spent outside CUDA,
+     * over half its samples blocked on a lock or asleep): the other
+     * threads' running samples in the gap, and the threads with the most */
     int waited;
     uint64_t others_samples;
     int nothers;

@@ -521,7 +521,7 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
         for (size_t c = 0; c < nl; c++)
             leaves[c].w = leaves[c].n;
         uint64_t w = bycls[GT_HC_LOCK] + bycls[GT_HC_SLEEP];
-        g->waited = w * 2 > m;
+        g->waited = g->cause == GT_CAUSE_HOST && w * 2 > m; /* outside CUDA: inside, its calls are named */
         size_t nk = 0, nlv = 0;
         uint64_t k = g->waited ? gt_gap_others(&runs, smp, g, (const char(*)[GT_HOST_TEXT])texts.v, counts + nc,
                                                &nk, leaves + nl, &nlv)
