@@ -11,7 +11,9 @@
  * each entry checked to belong to the interpreter. The list changes only
  * as threads start and end, so it is walked again only when the
  * process's threads changed, or, while some thread has none (a native
- * thread, or a Python one not yet bound), every GT_SPTS_RETRY rounds. */
+ * thread, or a Python one not yet bound), every GT_SPTS_RETRY rounds; and
+ * each round, one read checks that every state it gives still holds its
+ * thread's id, else the list is walked again. */
 #include <dlfcn.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -129,10 +131,58 @@ static void gt_spts_walk(void)
     }
 }
 
+/* Each thread's state from the last walk: the number filled. */
+static size_t gt_spts_lookup(const uint32_t *tids, uintptr_t *states, uint8_t *from_map, size_t n)
+{
+    size_t filled = 0;
+    for (size_t i = 0; i < n; i++) {
+        from_map[i] = 0;
+        if (states[i])
+            continue;
+        for (size_t j = 0; j < gt_spts.n; j++)
+            if (gt_spts.tids[j] == tids[i]) {
+                states[i] = gt_spts.states[j];
+                from_map[i] = 1;
+                filled++;
+                break;
+            }
+    }
+    return filled;
+}
+
+/* Whether every state taken from the map still names its thread: a
+ * thread state freed and another made for a thread (a native thread that
+ * calls into Python now and then, as pybind11's callbacks do) leaves the
+ * map stale, and the old address may hold another thread's state. One
+ * read of every thread id, in one call. */
+static int gt_spts_still_hold(const uint32_t *tids, const uintptr_t *states, const uint8_t *from_map, size_t n)
+{
+    static uint64_t got[GT_SPTS_MAX];
+    static struct iovec local[GT_SPTS_MAX], remote[GT_SPTS_MAX];
+    size_t m = 0;
+    for (size_t i = 0; i < n && m < GT_SPTS_MAX; i++)
+        if (from_map[i]) {
+            local[m] = (struct iovec){&got[m], 8};
+            remote[m] = (struct iovec){(void *)(states[i] + gt_spts.L.ts_native_tid), 8};
+            m++;
+        }
+    if (!m)
+        return 1;
+    if (process_vm_readv(getpid(), local, m, remote, m, 0) != (ssize_t)(m * 8))
+        return 0;
+    for (size_t i = 0, k = 0; i < n && k < m; i++)
+        if (from_map[i] && got[k++] != tids[i])
+            return 0;
+    return 1;
+}
+
 void gt_spts_fill(const uint32_t *tids, uintptr_t *states, size_t n)
 {
+    static uint8_t from_map[GT_SPTS_MAX];
     if (!gt_spts.on || !gt_python_live())
         return;
+    if (n > GT_SPTS_MAX)
+        n = GT_SPTS_MAX;
     uint64_t h = n;
     size_t missing = 0;
     for (size_t i = 0; i < n; i++) {
@@ -142,20 +192,24 @@ void gt_spts_fill(const uint32_t *tids, uintptr_t *states, size_t n)
     if (!missing)
         return;
     gt_spts.since++;
+    int walked = 0;
     if (h != gt_spts.set_hash || gt_spts.since >= GT_SPTS_RETRY) {
         gt_spts_walk();
         gt_spts.set_hash = h;
         gt_spts.since = 0;
+        walked = 1;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (states[i])
-            continue;
-        for (size_t j = 0; j < gt_spts.n; j++)
-            if (gt_spts.tids[j] == tids[i]) {
-                states[i] = gt_spts.states[j];
-                break;
-            }
-    }
+    if (!gt_spts_lookup(tids, states, from_map, n) || gt_spts_still_hold(tids, states, from_map, n))
+        return;
+    /* stale: forget what the map gave, walk afresh (once a round) */
+    for (size_t i = 0; i < n; i++)
+        if (from_map[i])
+            states[i] = 0;
+    if (walked)
+        return;
+    gt_spts_walk();
+    gt_spts.since = 0;
+    gt_spts_lookup(tids, states, from_map, n);
 }
 
 void gt_spts_after_fork_child(void)
