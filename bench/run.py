@@ -80,9 +80,10 @@ sampler: the host sampler's cost (GPUTRACE_SAMPLE_HZ=100, the default):
 --sampler-threads Python threads (default 16, bench/py_threads.py), each
 12 frames deep, launching, computing and sleeping for --sampler-seconds
 (default 5): the sampler thread's CPU time (meta.tracer_sampler_cpu_ns)
-as a share of one core over the run, and samples taken and torn (and
-once more all active with GPUTRACE_SAMPLE_NATIVE=perf, where the system
-permits perf events); the same share for as many native threads
+as a share of one core over the run, and samples taken and torn (once
+more all active with threads that never call CUDA, whose Python stacks
+come from the interpreter's list of threads, and once with
+GPUTRACE_SAMPLE_NATIVE=perf, where the system permits perf events); the same share for as many native threads
 (bench/native_threads.c, -O2 without -g, 12 frames down, each sleep a
 blocked stack to unwind); then the
 per-call cost of python-call-cost's workload with sampling off and on,
@@ -664,14 +665,18 @@ def sampler(args):
     with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
         print("sampler: Python 3.%d, %d threads x %.0f s, 12 frames deep, GPUTRACE_SAMPLE_HZ=100"
               % (minor, args.sampler_threads, args.sampler_seconds))
+        # "nocuda": threads that never call CUDA (loaders), found in the
+        # interpreter's list of threads (every thread sampled by default)
         for active, key, native in ((args.sampler_threads, "all", "blocked"), (2, "two", "blocked"),
+                                    (args.sampler_threads, "nocuda", "blocked"),
                                     (args.sampler_threads, "perf", "perf")):
             env = gtlib.base_env({"PYTHONPATH": extdir, "PYTHONDONTWRITEBYTECODE": "1",
                                   "GPUTRACE_GPU_TIMING": "off", "FAKECUDA_KERNEL_NS": "0", "LD_PRELOAD": gtlib.SHIM,
                                   "GPUTRACE_OUTPUT": os.path.join(d, "sampler-%p.db"),
                                   "GPUTRACE_SAMPLE_NATIVE": native})
             r = subprocess.run([exe, os.path.join(HERE, "py_threads.py"), str(args.sampler_threads),
-                                str(args.sampler_seconds), "12", str(active)], env=env, capture_output=True, text=True)
+                                str(args.sampler_seconds), "12", str(active), "0" if key == "nocuda" else "1"],
+                               env=env, capture_output=True, text=True)
             if r.returncode != 0:
                 sys.exit("bench: sampler workload failed: %s" % r.stderr)
             db = [os.path.join(d, f) for f in os.listdir(d) if f.endswith(".db")][0]
@@ -814,6 +819,9 @@ def summary():
             RESULTS["sampler_core_pct_all"] < 1)
         row("  2 active, 14 waiting", "%.3f%% of a core" % RESULTS["sampler_core_pct_two"], "1%",
             RESULTS["sampler_core_pct_two"] < 1)
+        if "sampler_core_pct_nocuda" in RESULTS:
+            row("  16 Python threads active, none calling CUDA", "%.3f%% of a core"
+                % RESULTS["sampler_core_pct_nocuda"], "1%", RESULTS["sampler_core_pct_nocuda"] < 1)
         if "sampler_core_pct_native" in RESULTS:
             row("  16 native threads active, blocked stacks unwound", "%.3f%% of a core"
                 % RESULTS["sampler_core_pct_native"], "1%", RESULTS["sampler_core_pct_native"] < 1)

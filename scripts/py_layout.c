@@ -7,10 +7,12 @@
 #include <Python.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #if PY_VERSION_HEX < 0x030b0000
 #include <frameobject.h>
 #else
 #include <internal/pycore_frame.h>
+#include <internal/pycore_interp.h>
 #endif
 
 #define OFF(t, f) ((unsigned)offsetof(t, f))
@@ -24,8 +26,25 @@ static void put(unsigned v, const char *sep)
         printf("%u%s", v, sep);
 }
 
-int main(void)
+/* "threads": the row of gt_py_thread_layouts instead (where the sampler
+ * finds the interpreter's list of thread states and each one's thread id:
+ * PyInterpreterState.threads.head, PyThreadState.next, .interp and
+ * .native_thread_id, 3.11 and later) */
+static int threads_row(void)
 {
+#if PY_VERSION_HEX >= 0x030b0000
+    printf("    {%d, %u, %u, %u, %u},\n", PY_MINOR_VERSION, OFF(PyInterpreterState, threads.head),
+           OFF(PyThreadState, next), OFF(PyThreadState, interp), OFF(PyThreadState, native_thread_id));
+#else
+    printf("    {%d, GT_PY_NONE, GT_PY_NONE, GT_PY_NONE, GT_PY_NONE},\n", PY_MINOR_VERSION);
+#endif
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "threads") == 0)
+        return threads_row();
     unsigned ts_frame, cframe_current = NONE, fr_back, fr_code, fr_instr, fr_owner = NONE;
     unsigned co_qualname, co_code = NONE;
 #if PY_VERSION_HEX < 0x030b0000

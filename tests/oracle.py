@@ -115,6 +115,8 @@ import subprocess
 import sys
 from collections import defaultdict
 
+import oracle_threads
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 GPUTRACE = os.path.join(ROOT, "build", "gputrace")
@@ -285,11 +287,13 @@ class HostOf(AnyOf):
     its samples in the gap, the top three stacks by count with their
     shares, and the class over half of them show."""
 
-    def __init__(self, tids, samples):
+    def __init__(self, tids, samples, trace=None, gap=None):
         self.tids, self.samples = tids, samples  # tids: {tid: [(text, cls)]}
+        self.trace, self.gap = trace, gap
 
     def ok(self, got):
-        if not isinstance(got, dict) or set(got) != {"tid", "samples", "state", "stacks"}:
+        if not isinstance(got, dict) or set(got) != {"tid", "samples", "state", "stacks", "waited",
+                                                     "others_samples", "others"}:
             return False
         if got["tid"] not in self.tids:
             return False
@@ -314,7 +318,13 @@ class HostOf(AnyOf):
                 return False
             shown.add(t)
         least = min((counts[t] for t in shown), default=0)
-        return all(n <= least for t, n in counts.items() if t not in shown)
+        if not all(n <= least for t, n in counts.items() if t not in shown):
+            return False
+        # the threads that ran while it waited (oracle_threads.py)
+        g = self.gap
+        t = self.trace
+        return oracle_threads.others_ok(got, t.samples if t else [], smp, g.start if g else 0, g.end if g else 0,
+                                        t.driver_tids if t else (), g.cause if g else None)
 
     def __repr__(self):
         return "host among %r" % ({t: len(v) for t, v in self.tids.items()},)
@@ -326,13 +336,13 @@ def _host_of_gap(trace, g):
     work = [c for c in trace.calls.values()
             if c.category in ("launch", "memcpy", "memset", "graph_launch") and g.start <= c.start <= g.end]
     if not work:
-        return HostOf({None: []}, None)
+        return HostOf({None: []}, None, trace, g)
     last = max(c.start for c in work)
     tids = {}
     for c in work:
         if c.start == last:
             tids[c.tid] = [(t, k) for tid, ns, t, k in trace.samples if tid == c.tid and g.start <= ns <= g.end]
-    return HostOf(tids, None)
+    return HostOf(tids, None, trace, g)
 
 
 class Trace:
@@ -412,6 +422,7 @@ class Trace:
                 "SELECT node_id, kind, kernel_name, stack_id, pystack_id FROM graph_nodes") if nid not in ran]
         self.sites = Sites(con, self.version)
         self.samples = _read_samples(con) if self.version >= 7 else []
+        self.driver_tids = oracle_threads.driver_tids(con) if self.samples else set()
         con.close()
 
     def _ops(self):
@@ -1029,11 +1040,16 @@ class Process:
                     rows["(no samples)"][0] += g.dur
                     rows["(no samples)"][2] += 1
                     continue
-                counts = defaultdict(int)
-                for text, _ in smp:
-                    counts[text] += 1
+                # where the launching thread waited, the threads that ran
+                names, den = oracle_threads.gap_weights(self.t.samples, next(iter(h.tids)), smp, g.start, g.end,
+                                                        self.t.driver_tids, g.cause)
+                counts, weights = defaultdict(int), defaultdict(int)
+                for text, wt in names:
+                    if wt:
+                        counts[text] += 1
+                        weights[text] += wt
                 for text, n in counts.items():
-                    rows[text][0] += g.dur * n // len(smp)
+                    rows[text][0] += g.dur * weights[text] // den
                     rows[text][1] += n
                     rows[text][2] += 1
         return rows, total

@@ -281,7 +281,10 @@ def test_threads_start_and_end_while_sampled():
     runs at 1000 Hz: nothing torn is followed, every sample names a thread
     of the process, and the program is unchanged; with perf events too
     (each opened on a thread's first round, closed when it ends)."""
+    # the threads that called CUDA alone (GPUTRACE_SAMPLE_THREADS=cuda): every
+    # sample is then of one of them
     for env in ({"GPUTRACE_SAMPLE_HZ": "1000"}, {"GPUTRACE_SAMPLE_HZ": "1000", "GPUTRACE_SAMPLE_NATIVE": "perf"}):
+        env["GPUTRACE_SAMPLE_THREADS"] = "cuda"
         run = run_traced([prog("host_wait"), "4", "15", "8"], env=env)
         assert_eq(run.proc.returncode, 0, run.proc.stderr)
         meta = dict(run.q("SELECT key, value FROM meta WHERE key LIKE 'sample%'"))
@@ -307,7 +310,13 @@ def test_fork_child_samples_its_own_threads():
         for db in traces:
             pid = int(query(db, "SELECT value FROM meta WHERE key = 'pid'")[0][0])
             tids = {r[0] for r in query(db, "SELECT DISTINCT tid FROM samples")}
-            assert_eq(tids, {pid}, db)
+            # every thread is sampled: the process's own (its main thread
+            # among them), none of the other process's
+            assert pid in tids, (db, tids)
+            others = [t for o in traces if o != db
+                      for t in [int(query(o, "SELECT value FROM meta WHERE key = 'pid'")[0][0])]]
+            assert not tids & set(others), (db, tids, others)
+            assert_eq(query(db, "SELECT count(*) FROM samples WHERE tid NOT IN (SELECT tid FROM threads)")[0][0], 0, db)
             # the child slept and read a pipe too: its samples show it
             states = {r[0] for r in query(db, "SELECT DISTINCT syscall FROM host_samples WHERE syscall IS NOT NULL")}
             assert "read" in states, (db, states)
@@ -353,7 +362,7 @@ def test_standby_samples_only_inside_windows():
 def test_bad_settings_warn_and_fall_back():
     for name, value, msg in (("GPUTRACE_SAMPLE_HZ", "5000", "is not a whole number from 0 to 1000; using 100"),
                              ("GPUTRACE_SAMPLE_HZ", "fast", "is not a whole number from 0 to 1000; using 100"),
-                             ("GPUTRACE_SAMPLE_THREADS", "some", "is not 'cuda' or 'all'; using cuda"),
+                             ("GPUTRACE_SAMPLE_THREADS", "some", "is not 'cuda' or 'all'; using all"),
                              ("GPUTRACE_SAMPLE_NATIVE", "signal",
                               "is not 'blocked', 'perf' or 'auto'; using blocked")):
         run = run_traced([prog("host_wait"), "1", "20"], env={name: value})

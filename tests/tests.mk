@@ -60,6 +60,15 @@ $(TPROG)/native_wait_O0g: tests/progs/native_wait.cpp tests/fakecuda/fakecuda.h 
 	@mkdir -p $(dir $@)
 	$(CXX) $(TEST_CXXFLAGS) -O0 -g -o $@ $< $(TEST_LIBS)
 tests-build: $(TPROG)/native_wait_g $(TPROG)/native_wait_O3 $(TPROG)/native_wait_O0g
+# A C++ pipeline whose launching thread waits on a loader thread
+# (test_idle_threads.py), as shipped (-O3, no -g) and debugged (-O0 -g).
+$(TPROG)/queue_loader_O3: tests/progs/queue_loader.cpp tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TEST_CXXFLAGS) -O3 -o $@ $< $(TEST_LIBS)
+$(TPROG)/queue_loader_O0g: tests/progs/queue_loader.cpp tests/fakecuda/fakecuda.h $(FAKECUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TEST_CXXFLAGS) -O0 -g -o $@ $< $(TEST_LIBS)
+tests-build: $(TPROG)/queue_loader_O3 $(TPROG)/queue_loader_O0g
 
 # The same programs built for the per-thread default stream: they call the
 # _ptsz/_ptds entry points.

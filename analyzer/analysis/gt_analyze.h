@@ -94,6 +94,16 @@ struct gt_host_share {
 };
 #define GT_GAP_HOST 3
 
+/* Another thread that ran while a gap's launching thread waited
+ * (gt_samples_wait.c; docs/report.md, "Host during the gap"). */
+#define GT_GAP_OTHERS 3
+struct gt_gap_other {
+    int64_t tid;
+    uint64_t samples;               /* its running samples in the gap */
+    double pct;                     /* of every other thread's running samples in the gap */
+    char frame[GT_HOST_TEXT];       /* its innermost own frame, as most of those show it */
+};
+
 struct gt_gap {
     int device;
     uint64_t start_ns, offset_ns, dur_ns;
@@ -115,6 +125,13 @@ struct gt_gap {
     int nhost;
     struct gt_host_share host[GT_GAP_HOST];
     char host_state[32];            /* what most (over half) of them show: "sleeping", "blocked in I/O"...; "" */
+    /* the launching thread waited (a gap the host spent outside CUDA,
+     * over half its samples blocked on a lock or asleep): the other
+     * threads' running samples in the gap, and the threads with the most */
+    int waited;
+    uint64_t others_samples;
+    int nothers;
+    struct gt_gap_other others[GT_GAP_OTHERS];
 };
 
 /* GPU idle by host stack: each listed gap's time shared among the
@@ -134,6 +151,9 @@ struct gt_flame_node {
     uint64_t idle_ns, x_ns, samples;
 };
 
+/* The state a running sample's name ends with in a gap whose launching
+ * thread waited and which is shared among the other threads (gt_samples.c). */
+#define GT_HOST_WAITED "(running, launcher waiting)"
 struct gt_host_stack_row {
     char text[GT_HOST_TEXT];        /* as gt_host_share; "(no samples)" for gaps without */
     uint64_t idle_ns, samples, gaps;
@@ -359,6 +379,7 @@ struct gt_report {
     size_t win_intervals;
     int has_samples;                /* the trace has host samples (schema 7, sampling on) */
     uint64_t host_idle_ns;          /* the listed gaps' idle time, summed */
+    uint64_t waited_idle_ns;        /* of which gaps whose launching thread waited while others ran */
     struct gt_host_stack_row *host_stacks; /* by idle time */
     size_t nhost_stacks;
     struct gt_busy busy;            /* opts busy_slices > 0 only: each GPU's busy share per slice */

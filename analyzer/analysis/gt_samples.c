@@ -17,23 +17,18 @@
 
 #include "analysis/gt_analyze.h"
 #include "analysis/gt_flame.h"
+#include "analysis/gt_samples_int.h"
 #include "base/gt_map.h"
 
-struct gt_smp {
-    int64_t tid;
-    uint64_t ns;
-    uint32_t key;       /* index into the texts */
-    uint32_t leaf;      /* the flame graph's node of its path */
-    uint8_t cls;        /* enum gt_hcls */
-};
-
 /* A distinct (state, syscall, Python stack, native stack): its text and
- * the flame graph's leaf for it. */
+ * the flame graph's leaf for it; running ones, as gt_smp says, their
+ * frame and their name and leaf in a gap whose launching thread waited. */
 struct gt_kind {
-    uint32_t text, leaf;
+    uint32_t text, leaf, where, wkey, wleaf;
+    uint8_t driver;
 };
 
-enum gt_hcls { GT_HC_PYTHON, GT_HC_NATIVE, GT_HC_IO, GT_HC_SLEEP, GT_HC_LOCK, GT_HC_SYSCALL, GT_HC_WAITING, GT_HCLS };
+#define GT_WAITED_STATE GT_HOST_WAITED
 static const char *const gt_hcls_text[GT_HCLS] = {"running Python", "running native code", "blocked in I/O",
                                                  "sleeping", "waiting on a lock", "in a system call", "waiting"};
 
@@ -201,10 +196,10 @@ static int gt_state_of(const char *state)
 }
 
 /* The flame graph's leaf for one distinct sample: its Python frames
- * outermost first, then its native frames, then its state. -1: out of
- * memory or unreadable. */
+ * outermost first, then its native frames, then its state (or `last`,
+ * where not NULL). -1: out of memory or unreadable. */
 static long gt_flame_path(struct gt_flame_b *f, sqlite3 *db, int state, const char *syscall, int64_t pystack,
-                          int64_t stack)
+                          int64_t stack, const char *last)
 {
     static const char *const sql[2] = {
         "SELECT file, function, line FROM py_stack_frames WHERE pystack_id = ? ORDER BY depth DESC",
@@ -231,7 +226,9 @@ static long gt_flame_path(struct gt_flame_b *f, sqlite3 *db, int state, const ch
     if (node < 0)
         return -1;
     char leaf[64];
-    if (state == 0)
+    if (last)
+        snprintf(leaf, sizeof(leaf), "%s", last);
+    else if (state == 0)
         snprintf(leaf, sizeof(leaf), "(running)");
     else if (state == 1)
         snprintf(leaf, sizeof(leaf), "(blocked in %.40s)", syscall ? syscall : "?");
@@ -320,10 +317,24 @@ static int gt_launchers(struct gt_trace *t, struct gt_report *r, uint64_t *best)
     return 0;
 }
 
-struct gt_count {
-    uint32_t key;
-    uint64_t n;
-};
+/* A running kind's frame alone, and its name and flame graph leaf in a
+ * gap whose launching thread waited: 0, or -1 out of memory. */
+static int gt_waited_names(struct gt_texts *texts, struct gt_flame_b *f, sqlite3 *db, const char *text,
+                           const char *sc, int64_t py, int64_t nat, struct gt_kind *kd)
+{
+    char where[GT_HOST_TEXT], wtext[GT_HOST_TEXT + 64];
+    size_t len = strlen(text), k = strlen(" (running)");
+    snprintf(where, sizeof(where), "%.*s", (int)(len > k ? len - k : len), text);
+    snprintf(wtext, sizeof(wtext), "%.180s %s", where, GT_WAITED_STATE);
+    long w = gt_text_add(texts, where), wk = gt_text_add(texts, wtext);
+    long leaf = gt_flame_path(f, db, 0, sc, py, nat, GT_WAITED_STATE);
+    if (w < 0 || wk < 0 || leaf < 0)
+        return -1;
+    kd->where = (uint32_t)w;
+    kd->wkey = (uint32_t)wk;
+    kd->wleaf = (uint32_t)leaf;
+    return 0;
+}
 
 static int gt_count_cmp(const void *a, const void *b)
 {
@@ -354,6 +365,7 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
     uint8_t *cls_of = NULL;     /* by text index */
     size_t cls_cap = 0;
     struct gt_flame_b flame = {0};
+    struct gt_tid_runs runs = {0};
     struct gt_count *counts = NULL, *leaves = NULL;
     uint64_t *row_idle = NULL, *row_samples = NULL, *row_gaps = NULL;
     int ok = 0;
@@ -393,8 +405,12 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
                 cls_cap = cap;
             }
             cls_of[ti] = cls;
-            long leaf = gt_flame_path(&flame, t->db, stv, sc, py, nat);
+            long leaf = gt_flame_path(&flame, t->db, stv, sc, py, nat, NULL);
             if (leaf < 0)
+                goto out;
+            struct gt_kind kd = {(uint32_t)ti, (uint32_t)leaf, 0, 0, 0, 0};
+            kd.driver = nat ? (uint8_t)gt_driver_stack(t->db, nat) : 0;
+            if (stv == 0 && gt_waited_names(&texts, &flame, t->db, text, sc, py, nat, &kd) < 0)
                 goto out;
             if (nkinds == kinds_cap) {
                 size_t cap = kinds_cap ? kinds_cap * 2 : 64;
@@ -404,7 +420,7 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
                 kinds = v;
                 kinds_cap = cap;
             }
-            kinds[nkinds++] = (struct gt_kind){(uint32_t)ti, (uint32_t)leaf};
+            kinds[nkinds++] = kd;
             slot = gt_map_at(&keys, k); /* the other maps are others; this slot stands */
             *slot = (int64_t)nkinds;
         }
@@ -414,6 +430,10 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
         smp[n].key = kd->text;
         smp[n].leaf = kd->leaf;
         smp[n].cls = cls_of[kd->text];
+        smp[n].where = kd->where;
+        smp[n].wkey = kd->wkey;
+        smp[n].wleaf = kd->wleaf;
+        smp[n].driver = kd->driver;
         n++;
     }
     sqlite3_finalize(st);
@@ -424,6 +444,8 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
     }
     qsort(smp, n, sizeof(*smp), gt_smp_cmp);
     if (r->ngaps && gt_launchers(t, r, best) < 0)
+        goto out;
+    if (gt_tid_runs_make(&runs, smp, n) < 0)
         goto out;
 
     /* rows: one per text, and "(no samples)" last */
@@ -441,7 +463,7 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
         r->host_idle_ns += g->dur_ns;
         size_t first = n, last = n;
         if (g->host_tid >= 0) {
-            struct gt_smp key = {g->host_tid, g->start_ns, 0, 0, 0};
+            struct gt_smp key = {.tid = g->host_tid, .ns = g->start_ns};
             size_t lo = 0, hi = n;
             while (lo < hi) {
                 size_t mid = (lo + hi) / 2;
@@ -470,36 +492,82 @@ int gt_host_samples(struct gt_trace *t, struct gt_report *r)
             while (c < nc && counts[c].key != smp[j].key)
                 c++;
             if (c == nc)
-                counts[nc++] = (struct gt_count){smp[j].key, 0};
+                counts[nc++] = (struct gt_count){smp[j].key, 0, 0};
             counts[c].n++;
             for (c = 0; c < nl && leaves[c].key != smp[j].leaf; c++)
                 ;
             if (c == nl)
-                leaves[nl++] = (struct gt_count){smp[j].leaf, 0};
+                leaves[nl++] = (struct gt_count){smp[j].leaf, 0, 0};
             leaves[c].n++;
         }
-        /* the flame graph shares the gap by path, as the table by name:
-         * kinds that read the same path share one rounding */
-        for (size_t c = 0; c < nl; c++)
-            gt_flame_add(&flame, leaves[c].key, (uint64_t)((unsigned __int128)g->dur_ns * leaves[c].n / m),
-                         leaves[c].n);
         qsort(counts, nc, sizeof(*counts), gt_count_cmp);
-        for (size_t c = 0; c < nc; c++) {
-            /* the gap's time, shared by the samples' counts (to the ns
-             * below: the rows may sum to a few ns less than the gaps) */
-            uint64_t share = (uint64_t)((unsigned __int128)g->dur_ns * counts[c].n / m);
-            row_idle[counts[c].key] += share;
-            row_samples[counts[c].key] += counts[c].n;
-            row_gaps[counts[c].key]++;
-            if (c < GT_GAP_HOST) {
-                snprintf(g->host[c].text, sizeof(g->host[c].text), "%s", texts.v[counts[c].key]);
-                g->host[c].pct = 100.0 * (double)counts[c].n / (double)m;
-                g->nhost = (int)c + 1;
-            }
+        for (size_t c = 0; c < nc && c < GT_GAP_HOST; c++) {
+            snprintf(g->host[c].text, sizeof(g->host[c].text), "%s", texts.v[counts[c].key]);
+            g->host[c].pct = 100.0 * (double)counts[c].n / (double)m;
+            g->nhost = (int)c + 1;
         }
         for (int c = 0; c < GT_HCLS; c++)
             if (bycls[c] * 2 > m)
                 snprintf(g->host_state, sizeof(g->host_state), "%s", gt_hcls_text[c]);
+        /* Each sample's share of the gap is its weight over den: 1 over
+         * m, unless the launching thread waited (on a lock, a queue, a
+         * condition, an event, or asleep; w of its m samples) while other
+         * threads ran (k running samples): then the waiting part goes to
+         * them, as far as they ran: moved = min(k, w) of its waiting
+         * samples' worth, shared among the k (docs/report.md). */
+        unsigned __int128 den = m;
+        for (size_t c = 0; c < nc; c++)
+            counts[c].w = counts[c].n;
+        for (size_t c = 0; c < nl; c++)
+            leaves[c].w = leaves[c].n;
+        uint64_t w = bycls[GT_HC_LOCK] + bycls[GT_HC_SLEEP];
+        g->waited = g->cause == GT_CAUSE_HOST && w * 2 > m; /* outside CUDA: inside, its calls are named */
+        size_t nk = 0, nlv = 0;
+        uint64_t k = g->waited ? gt_gap_others(&runs, smp, g, (const char(*)[GT_HOST_TEXT])texts.v, counts + nc,
+                                               &nk, leaves + nl, &nlv)
+                               : 0;
+        if (k) {
+            uint64_t moved = k < w ? k : w;
+            den = (unsigned __int128)m * w * k;
+            r->waited_idle_ns += (uint64_t)((unsigned __int128)g->dur_ns * moved / m);
+            for (size_t c = 0; c < nc; c++)
+                counts[c].w = 0;
+            for (size_t c = 0; c < nl; c++)
+                leaves[c].w = 0;
+            for (size_t j = first; j < last; j++) {
+                int waits = smp[j].cls == GT_HC_LOCK || smp[j].cls == GT_HC_SLEEP;
+                uint64_t wt = waits ? k * (w - moved) : w * k;
+                size_t c = 0;
+                while (counts[c].key != smp[j].key)
+                    c++;
+                counts[c].w += wt;
+                for (c = 0; leaves[c].key != smp[j].leaf; c++)
+                    ;
+                leaves[c].w += wt;
+            }
+            for (size_t c = nc; c < nc + nk; c++)
+                counts[c].w = counts[c].n * w * moved;
+            for (size_t c = nl; c < nl + nlv; c++)
+                leaves[c].w = leaves[c].n * w * moved;
+            nc += nk;
+            nl += nlv;
+        }
+        /* the flame graph shares the gap by path, as the table by name:
+         * kinds that read the same path share one rounding */
+        for (size_t c = 0; c < nl; c++)
+            if (leaves[c].w)
+                gt_flame_add(&flame, leaves[c].key, (uint64_t)((unsigned __int128)g->dur_ns * leaves[c].w / den),
+                             leaves[c].n);
+        for (size_t c = 0; c < nc; c++) {
+            if (!counts[c].w)
+                continue; /* waiting samples whose time went to the threads that ran */
+            /* the gap's time, shared by the samples' weights (to the ns
+             * below: the rows may sum to a few ns less than the gaps) */
+            uint64_t share = (uint64_t)((unsigned __int128)g->dur_ns * counts[c].w / den);
+            row_idle[counts[c].key] += share;
+            row_samples[counts[c].key] += counts[c].n;
+            row_gaps[counts[c].key]++;
+        }
     }
     size_t nout = 0;
     for (size_t i = 0; i < nrows; i++)
@@ -535,6 +603,7 @@ out:
     free(cls_of);
     free(kinds);
     gt_flame_free(&flame);
+    gt_tid_runs_free(&runs);
     free(counts);
     free(leaves);
     free(row_idle);

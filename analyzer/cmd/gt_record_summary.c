@@ -25,6 +25,27 @@ static int gt_seen(char **paths, size_t n, const char *p)
 }
 
 /* One line about one trace; its top finding, if any, into `finding`. */
+/* Where the listed gaps' launching threads waited while other threads
+ * ran, the top such stack (docs/report.md, "Host during the gap"),
+ * appended to the finding: the thread to act on is the one that ran. */
+static void gt_summary_waited(const struct gt_report *r, char *finding, size_t finding_len)
+{
+    if (!r->waited_idle_ns || !r->host_idle_ns)
+        return;
+    size_t k = strlen(GT_HOST_WAITED);
+    for (size_t i = 0; i < r->nhost_stacks; i++) {
+        const struct gt_host_stack_row *x = &r->host_stacks[i];
+        size_t len = strlen(x->text), n = strlen(finding);
+        if (len <= k + 1 || strcmp(x->text + len - k, GT_HOST_WAITED) != 0)
+            continue;
+        snprintf(finding + n, finding_len - n,
+                 "; the launching thread waited in %.1f%% of the listed idle while other threads ran, most of "
+                 "it (%.1f%%) %.*s",
+                 100.0 * (double)r->waited_idle_ns / (double)r->host_idle_ns, x->pct, (int)(len - k - 1), x->text);
+        return;
+    }
+}
+
 static void gt_summary_line(const char *path, char *finding, size_t finding_len, uint64_t *best_calls)
 {
     struct gt_trace t;
@@ -72,6 +93,7 @@ static void gt_summary_line(const char *path, char *finding, size_t finding_len,
             int n = snprintf(finding, finding_len, "%s", f->title);
             if (f->has_site && f->site.nframes && n >= 0 && (size_t)n < finding_len)
                 snprintf(finding + n, finding_len - (size_t)n, ", at %.200s", f->site.frames[0]);
+            gt_summary_waited(&r, finding, finding_len);
         } else {
             finding[0] = 0;
         }

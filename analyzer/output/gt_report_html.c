@@ -283,6 +283,7 @@ static void gt_html_gaps(FILE *out, const struct gt_report *r, const struct gt_a
                 gt_fmt_duration((int64_t)g->dur_ns, d1, sizeof(d1)),
                 gt_fmt_duration((int64_t)g->offset_ns, d2, sizeof(d2)), g->device);
         gt_put_html(out, gt_cause_text[g->cause]);
+        gt_html_gap_others(out, g);
         if (g->has_spent) {
             fputs("<br>spent in ", out);
             gt_put_html(out, g->spent_api);

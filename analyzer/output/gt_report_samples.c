@@ -26,6 +26,22 @@ void gt_text_gap_host(FILE *out, const struct gt_report *r, const struct gt_gap 
         gt_put_text(out, line, 72);
         fputc('\n', out);
     }
+    if (!g->waited)
+        return;
+    if (!g->others_samples) {
+        fputs("    the launching thread waited; no other thread ran in the gap\n", out);
+        return;
+    }
+    fprintf(out, "    the launching thread waited; other threads ran (%llu running sample%s):\n",
+            U(g->others_samples), g->others_samples == 1 ? "" : "s");
+    for (int i = 0; i < g->nothers; i++) {
+        char line[GT_HOST_TEXT + 48];
+        snprintf(line, sizeof(line), "%3.0f%% thread %lld: %s", g->others[i].pct, (long long)g->others[i].tid,
+                 g->others[i].frame);
+        fputs("      ", out);
+        gt_put_text(out, line, 72);
+        fputc('\n', out);
+    }
 }
 
 void gt_text_host_stacks(FILE *out, const struct gt_report *r)
@@ -33,7 +49,8 @@ void gt_text_host_stacks(FILE *out, const struct gt_report *r)
     if (!r->has_samples || !r->nhost_stacks)
         return;
     char d[32];
-    fprintf(out, "\nGPU idle by host stack (the launching thread's samples in each listed gap)\n");
+    fprintf(out, "\nGPU idle by host stack (the launching thread's samples in each listed gap;\n"
+                 "where it waited, the other threads' running samples)\n");
     for (size_t i = 0; i < r->nhost_stacks; i++) {
         const struct gt_host_stack_row *x = &r->host_stacks[i];
         fprintf(out, "  %9s %5.1f%%  ", gt_fmt_duration((int64_t)x->idle_ns, d, sizeof(d)), x->pct);
@@ -64,6 +81,14 @@ void gt_json_gap_host(FILE *out, const struct gt_report *r, const struct gt_gap 
         gt_put_json_string(out, g->host[i].text);
         fprintf(out, ",\"pct\":%.6f}", g->host[i].pct);
     }
+    fprintf(out, "],\"waited\":%s,\"others_samples\":%llu,\"others\":[", g->waited ? "true" : "false",
+            U(g->others_samples));
+    for (int i = 0; i < g->nothers; i++) {
+        fprintf(out, "%s{\"tid\":%lld,\"samples\":%llu,\"pct\":%.6f,\"frame\":", i ? "," : "",
+                (long long)g->others[i].tid, U(g->others[i].samples), g->others[i].pct);
+        gt_put_json_string(out, g->others[i].frame);
+        fputc('}', out);
+    }
     fputs("]}", out);
 }
 
@@ -88,7 +113,8 @@ void gt_html_host_stacks(FILE *out, const struct gt_report *r, int section)
     if (!r->has_samples)
         return;
     char d[32];
-    fputs("<h2>GPU idle by host stack</h2>\n<p class=dim>the launching thread's samples in each listed gap, "
+    fputs("<h2>GPU idle by host stack</h2>\n<p class=dim>the launching thread's samples in each listed gap "
+          "(where it waited on a lock or slept, the other threads' running samples), "
           "each gap's time shared among them</p>\n",
           out);
     if (!r->nhost_stacks) {
@@ -107,4 +133,15 @@ void gt_html_host_stacks(FILE *out, const struct gt_report *r, int section)
         fputs("</td></tr>\n", out);
     }
     fputs("</table>\n", out);
+}
+
+void gt_html_gap_others(FILE *out, const struct gt_gap *g)
+{
+    if (!g->waited || !g->others_samples)
+        return;
+    fputs("<br>the launching thread waited; meanwhile ran:", out);
+    for (int i = 0; i < g->nothers; i++) {
+        fprintf(out, "<br>%.0f%% thread %lld: ", g->others[i].pct, (long long)g->others[i].tid);
+        gt_put_html(out, g->others[i].frame);
+    }
 }

@@ -22,5 +22,8 @@ void gt_json_host_stacks(FILE *out, const struct gt_report_item *v, size_t n);
  * the report's traces, for the graph's element ids. */
 void gt_html_host_stacks(FILE *out, const struct gt_report *r, int section);
 void gt_html_host_flame(FILE *out, const struct gt_report *r, int section);
+/* HTML: in a gap's cause cell, the threads that ran while its launching
+ * thread waited (nothing otherwise). */
+void gt_html_gap_others(FILE *out, const struct gt_gap *g);
 
 #endif

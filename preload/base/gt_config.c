@@ -247,7 +247,7 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
     c->trigger_duration_ns = GT_DEFAULT_TRIGGER_DURATION_NS;
     c->step_range[0] = 0;
     c->sample_hz = GT_DEFAULT_SAMPLE_HZ;
-    c->sample_all = 0;
+    c->sample_all = 1; /* every thread: a launching thread often only waits on one that never calls CUDA */
     c->sample_native = GT_NATIVE_BLOCKED;
     memset(&c->capture, 0, sizeof(c->capture));
 
@@ -418,7 +418,7 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
             c->sample_all = 1;
         else
             gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 'cuda' or 'all'; using %s",
-                           "GPUTRACE_SAMPLE_THREADS", v, "cuda");
+                           "GPUTRACE_SAMPLE_THREADS", v, "all");
     }
     v = get("GPUTRACE_SAMPLE_NATIVE");
     if (v) {

@@ -46,7 +46,7 @@ struct gt_config {
     uint64_t trigger_duration_ns;  /* GPUTRACE_TRIGGER_DURATION, default 10 s */
     char step_range[128];          /* GPUTRACE_STEP_RANGE: a glob; "": the built-in rule */
     int sample_hz;             /* GPUTRACE_SAMPLE_HZ: host samples a second, 0 off, at most 1000 */
-    int sample_all;            /* GPUTRACE_SAMPLE_THREADS: 0 cuda (threads that called CUDA), 1 all */
+    int sample_all;            /* GPUTRACE_SAMPLE_THREADS: 0 cuda (threads that called CUDA), 1 all (default) */
     int sample_native;         /* GPUTRACE_SAMPLE_NATIVE: GT_NATIVE_BLOCKED, _PERF or _AUTO */
     /* GPUTRACE_CAPTURE_RANGE (and _END): windows opened by the program
      * itself (nsys's --capture-range); set, it implies standby. */

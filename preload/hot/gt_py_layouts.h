@@ -32,4 +32,20 @@ static const struct gt_py_layout gt_py_layouts[] = {
     {13, 72, GT_PY_NONE, 8, 0, 56, 70, 112, 120, 128, 136, 68, 200, 8, 16, 32, 16, 32, 40, 56},
 };
 
+/* Where the sampler finds every Python thread's state (sampler/gt_sampler_pyts.c),
+ * printed by `py_layout threads`: PyInterpreterState.threads.head,
+ * PyThreadState.next, .interp, .native_thread_id (3.11 and later; 3.13
+ * takes them from _PyRuntime.debug_offsets). A version whose row is
+ * GT_PY_NONE (3.10 has no native thread id) samples the Python stacks of
+ * threads that called CUDA alone. */
+struct gt_py_thread_layout {
+    uint32_t minor, interp_threads_head, ts_next, ts_interp, ts_native_tid;
+};
+
+static const struct gt_py_thread_layout gt_py_thread_layouts[] = {
+    {10, GT_PY_NONE, GT_PY_NONE, GT_PY_NONE, GT_PY_NONE},
+    {11, 16, 8, 16, 160},
+    {12, 72, 8, 16, 144},
+};
+
 #endif

@@ -24,7 +24,9 @@
 #include "hot/gt_stacks.h"
 #include "hot/gt_threads.h"
 #include "sampler/gt_sampler.h"
+#include "sampler/gt_sampler_mods.h"
 #include "sampler/gt_sampler_perf.h"
+#include "sampler/gt_sampler_pyts.h"
 #include "sampler/gt_sampler_unwind.h"
 
 #define GT_SAMPLER_MAX_THREADS GT_THREADS_MAX
@@ -44,6 +46,8 @@ struct gt_sfd {
     int have_last;
     uint64_t runtime;
     uintptr_t last_pystate;
+    int cuda;   /* a thread of CUDA's own (its stack starts in CUDA's code): no longer sampled */
+    int called; /* it called CUDA through the hooks: the program's, never CUDA's own */
     struct gt_event last;
     /* GPUTRACE_SAMPLE_NATIVE=perf/auto: the thread's perf event, which
      * gives a running thread its native stack (fd -1: none, or refused) */
@@ -217,6 +221,25 @@ static int gt_sfd_runtime(const struct gt_sfd *f, uint64_t *ns)
     return 0;
 }
 
+/* 1 when a thread's stack, read from its outermost frame past the
+ * system's libraries, first reaches CUDA's own (the driver's threads):
+ * the report never counts them (docs/report.md, "Host during the gap"),
+ * and a driver that polls would cost a walk a round for nothing. Asked
+ * only of threads that never called CUDA through the hooks: a program's
+ * thread blocked inside a CUDA call whose walk ended in the driver stays
+ * sampled. */
+static int gt_started_in_cuda(const uintptr_t *ips, uint32_t n)
+{
+    for (uint32_t i = n; i-- > 0;) {
+        const struct gt_smod *m = gt_smods_find(ips[i]);
+        if (m && m->kind == GT_SMOD_CUDA)
+            return 1;
+        if (m && m->kind == GT_SMOD_OTHER)
+            return 0;
+    }
+    return 0;
+}
+
 /* A blocked thread's native stack, unwound from its stack and the two
  * registers its syscall file gave (gt_sampler_unwind.h), kept only when
  * the thread did not run meanwhile: its CPU clock, read before its state
@@ -240,6 +263,7 @@ static int gt_unwind_blocked(struct gt_sfd *f, struct gt_event *e, uintptr_t sp,
             for (uint32_t i = 0; i < n; i++)
                 if (!gt_stacks_is_self(ips[i]))
                     ips[k++] = ips[i];
+            f->cuda = !f->called && gt_started_in_cuda(ips, k);
             e->stack_id = k ? gt_stack_intern(ips, k) : gt_stack_intern(&pc, 1);
             return 0;
         }
@@ -294,7 +318,7 @@ static void gt_batch_flush(void)
     gt_batch.n = 0;
 }
 
-static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now)
+static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now, int called)
 {
     struct gt_event e;
     memset(&e, 0, sizeof(e));
@@ -302,8 +326,9 @@ static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now)
     e.start_ns = e.end_ns = now;
     e.u.sample.tid = tid;
     struct gt_sfd *f = gt_sfd_of(tid);
-    if (!f)
-        return; /* ended */
+    if (!f || f->cuda)
+        return; /* ended, or CUDA's own */
+    f->called |= called;
     if (gt_sfd_idle(f) && f->last_pystate == pystate) {
         e = f->last;
         e.start_ns = e.end_ns = now;
@@ -346,11 +371,21 @@ static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now)
     gt_push(&e);
 }
 
-/* Every thread of the process (GPUTRACE_SAMPLE_THREADS=all), read with
- * getdents64 (no allocation). */
+/* Every thread of the process (GPUTRACE_SAMPLE_THREADS=all, the default), read with
+ * getdents64 (no allocation). The directory stays open, read again from
+ * its start each round (procfs lists the threads afresh): a round saves
+ * the path's lookup; a fork child opens its own. */
+static int gt_task_fd = -1;
+
 static size_t gt_list_tasks(uint32_t *tids, size_t max)
 {
-    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (gt_task_fd >= 0 && lseek(gt_task_fd, 0, SEEK_SET) != 0) {
+        close(gt_task_fd);
+        gt_task_fd = -1;
+    }
+    if (gt_task_fd < 0)
+        gt_task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = gt_task_fd;
     if (fd < 0)
         return 0;
     size_t n = 0;
@@ -369,7 +404,6 @@ static size_t gt_list_tasks(uint32_t *tids, size_t max)
             tids[n++] = (uint32_t)tid;
         }
     }
-    close(fd);
     return n;
 }
 
@@ -377,25 +411,32 @@ static void gt_round(void)
 {
     static uint32_t tids[GT_SAMPLER_MAX_THREADS], reg_tids[GT_SAMPLER_MAX_THREADS];
     static uintptr_t states[GT_SAMPLER_MAX_THREADS], reg_states[GT_SAMPLER_MAX_THREADS];
+    static uint8_t called[GT_SAMPLER_MAX_THREADS];
     size_t nreg = gt_threads_snapshot(reg_tids, reg_states, GT_SAMPLER_MAX_THREADS), n;
     if (gt_s.all) {
         n = gt_list_tasks(tids, GT_SAMPLER_MAX_THREADS);
         for (size_t i = 0; i < n; i++) {
             states[i] = 0;
+            called[i] = 0;
             for (size_t j = 0; j < nreg; j++)
-                if (reg_tids[j] == tids[i])
+                if (reg_tids[j] == tids[i]) {
                     states[i] = reg_states[j];
+                    called[i] = 1;
+                }
         }
+        /* threads that never called CUDA: from the interpreter's list */
+        gt_spts_fill(tids, states, n);
     } else {
         n = nreg;
         memcpy(tids, reg_tids, n * sizeof(*tids));
         memcpy(states, reg_states, n * sizeof(*states));
+        memset(called, 1, n);
     }
     uint64_t now = gt_now_ns();
     for (size_t i = 0; i < n; i++) {
         if (tids[i] == gt_s.self_tid || gt_threads_is_tracer(tids[i]))
             continue;
-        gt_sample_one(tids[i], states[i], now);
+        gt_sample_one(tids[i], states[i], now, called[i]);
     }
     gt_batch_flush();
     gt_sfd_sweep();
@@ -438,6 +479,9 @@ static void *gt_sampler_main(void *arg)
     }
     pthread_mutex_unlock(&gt_s.lock);
     gt_sfd_close_all();
+    if (gt_task_fd >= 0)
+        close(gt_task_fd);
+    gt_task_fd = -1;
     return NULL;
 }
 
@@ -463,6 +507,7 @@ int gt_sampler_start(int hz, int all, int native, char *why, size_t why_len)
      * thread: it allocates); without it, the program counter alone */
     gt_s.unwind = gt_sunw_init() == 0;
     atomic_store(&gt_s_native, gt_s.perf ? 2 : gt_s.unwind ? 3 : 1);
+    gt_spts_init();
     if (gt_sampler_py_init() < 0) {
         snprintf(why, why_len, "out of memory");
         return -1;
@@ -515,7 +560,12 @@ void gt_sampler_after_fork_child(void)
         gt_sperf_forget(&gt_s.fds[i].perf);
     }
     gt_s.nfds = 0;
+    /* the parent's thread list ("self" was the parent at its open) */
+    if (gt_task_fd >= 0)
+        close(gt_task_fd);
+    gt_task_fd = -1;
     gt_sunw_after_fork_child();
+    gt_spts_after_fork_child();
     atomic_store(&gt_s_native, 0); /* the child's start probes again */
     atomic_store(&gt_s_rounds, 0);
     atomic_store(&gt_s_taken, 0);

@@ -95,6 +95,20 @@ static int gt_smods_probe(uintptr_t start, struct gt_smod *m)
     return 0;
 }
 
+static uint8_t gt_smods_kind(const char *path)
+{
+    static const char *const cuda[] = {"libcuda.so", "libcudart.so", "libcupti.so", "libnvidia-"};
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    for (size_t i = 0; i < sizeof(cuda) / sizeof(cuda[0]); i++)
+        if (strncmp(b, cuda[i], strlen(cuda[i])) == 0)
+            return GT_SMOD_CUDA;
+    if (strncmp(path, "/lib/", 5) == 0 || strncmp(path, "/lib64/", 7) == 0 || strncmp(path, "/usr/lib/", 9) == 0 ||
+        strncmp(path, "/usr/lib64/", 11) == 0)
+        return GT_SMOD_SYSTEM;
+    return GT_SMOD_OTHER;
+}
+
 static int gt_smods_cmp(const void *a, const void *b)
 {
     const struct gt_smod *x = a, *y = b;
@@ -139,7 +153,7 @@ static void gt_smods_scan(void)
                     p++;
                 if (readable && off == 0 && (*p == '/' || strcmp(p, "[vdso]") == 0) && n < GT_SMODS_MAX &&
                     gt_smods_probe(start, &gt_m.mods[n]) == 0)
-                    n++;
+                    gt_m.mods[n++].kind = gt_smods_kind(p);
                 /* a module is one whose code is mapped where its headers
                  * say (not a file merely mapped to be read): its
                  * executable mapping follows its headers' closely */

@@ -14,7 +14,13 @@ struct gt_smod {
     uintptr_t table;           /* its binary search table */
     uintptr_t table_len;       /* in words: one per entry (two int32) */
     int mapped;                /* an executable mapping lies in [lo, hi) */
+    uint8_t kind;              /* enum gt_smod_kind */
 };
+
+/* What a module is, by its path: the system's (under /lib/, /lib64/,
+ * /usr/lib/, /usr/lib64/), CUDA's own (libcuda.so*, libcudart.so*,
+ * libcupti.so*, libnvidia-*, wherever installed), or another. */
+enum gt_smod_kind { GT_SMOD_OTHER, GT_SMOD_SYSTEM, GT_SMOD_CUDA };
 
 /* Buffers, once (on the starting thread). 0, or -1. */
 int gt_smods_init(void);
