@@ -88,6 +88,7 @@ static void gt_op_done(struct gt_pass *p, const struct gt_op *x, uint64_t bytes)
         k->count++;
         k->graph_count += (x->flags & GT_OPF_GRAPH) != 0;
         k->total += dur;
+        gt_kstats_add(p, x->name, dur);
     } else {
         gt_tables_xfer(p, gt_xfer_kind_of(x->kind, (int)x->name), bytes, dur);
     }
@@ -251,11 +252,8 @@ static void gt_attach(struct gt_call_ctx *x, long i, uint64_t bytes, int src, in
     gt_seen(p, op, c->start, c->tid);
 }
 
-static void gt_on_call(const struct gt_rec *c, void *arg)
+static void gt_call_ops(struct gt_pass *p, const struct gt_rec *c)
 {
-    struct gt_pass *p = arg;
-    if (p->failed)
-        return;
     struct gt_copy_rows *rows = &p->rows;
     rows->n = 0;
     if (p->o->win && !gt_window_has(p->o->win, c->start)) {
@@ -299,7 +297,7 @@ static void gt_on_call(const struct gt_rec *c, void *arg)
     }
     if (x.counted_launch) {
         x.pair = gt_pair_of(&p->pairs, x.kernel, x.site);
-        if (!x.pair || gt_pair_launch(x.pair, c->end - c->start) < 0) {
+        if (!x.pair || gt_pair_launch(&p->pairs, x.pair, c->end - c->start) < 0) {
             p->failed = 1;
             return;
         }
@@ -344,7 +342,10 @@ static void gt_on_call(const struct gt_rec *c, void *arg)
             k->has_first = 1;
             k->first_start = c->start;
             k->first_api = c->end - c->start;
-            k->first_op = p->gpu_times ? x.first_op : -1;
+            /* the operation's number in the sort (gt_call_done) */
+            k->first_op = !p->gpu_times || x.first_op < 0 ? -1
+                          : (size_t)x.first_op < p->ntable ? x.first_op
+                          : (long)(p->ncallops + (uint64_t)x.first_op);
         }
     }
     if (c->cat == GT_RC_MEMCPY) {
@@ -352,6 +353,21 @@ static void gt_on_call(const struct gt_rec *c, void *arg)
             gt_copy_row(p, rows, c->bytes, 0, c->host_mem);
         gt_tables_copy_call(p, c, x.site, rows->bytes, rows->gpu_ns, rows->mem, rows->n);
     }
+}
+
+/* Every call once: its tables, its GPU work; then the operations it made
+ * (after the table's, in the array) go to the sort, numbered on from the
+ * table's in the order they were made, and leave the array. */
+static void gt_on_call(const struct gt_rec *c, void *arg)
+{
+    struct gt_pass *p = arg;
+    if (p->failed)
+        return;
+    gt_call_ops(p, c);
+    for (size_t i = p->ntable; i < p->ops.n; i++)
+        gt_opsort_add(&p->sorted, &p->ops.v[i], p->ncallops + i);
+    p->ncallops += p->ops.n - p->ntable;
+    p->ops.n = p->ntable;
 }
 
 /* ---- pass 3: the timeline ---- */
@@ -568,16 +584,23 @@ static int gt_analyze_passes(struct gt_pass *p)
         gt_span_add(p, op->start, gt_op_end(&p->ops, op));
         gt_op_done(p, op, p->table_bytes[i]);
     }
+    (void)dropped;
+    for (size_t i = 0; i < p->ntable; i++)
+        if (!(p->ops.v[i].flags & GT_OPF_DROP))
+            gt_opsort_add(&p->sorted, &p->ops.v[i], i);
+    p->ops.n = 0;
+    /* each kernel's first launch is no launch-bound candidate */
+    uint64_t *first = malloc((p->nkernels + 1) * sizeof(*first));
+    size_t nfirst = 0;
+    if (!first)
+        return -1;
     for (size_t k = 0; k < p->nkernels; k++)
         if (p->kernels[k].first_op >= 0)
-            p->ops.v[p->kernels[k].first_op].flags &= (uint8_t)~GT_OPF_LB_CAND;
-    if (dropped) {
-        size_t k = 0;
-        for (size_t i = 0; i < p->ops.n; i++)
-            if (!(p->ops.v[i].flags & GT_OPF_DROP))
-                p->ops.v[k++] = p->ops.v[i];
-        p->ops.n = k;
-    }
+            first[nfirst++] = (uint64_t)p->kernels[k].first_op;
+    int begun = gt_opsort_begin(&p->sorted, first, nfirst);
+    free(first);
+    if (begun < 0)
+        return -1;
     free(p->table_bytes);
     free(p->table_src);
     free(p->table_dst);
@@ -608,8 +631,7 @@ static int gt_analyze_passes(struct gt_pass *p)
     uint64_t origin = p->o->win_origin > 0 ? (uint64_t)p->o->win_origin : 0;
     r->summary.origin_ns = origin && origin <= r->summary.first_ns ? origin : r->summary.first_ns;
     r->summary.span_ns = !p->any ? 0 : w ? gt_window_len(w, p->t0, p->t1) : p->t1 - p->t0;
-    gt_ops_sort(&p->ops);
-    struct gt_sweep *sw = gt_sweep_new(&p->ops, p->t0, p->t1, p->o->min_gap_ns, gt_site_count(p->sites),
+    struct gt_sweep *sw = gt_sweep_new(&p->ops, &p->sorted, p->t0, p->t1, p->o->min_gap_ns, gt_site_count(p->sites),
                                        p->site_teardown, gt_on_bound, p);
     if (!sw)
         return -1;
@@ -640,7 +662,7 @@ static int gt_analyze_passes(struct gt_pass *p)
     if (rc == 0 && !p->failed)
         rc = gt_timeline_rows(p, &tl);
     if (rc == 0 && !p->failed)
-        rc = gt_steps_finish(p->steps, p->t0, p->t1, p->ops.n > 0, r);
+        rc = gt_steps_finish(p->steps, p->t0, p->t1, p->sorted.n > 0, r);
     if (rc == 0 && !p->failed &&
         (gt_kstats_rows(p) < 0 || gt_launch_tables(p) < 0 || gt_tables_rows(p) < 0))
         rc = -1;
@@ -729,6 +751,8 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
     p.scan = gt_scan_open(t);
     p.site_nocall = gt_site_pseudo(&sites, "(no recorded call)");
     p.site_teardown = gt_site_pseudo(&sites, "(no GPU work after)");
+    gt_opsort_init(&p.sorted, &p.ops);
+    gt_kstats_init(&p);
     int rc = -1;
     if (!p.scan)
         fprintf(stderr, "gputrace: %s: cannot read the trace's tables\n", t->path);
@@ -748,6 +772,8 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
         gt_window_note(r, o);
     if (rc < 0 && p.failed)
         fprintf(stderr, "gputrace: %s: out of memory\n", t->path);
+    gt_opsort_free(&p.sorted);
+    gt_kstats_free(&p);
     gt_ops_free(&p.ops);
     free(p.table_bytes);
     free(p.table_src);

@@ -1,0 +1,339 @@
+/* gt_extsort.c: sorting in bounded memory through runs on disk (see
+ * gt_extsort.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/gt_extsort.h"
+
+#define GT_XS_READ (64 * 1024)
+
+/* One run being merged: its records in [next, end) on disk, a buffer of
+ * them read ahead; the buffer's own run (the last) reads from memory. */
+struct gt_xs_run {
+    uint64_t next, end;
+    unsigned char *buf;     /* NULL: the sort's own buffer */
+    size_t have, at;        /* records in buf, the current one */
+};
+
+/* A buffer slot: the record, padded to 8 bytes. */
+static size_t gt_xs_stride(const struct gt_extsort *s)
+{
+    return (s->size + 7) & ~(size_t)7;
+}
+
+void gt_xs_init(struct gt_extsort *s, size_t size, gt_xs_cmp cmp, void *cmp_arg, size_t mem)
+{
+    memset(s, 0, sizeof(*s));
+    s->size = size;
+    s->cmp = cmp;
+    s->cmp_arg = cmp_arg;
+    /* a test's way to make small traces spill (docs/performance.md) */
+    const char *env = getenv("GPUTRACE_SORT_MEM");
+    if (env && *env)
+        mem = (size_t)strtoull(env, NULL, 10);
+    s->cap = mem / gt_xs_stride(s);
+    if (s->cap < 16)
+        s->cap = 16;
+}
+
+int gt_xs_keyed_cmp(const void *a, const void *b, void *arg)
+{
+    (void)arg;
+    const struct gt_xs_keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->value < y->value ? -1 : x->value > y->value;
+}
+
+void gt_xs_init_keyed(struct gt_extsort *s, size_t mem)
+{
+    gt_xs_init(s, sizeof(struct gt_xs_keyed), gt_xs_keyed_cmp, NULL, mem);
+    s->keyed = 1;
+}
+
+void gt_xs_free(struct gt_extsort *s)
+{
+    for (size_t i = 0; s->runs && i < s->nrunsread; i++)
+        free(s->runs[i].buf);
+    free(s->runs);
+    free(s->heap);
+    free(s->buf);
+    if (s->file)
+        fclose(s->file);
+    free(s->run_start);
+    memset(s, 0, sizeof(*s));
+}
+
+static int gt_xs_slot_cmp(const void *a, const void *b, void *arg)
+{
+    const struct gt_extsort *s = arg;
+    return s->cmp(a, b, s->cmp_arg);
+}
+
+/* Keyed records (struct gt_xs_keyed) by key, then value: least
+ * significant byte first, through a second buffer, skipping the bytes
+ * that are 0 in every record. */
+static int gt_xs_radix(struct gt_extsort *s)
+{
+    struct gt_xs_keyed *a = (struct gt_xs_keyed *)(void *)s->buf, *b = malloc(s->n * sizeof(*b));
+    if (!b)
+        return -1;
+    uint64_t anyv = 0;
+    uint32_t anyk = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        anyv |= a[i].value;
+        anyk |= a[i].key;
+    }
+    size_t count[256];
+    for (int byte = 0; byte < 12; byte++) {
+        int shift = byte < 8 ? byte * 8 : (byte - 8) * 8;
+        if (!((byte < 8 ? anyv : anyk) >> shift & 0xff))
+            continue;
+        memset(count, 0, sizeof(count));
+        for (size_t i = 0; i < s->n; i++)
+            count[(byte < 8 ? a[i].value : a[i].key) >> shift & 0xff]++;
+        size_t at = 0;
+        for (int d = 0; d < 256; d++) {
+            size_t c = count[d];
+            count[d] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < s->n; i++)
+            b[count[(byte < 8 ? a[i].value : a[i].key) >> shift & 0xff]++] = a[i];
+        struct gt_xs_keyed *t = a;
+        a = b;
+        b = t;
+    }
+    /* after the swaps one of a, b is the buffer, the other the copy */
+    if ((unsigned char *)a != s->buf) {
+        memcpy(s->buf, a, s->n * sizeof(*a));
+        free(a);
+    } else {
+        free(b);
+    }
+    return 0;
+}
+
+static void gt_xs_sort_buffer(struct gt_extsort *s)
+{
+    size_t stride = gt_xs_stride(s);
+    /* operations come nearly in order, often wholly: checked first */
+    size_t i = 1;
+    while (i < s->n && s->cmp(s->buf + (i - 1) * stride, s->buf + i * stride, s->cmp_arg) <= 0)
+        i++;
+    if (i >= s->n)
+        return;
+    if (s->keyed && gt_xs_radix(s) == 0)
+        return;
+    qsort_r(s->buf, s->n, stride, gt_xs_slot_cmp, s);
+}
+
+/* The temporary file the runs go to, unlinked at once. */
+static FILE *gt_xs_tmpfile(void)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    size_t n = strlen(dir) + 32;
+    char *path = malloc(n);
+    if (!path)
+        return NULL;
+    snprintf(path, n, "%s/gputrace-sort-XXXXXX", dir);
+    int fd = mkstemp(path);
+    if (fd >= 0)
+        unlink(path);
+    free(path);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen(fd, "w+b");
+    if (!f)
+        close(fd);
+    return f;
+}
+
+/* The full buffer, sorted, as one more run. */
+static int gt_xs_spill(struct gt_extsort *s)
+{
+    if (!s->file && !(s->file = gt_xs_tmpfile()))
+        return -1;
+    if (s->nruns == s->capruns) {
+        size_t cap = s->capruns ? s->capruns * 2 : 16;
+        uint64_t *r = realloc(s->run_start, (cap + 1) * sizeof(*r));
+        if (!r)
+            return -1;
+        s->run_start = r;
+        s->capruns = cap;
+    }
+    if (!s->nruns)
+        s->run_start[0] = 0;
+    gt_xs_sort_buffer(s);
+    size_t stride = gt_xs_stride(s);
+    for (size_t i = 0; stride != s->size && i < s->n; i++)
+        memmove(s->buf + i * s->size, s->buf + i * stride, s->size);
+    if (fwrite(s->buf, s->size, s->n, s->file) != s->n)
+        return -1;
+    s->run_start[s->nruns + 1] = s->run_start[s->nruns] + s->n;
+    s->nruns++;
+    s->n = 0;
+    return 0;
+}
+
+void gt_xs_add(struct gt_extsort *s, const void *rec)
+{
+    if (s->failed)
+        return;
+    if (s->reading) {
+        s->failed = 1;
+        return;
+    }
+    if (!s->buf && !(s->buf = malloc(s->cap * gt_xs_stride(s)))) {
+        s->failed = 1;
+        return;
+    }
+    if (s->n == s->cap && gt_xs_spill(s) < 0) {
+        s->failed = 1;
+        return;
+    }
+    memcpy(s->buf + s->n * gt_xs_stride(s), rec, s->size);
+    s->n++;
+    s->total++;
+}
+
+
+static int gt_xs_fill(struct gt_extsort *s, struct gt_xs_run *r)
+{
+    size_t want = GT_XS_READ / s->size;
+    if (want < 1)
+        want = 1;
+    if (want > r->end - r->next)
+        want = (size_t)(r->end - r->next);
+    size_t bytes = want * s->size;
+    off_t off = (off_t)(r->next * s->size);
+    for (size_t got = 0; got < bytes;) {
+        ssize_t k = pread(fileno(s->file), r->buf + got, bytes - got, off + (off_t)got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        got += (size_t)k;
+    }
+    r->next += want;
+    r->have = want;
+    r->at = 0;
+    return 0;
+}
+
+static const void *gt_xs_cur(const struct gt_extsort *s, const struct gt_xs_run *r)
+{
+    return r->buf ? r->buf + r->at * s->size : s->buf + r->at * gt_xs_stride(s);
+}
+
+/* Run a before run b: by record, then by run (the earlier came first). */
+static int gt_xs_before(const struct gt_extsort *s, const struct gt_xs_run *runs, size_t a, size_t b)
+{
+    int c = s->cmp(gt_xs_cur(s, &runs[a]), gt_xs_cur(s, &runs[b]), s->cmp_arg);
+    return c ? c < 0 : a < b;
+}
+
+static void gt_xs_sift(const struct gt_extsort *s, const struct gt_xs_run *runs, size_t *heap, size_t n, size_t i)
+{
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && gt_xs_before(s, runs, heap[c + 1], heap[c]))
+            c++;
+        if (!gt_xs_before(s, runs, heap[c], heap[i]))
+            return;
+        size_t t = heap[i];
+        heap[i] = heap[c];
+        heap[c] = t;
+        i = c;
+    }
+}
+
+int gt_xs_begin(struct gt_extsort *s)
+{
+    if (s->failed)
+        return -1;
+    s->reading = 1;
+    gt_xs_sort_buffer(s);
+    if (!s->nruns)
+        return 0;
+    if (fflush(s->file) != 0) {
+        s->failed = 1;
+        return -1;
+    }
+    size_t nr = s->nruns + (s->n > 0);
+    s->runs = calloc(nr, sizeof(*s->runs));
+    s->heap = malloc(nr * sizeof(*s->heap));
+    if (!s->runs || !s->heap) {
+        s->failed = 1;
+        return -1;
+    }
+    s->nrunsread = nr;
+    for (size_t i = 0; i < s->nruns; i++) {
+        struct gt_xs_run *r = &s->runs[i];
+        r->next = s->run_start[i];
+        r->end = s->run_start[i + 1];
+        size_t want = GT_XS_READ / s->size;
+        if (!(r->buf = malloc((want ? want : 1) * s->size)) || gt_xs_fill(s, r) < 0) {
+            s->failed = 1;
+            return -1;
+        }
+        s->heap[s->nheap++] = i;
+    }
+    if (s->n) {
+        s->runs[s->nruns].have = s->n;
+        s->heap[s->nheap++] = s->nruns;
+    }
+    for (size_t i = s->nheap / 2; i-- > 0;)
+        gt_xs_sift(s, s->runs, s->heap, s->nheap, i);
+    return 0;
+}
+
+const void *gt_xs_next(struct gt_extsort *s)
+{
+    if (s->failed)
+        return NULL;
+    if (!s->nruns) {
+        /* all in the buffer: the record after the one handed last */
+        if (s->at >= s->n)
+            return NULL;
+        return s->buf + s->at++ * gt_xs_stride(s);
+    }
+    /* the run handed last moves on first: its record stays valid until now */
+    if (s->pending) {
+        s->pending = 0;
+        struct gt_xs_run *r = &s->runs[s->heap[0]];
+        if (++r->at == r->have) {
+            if (r->buf && r->next < r->end) {
+                if (gt_xs_fill(s, r) < 0) {
+                    s->failed = 1;
+                    return NULL;
+                }
+            } else {
+                s->heap[0] = s->heap[--s->nheap];
+            }
+        }
+        if (s->nheap)
+            gt_xs_sift(s, s->runs, s->heap, s->nheap, 0);
+    }
+    if (!s->nheap)
+        return NULL;
+    s->pending = 1;
+    return gt_xs_cur(s, &s->runs[s->heap[0]]);
+}
+
+int gt_xs_each(struct gt_extsort *s, int (*fn)(const void *rec, void *arg), void *arg)
+{
+    int rc = gt_xs_begin(s);
+    for (const void *rec; rc == 0 && (rec = gt_xs_next(s));)
+        rc = fn(rec, arg);
+    if (rc == 0 && s->failed)
+        rc = -1;
+    gt_xs_free(s);
+    return rc;
+}
