@@ -118,6 +118,16 @@ void gt_kstats_add(struct gt_pass *p, uint32_t kernel, uint64_t dur);
 int gt_kstats_rows(struct gt_pass *p);
 void gt_kstats_free(struct gt_pass *p);
 
+/* gt_analyze_rows.c: the timeline's rows (devices, streams, idle sites,
+ * gaps) and the launch tables into the report; 0, -1 out of memory. */
+int gt_rows_timeline(struct gt_pass *p, const struct gt_tl_result *tl);
+int gt_rows_launch(struct gt_pass *p);
+/* 100 part / whole, 0 when whole is */
+double gt_pct_of(uint64_t part, uint64_t whole);
+/* The first line's note of the window read; --top's cut of every table. */
+void gt_report_window_note(struct gt_report *r, const struct gt_analyze_opts *o);
+void gt_report_truncate(struct gt_report *r, size_t top);
+
 /* gt_findings.c: site_cause_idle as gt_tl_result has it */
 int gt_findings(struct gt_pass *p, const uint64_t *site_cause_idle, size_t nsites);
 void gt_notes(struct gt_pass *p);
