@@ -9,7 +9,8 @@ struct gt_op_seq {
     uint64_t seq;
 };
 
-/* As gt_ops_sort orders them, equal ones by number. */
+/* By start, then duration (the sweep needs starts in order; the rest
+ * makes the order total), equal ones by number: the order they were read. */
 static int gt_opsort_cmp(const void *a, const void *b, void *arg)
 {
     const struct gt_ops *o = arg;
