@@ -7,14 +7,20 @@
 
 #include "base/gt_extsort.h"
 
-#define GT_XS_READ (64 * 1024)
+#define GT_XS_READ (16 * 1024)
 
 /* One run being merged: its records in [next, end) on disk, a buffer of
- * them read ahead; the buffer's own run (the last) reads from memory. */
+ * them read ahead; the buffer's own run (the last) reads from memory.
+ * Keyed runs are bytes on disk (next, end count bytes), decoded from raw
+ * into buf. */
 struct gt_xs_run {
     uint64_t next, end;
     unsigned char *buf;     /* NULL: the sort's own buffer */
     size_t have, at;        /* records in buf, the current one */
+    unsigned char *raw;     /* keyed: bytes read, not yet decoded */
+    size_t raw_len, raw_at;
+    uint32_t key;           /* keyed: the last record decoded */
+    uint64_t value;
 };
 
 /* A buffer slot: the record, padded to 8 bytes. */
@@ -55,8 +61,10 @@ void gt_xs_init_keyed(struct gt_extsort *s, size_t mem)
 
 void gt_xs_free(struct gt_extsort *s)
 {
-    for (size_t i = 0; s->runs && i < s->nrunsread; i++)
+    for (size_t i = 0; s->runs && i < s->nrunsread; i++) {
         free(s->runs[i].buf);
+        free(s->runs[i].raw);
+    }
     free(s->runs);
     free(s->heap);
     free(s->buf);
@@ -153,6 +161,61 @@ static FILE *gt_xs_tmpfile(void)
     return f;
 }
 
+static size_t gt_xs_put(unsigned char *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (unsigned char)v;
+    return n;
+}
+
+/* A varint of p[*at..len); -1 when it runs past len. */
+static int gt_xs_get(const unsigned char *p, size_t len, size_t *at, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (size_t i = *at, shift = 0; i < len && shift < 64; i++, shift += 7) {
+        x |= (uint64_t)(p[i] & 0x7f) << shift;
+        if (!(p[i] & 0x80)) {
+            *at = i + 1;
+            *v = x;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* A sorted keyed buffer as bytes: each record's key less the one before
+ * it, then its value (less the one before it under the same key), as
+ * varints: 2 to 4 bytes a record rather than 16. *bytes: written. */
+static int gt_xs_spill_keyed(struct gt_extsort *s, uint64_t *bytes)
+{
+    unsigned char out[GT_XS_READ];
+    size_t len = 0;
+    uint64_t all = 0;
+    uint32_t key = 0;
+    uint64_t value = 0;
+    const struct gt_xs_keyed *a = (const struct gt_xs_keyed *)(const void *)s->buf;
+    for (size_t i = 0; i < s->n; i++) {
+        if (len + 32 > sizeof(out)) {
+            if (fwrite(out, 1, len, s->file) != len)
+                return -1;
+            all += len;
+            len = 0;
+        }
+        len += gt_xs_put(out + len, a[i].key - key);
+        len += gt_xs_put(out + len, a[i].key == key ? a[i].value - value : a[i].value);
+        key = a[i].key;
+        value = a[i].value;
+    }
+    if (len && fwrite(out, 1, len, s->file) != len)
+        return -1;
+    *bytes = all + len;
+    return 0;
+}
+
 /* The full buffer, sorted, as one more run. */
 static int gt_xs_spill(struct gt_extsort *s)
 {
@@ -169,12 +232,18 @@ static int gt_xs_spill(struct gt_extsort *s)
     if (!s->nruns)
         s->run_start[0] = 0;
     gt_xs_sort_buffer(s);
-    size_t stride = gt_xs_stride(s);
-    for (size_t i = 0; stride != s->size && i < s->n; i++)
-        memmove(s->buf + i * s->size, s->buf + i * stride, s->size);
-    if (fwrite(s->buf, s->size, s->n, s->file) != s->n)
-        return -1;
-    s->run_start[s->nruns + 1] = s->run_start[s->nruns] + s->n;
+    uint64_t wrote = s->n;
+    if (s->keyed) {
+        if (gt_xs_spill_keyed(s, &wrote) < 0)
+            return -1;
+    } else {
+        size_t stride = gt_xs_stride(s);
+        for (size_t i = 0; stride != s->size && i < s->n; i++)
+            memmove(s->buf + i * s->size, s->buf + i * stride, s->size);
+        if (fwrite(s->buf, s->size, s->n, s->file) != s->n)
+            return -1;
+    }
+    s->run_start[s->nruns + 1] = s->run_start[s->nruns] + wrote;
     s->nruns++;
     s->n = 0;
     return 0;
@@ -202,27 +271,75 @@ void gt_xs_add(struct gt_extsort *s, const void *rec)
 }
 
 
-static int gt_xs_fill(struct gt_extsort *s, struct gt_xs_run *r)
+static int gt_xs_pread(struct gt_extsort *s, unsigned char *to, size_t bytes, uint64_t off)
 {
-    size_t want = GT_XS_READ / s->size;
-    if (want < 1)
-        want = 1;
-    if (want > r->end - r->next)
-        want = (size_t)(r->end - r->next);
-    size_t bytes = want * s->size;
-    off_t off = (off_t)(r->next * s->size);
     for (size_t got = 0; got < bytes;) {
-        ssize_t k = pread(fileno(s->file), r->buf + got, bytes - got, off + (off_t)got);
+        ssize_t k = pread(fileno(s->file), to + got, bytes - got, (off_t)(off + got));
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
             return -1;
         got += (size_t)k;
     }
+    return 0;
+}
+
+/* A keyed run's next records, decoded from its bytes. */
+static int gt_xs_fill_keyed(struct gt_extsort *s, struct gt_xs_run *r)
+{
+    size_t want = GT_XS_READ / sizeof(struct gt_xs_keyed);
+    struct gt_xs_keyed *out = (struct gt_xs_keyed *)(void *)r->buf;
+    r->have = r->at = 0;
+    while (r->have < want) {
+        /* a whole record (at most 15 bytes) ahead, or the run's end */
+        if (r->raw_len - r->raw_at < 16 && r->next < r->end) {
+            size_t keep = r->raw_len - r->raw_at;
+            memmove(r->raw, r->raw + r->raw_at, keep);
+            size_t more = GT_XS_READ - keep;
+            if (more > r->end - r->next)
+                more = (size_t)(r->end - r->next);
+            if (gt_xs_pread(s, r->raw + keep, more, r->next) < 0)
+                return -1;
+            r->next += more;
+            r->raw_len = keep + more;
+            r->raw_at = 0;
+        }
+        if (r->raw_at == r->raw_len)
+            break;
+        uint64_t dk, v;
+        if (gt_xs_get(r->raw, r->raw_len, &r->raw_at, &dk) < 0 || gt_xs_get(r->raw, r->raw_len, &r->raw_at, &v) < 0)
+            return -1;
+        r->value = dk ? v : r->value + v;
+        r->key += (uint32_t)dk;
+        out[r->have].key = r->key;
+        out[r->have].pad = 0;
+        out[r->have].value = r->value;
+        r->have++;
+    }
+    return r->have ? 0 : -1;
+}
+
+static int gt_xs_fill(struct gt_extsort *s, struct gt_xs_run *r)
+{
+    if (s->keyed)
+        return gt_xs_fill_keyed(s, r);
+    size_t want = GT_XS_READ / s->size;
+    if (want < 1)
+        want = 1;
+    if (want > r->end - r->next)
+        want = (size_t)(r->end - r->next);
+    if (gt_xs_pread(s, r->buf, want * s->size, r->next * s->size) < 0)
+        return -1;
     r->next += want;
     r->have = want;
     r->at = 0;
     return 0;
+}
+
+/* Records of the run still to be read into its buffer. */
+static int gt_xs_more(const struct gt_xs_run *r)
+{
+    return r->buf && (r->next < r->end || r->raw_at < r->raw_len);
 }
 
 static const void *gt_xs_cur(const struct gt_extsort *s, const struct gt_xs_run *r)
@@ -279,7 +396,8 @@ int gt_xs_begin(struct gt_extsort *s)
         r->next = s->run_start[i];
         r->end = s->run_start[i + 1];
         size_t want = GT_XS_READ / s->size;
-        if (!(r->buf = malloc((want ? want : 1) * s->size)) || gt_xs_fill(s, r) < 0) {
+        if (!(r->buf = malloc((want ? want : 1) * s->size)) || (s->keyed && !(r->raw = malloc(GT_XS_READ))) ||
+            gt_xs_fill(s, r) < 0) {
             s->failed = 1;
             return -1;
         }
@@ -309,7 +427,7 @@ const void *gt_xs_next(struct gt_extsort *s)
         s->pending = 0;
         struct gt_xs_run *r = &s->runs[s->heap[0]];
         if (++r->at == r->have) {
-            if (r->buf && r->next < r->end) {
+            if (gt_xs_more(r)) {
                 if (gt_xs_fill(s, r) < 0) {
                     s->failed = 1;
                     return NULL;
