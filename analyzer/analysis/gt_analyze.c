@@ -416,16 +416,14 @@ static int gt_analyze_passes(struct gt_pass *p)
         return -1;
     if (p->failed)
         return -1;
-    /* the GPU records no recorded call made, and each kernel's first launch */
-    size_t dropped = 0;
+    /* the GPU records no recorded call made; then into the sort, numbered
+     * by their place in the table (before every call's) */
     for (size_t i = 0; i < p->ntable; i++) {
         struct gt_op *op = &p->ops.v[i];
         if (!(op->flags & (GT_OPF_LINKED | GT_OPF_DROP)) && p->o->win && !gt_window_has(p->o->win, op->start))
             op->flags |= GT_OPF_DROP;
-        if (op->flags & GT_OPF_DROP) {
-            dropped++;
+        if (op->flags & GT_OPF_DROP)
             continue;
-        }
         if (p->o->tap)
             gt_tap_table_op(p, i);
         if (!(op->flags & GT_OPF_LINKED)) {
@@ -434,12 +432,12 @@ static int gt_analyze_passes(struct gt_pass *p)
         }
         gt_span_add(p, op->start, gt_op_end(&p->ops, op));
         gt_op_done(p, op, p->table_bytes[i]);
+        gt_opsort_add(&p->sorted, op, i);
     }
-    (void)dropped;
-    for (size_t i = 0; i < p->ntable; i++)
-        if (!(p->ops.v[i].flags & GT_OPF_DROP))
-            gt_opsort_add(&p->sorted, &p->ops.v[i], i);
-    p->ops.n = 0;
+    /* the table's operations are in the sort now */
+    free(p->ops.v);
+    p->ops.v = NULL;
+    p->ops.n = p->ops.cap = 0;
     /* each kernel's first launch is no launch-bound candidate */
     uint64_t *first = malloc((p->nkernels + 1) * sizeof(*first));
     size_t nfirst = 0;
