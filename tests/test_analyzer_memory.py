@@ -75,3 +75,17 @@ def test_analyzer_spilled_same():
         b = peak_run(argv, spill)
         assert_eq(a[0], 0, argv)
         assert_eq(b[:2], a[:2], argv)
+
+
+def test_analyzer_spill_unwritable():
+    """A sort whose temporary file cannot be made (TMPDIR gone, or a full
+    disk) ends report with status 1 and one line saying where, not a
+    report with figures missing."""
+    import subprocess
+    db = big_trace.make(os.path.join(tmpdir(), "big.db"), 20000)
+    env = dict(os.environ, GPUTRACE_SORT_MEM="640", TMPDIR=os.path.join(tmpdir(), "gone", "tmp"))
+    r = subprocess.run([GT, "report", "-q", db], capture_output=True, env=env, timeout=120)
+    assert_eq(r.returncode, 1, r.stderr)
+    lines = r.stderr.decode().splitlines()
+    assert_eq(len(lines), 1, lines)
+    assert lines[0].startswith("gputrace: a temporary file in ") and "gone/tmp" in lines[0], lines

@@ -571,7 +571,9 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
         rc = -1;
     if (rc == 0 && o->win)
         gt_report_window_note(r, o);
-    if (rc < 0 && p.failed)
+    /* a sort that failed has said why (its temporary file, or memory) */
+    int sort_failed = p.sorted.xs.failed || p.kdur.failed || p.pairs.by_kernel.failed || p.pairs.by_site.failed;
+    if (rc < 0 && p.failed && !sort_failed)
         fprintf(stderr, "gputrace: %s: out of memory\n", t->path);
     gt_opsort_free(&p.sorted);
     gt_kstats_free(&p);

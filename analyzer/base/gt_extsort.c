@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/gt_err.h"
 #include "base/gt_extsort.h"
 
 #define GT_XS_READ (16 * 1024)
@@ -22,6 +23,22 @@ struct gt_xs_run {
     uint32_t key;           /* keyed: the last record decoded */
     uint64_t value;
 };
+
+/* The sort fails, said once a process: a temporary file that could not be written
+ * or read (a full disk), or memory. */
+static void gt_xs_fail(struct gt_extsort *s, int file)
+{
+    /* one line, however many sorts (and threads) meet the same full disk */
+    static int said;
+    if (!s->failed && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
+        const char *dir = getenv("TMPDIR");
+        if (file)
+            gt_err("a temporary file in %s: %s", dir && *dir ? dir : "/tmp", strerror(errno ? errno : EIO));
+        else
+            gt_err("out of memory");
+    }
+    s->failed = 1;
+}
 
 /* A buffer slot: the record, padded to 8 bytes. */
 static size_t gt_xs_stride(const struct gt_extsort *s)
@@ -258,11 +275,11 @@ void gt_xs_add(struct gt_extsort *s, const void *rec)
         return;
     }
     if (!s->buf && !(s->buf = malloc(s->cap * gt_xs_stride(s)))) {
-        s->failed = 1;
+        gt_xs_fail(s, 0);
         return;
     }
     if (s->n == s->cap && gt_xs_spill(s) < 0) {
-        s->failed = 1;
+        gt_xs_fail(s, 1);
         return;
     }
     memcpy(s->buf + s->n * gt_xs_stride(s), rec, s->size);
@@ -380,14 +397,14 @@ int gt_xs_begin(struct gt_extsort *s)
     if (!s->nruns)
         return 0;
     if (fflush(s->file) != 0) {
-        s->failed = 1;
+        gt_xs_fail(s, 1);
         return -1;
     }
     size_t nr = s->nruns + (s->n > 0);
     s->runs = calloc(nr, sizeof(*s->runs));
     s->heap = malloc(nr * sizeof(*s->heap));
     if (!s->runs || !s->heap) {
-        s->failed = 1;
+        gt_xs_fail(s, 0);
         return -1;
     }
     s->nrunsread = nr;
@@ -398,7 +415,7 @@ int gt_xs_begin(struct gt_extsort *s)
         size_t want = GT_XS_READ / s->size;
         if (!(r->buf = malloc((want ? want : 1) * s->size)) || (s->keyed && !(r->raw = malloc(GT_XS_READ))) ||
             gt_xs_fill(s, r) < 0) {
-            s->failed = 1;
+            gt_xs_fail(s, r->buf != NULL);
             return -1;
         }
         s->heap[s->nheap++] = i;
@@ -429,7 +446,7 @@ const void *gt_xs_next(struct gt_extsort *s)
         if (++r->at == r->have) {
             if (gt_xs_more(r)) {
                 if (gt_xs_fill(s, r) < 0) {
-                    s->failed = 1;
+                    gt_xs_fail(s, 1);
                     return NULL;
                 }
             } else {

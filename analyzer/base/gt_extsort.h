@@ -9,6 +9,9 @@
  * so linear in the records for a fixed buffer. A sort that never fills
  * its buffer touches no file.
  *
+ * A sort that fails says why on standard error, once a process ("gputrace: a
+ * temporary file in /tmp: No space left on device", or out of memory).
+ *
  * The caller's comparison must be total: records it calls equal must be
  * the same (a caller that needs equal keys in the order they came numbers
  * its records), as neither qsort nor the merge keeps any order among them. */
