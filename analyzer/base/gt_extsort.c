@@ -97,47 +97,57 @@ static int gt_xs_slot_cmp(const void *a, const void *b, void *arg)
     return s->cmp(a, b, s->cmp_arg);
 }
 
-/* Keyed records (struct gt_xs_keyed) by key, then value: least
- * significant byte first, through a second buffer, skipping the bytes
- * that are 0 in every record. */
+static int gt_xs_bits(uint64_t v)
+{
+    return v ? 64 - __builtin_clzll(v) : 0;
+}
+
+/* Keyed records (struct gt_xs_keyed) by key, then value: each packed
+ * into one 64-bit word (the key above the bits the buffer's values use),
+ * the words sorted by radix, least significant 11 bits first, over only
+ * the bits in use (two passes for most buffers), and unpacked. Keys and
+ * values too wide to share 64 bits are left to qsort (-1). */
 static int gt_xs_radix(struct gt_extsort *s)
 {
-    struct gt_xs_keyed *a = (struct gt_xs_keyed *)(void *)s->buf, *b = malloc(s->n * sizeof(*b));
-    if (!b)
-        return -1;
-    uint64_t anyv = 0;
-    uint32_t anyk = 0;
+    struct gt_xs_keyed *a = (struct gt_xs_keyed *)(void *)s->buf;
+    uint64_t anyv = 0, anyk = 0;
     for (size_t i = 0; i < s->n; i++) {
         anyv |= a[i].value;
         anyk |= a[i].key;
     }
-    size_t count[256];
-    for (int byte = 0; byte < 12; byte++) {
-        int shift = byte < 8 ? byte * 8 : (byte - 8) * 8;
-        if (!((byte < 8 ? anyv : anyk) >> shift & 0xff))
-            continue;
+    int vbits = gt_xs_bits(anyv), bits = vbits + gt_xs_bits(anyk);
+    if (bits > 64)
+        return -1;
+    uint64_t *w = malloc(2 * s->n * sizeof(*w));
+    if (!w)
+        return -1;
+    uint64_t *x = w, *y = w + s->n;
+    for (size_t i = 0; i < s->n; i++)
+        x[i] = vbits == 64 ? a[i].value : (uint64_t)a[i].key << vbits | a[i].value;
+    size_t count[2048];
+    for (int shift = 0; shift < bits; shift += 11) {
         memset(count, 0, sizeof(count));
         for (size_t i = 0; i < s->n; i++)
-            count[(byte < 8 ? a[i].value : a[i].key) >> shift & 0xff]++;
+            count[x[i] >> shift & 2047]++;
         size_t at = 0;
-        for (int d = 0; d < 256; d++) {
+        for (int d = 0; d < 2048; d++) {
             size_t c = count[d];
             count[d] = at;
             at += c;
         }
         for (size_t i = 0; i < s->n; i++)
-            b[count[(byte < 8 ? a[i].value : a[i].key) >> shift & 0xff]++] = a[i];
-        struct gt_xs_keyed *t = a;
-        a = b;
-        b = t;
+            y[count[x[i] >> shift & 2047]++] = x[i];
+        uint64_t *t = x;
+        x = y;
+        y = t;
     }
-    /* after the swaps one of a, b is the buffer, the other the copy */
-    if ((unsigned char *)a != s->buf) {
-        memcpy(s->buf, a, s->n * sizeof(*a));
-        free(a);
-    } else {
-        free(b);
+    uint64_t vmask = vbits == 64 ? ~0ull : (1ull << vbits) - 1;
+    for (size_t i = 0; i < s->n; i++) {
+        a[i].key = vbits == 64 ? 0 : (uint32_t)(x[i] >> vbits);
+        a[i].pad = 0;
+        a[i].value = x[i] & vmask;
     }
+    free(w);
     return 0;
 }
 
