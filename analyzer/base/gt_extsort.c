@@ -24,8 +24,8 @@ struct gt_xs_run {
     uint64_t value;
 };
 
-/* The sort fails, said once a process: a temporary file that could not be written
- * or read (a full disk), or memory. */
+/* The sort fails, said once a process: a temporary file that could not
+ * be written or read (a full disk), or memory. */
 static void gt_xs_fail(struct gt_extsort *s, int file)
 {
     /* one line, however many sorts (and threads) meet the same full disk */
