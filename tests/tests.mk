@@ -103,6 +103,7 @@ tests-build: $(TEST_PROGS) $(UNIT_TESTS) $(BUILD)/asan/libgputrace.so $(BUILD)/t
 -include tests/unit/budget.mk
 -include tests/unit/timeline.mk
 -include tests/unit/utf8.mk
+-include tests/unit/extsort.mk
 
 # Call paths beyond symbol interposition.
 tests-build: $(TPROG)/dl_launcher $(TPROG)/rt_basic_static $(TPROG)/rtld_next $(TPROG)/graph $(TPROG)/copy3d $(TPROG)/batch

@@ -3,27 +3,23 @@
  * Read in three passes: the GPU records not kept with their call (usually
  * few), every call once (host-side tables, and each call's GPU work tied
  * to it), then the calls' host times again in start order beside the
- * operations sorted by start (gt_timeline.c: busy, gaps and their causes).
- * Memory grows with GPU operations (32 bytes each) and launches (8 bytes
- * each, for their percentiles), not with other calls or gaps. */
+ * operations sorted by start (gt_timeline.c: busy, gaps and their causes);
+ * the tables become rows in gt_analyze_rows.c.
+ *
+ * Memory does not grow with the calls: what needs every call or operation
+ * in an order (the operations by start for the sweep, kernel durations for
+ * medians, launch host times for percentiles, the calls' host times for
+ * the second read) goes through sorts and logs that spill to temporary
+ * files past a fixed size (gt_opsort, gt_extsort, gt_spans); the rest is
+ * per kernel, site, stream or thread. The GPU records table's operations
+ * (the few not kept in their call's row) stay in memory while the calls
+ * are read, to be tied to them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/gt_pass.h"
 #include "base/gt_fmt.h"
-
-const char *const gt_cause_names[GT_CAUSES] = {
-    "sync", "copy", "memset", "launch", "graph_launch", "alloc", "free", "event", "stream", "module", "other_cuda",
-    "host", "startup", "teardown",
-};
-
-const char *const gt_cause_text[GT_CAUSES] = {
-    "host blocked in a sync", "host inside a copy call", "host inside a memset call", "host busy launching",
-    "host launching graphs", "host inside allocations", "host inside frees", "host inside event calls",
-    "host inside stream calls", "host loading modules / JIT", "host inside other CUDA calls", "host outside CUDA",
-    "start-up, before the first GPU work", "tear-down, after the last GPU work",
-};
 
 static void gt_span_add(struct gt_pass *p, uint64_t start, uint64_t end)
 {
@@ -88,6 +84,7 @@ static void gt_op_done(struct gt_pass *p, const struct gt_op *x, uint64_t bytes)
         k->count++;
         k->graph_count += (x->flags & GT_OPF_GRAPH) != 0;
         k->total += dur;
+        gt_kstats_add(p, x->name, dur);
     } else {
         gt_tables_xfer(p, gt_xfer_kind_of(x->kind, (int)x->name), bytes, dur);
     }
@@ -251,11 +248,8 @@ static void gt_attach(struct gt_call_ctx *x, long i, uint64_t bytes, int src, in
     gt_seen(p, op, c->start, c->tid);
 }
 
-static void gt_on_call(const struct gt_rec *c, void *arg)
+static void gt_call_ops(struct gt_pass *p, const struct gt_rec *c)
 {
-    struct gt_pass *p = arg;
-    if (p->failed)
-        return;
     struct gt_copy_rows *rows = &p->rows;
     rows->n = 0;
     if (p->o->win && !gt_window_has(p->o->win, c->start)) {
@@ -299,7 +293,7 @@ static void gt_on_call(const struct gt_rec *c, void *arg)
     }
     if (x.counted_launch) {
         x.pair = gt_pair_of(&p->pairs, x.kernel, x.site);
-        if (!x.pair || gt_pair_launch(x.pair, c->end - c->start) < 0) {
+        if (!x.pair || gt_pair_launch(&p->pairs, x.pair, c->end - c->start) < 0) {
             p->failed = 1;
             return;
         }
@@ -344,7 +338,10 @@ static void gt_on_call(const struct gt_rec *c, void *arg)
             k->has_first = 1;
             k->first_start = c->start;
             k->first_api = c->end - c->start;
-            k->first_op = p->gpu_times ? x.first_op : -1;
+            /* the operation's number in the sort (gt_call_done) */
+            k->first_op = !p->gpu_times || x.first_op < 0 ? -1
+                          : (size_t)x.first_op < p->ntable ? x.first_op
+                          : (long)(p->ncallops + (uint64_t)x.first_op);
         }
     }
     if (c->cat == GT_RC_MEMCPY) {
@@ -352,6 +349,21 @@ static void gt_on_call(const struct gt_rec *c, void *arg)
             gt_copy_row(p, rows, c->bytes, 0, c->host_mem);
         gt_tables_copy_call(p, c, x.site, rows->bytes, rows->gpu_ns, rows->mem, rows->n);
     }
+}
+
+/* Every call once: its tables, its GPU work; then the operations it made
+ * (after the table's, in the array) go to the sort, numbered on from the
+ * table's in the order they were made, and leave the array. */
+static void gt_on_call(const struct gt_rec *c, void *arg)
+{
+    struct gt_pass *p = arg;
+    if (p->failed)
+        return;
+    gt_call_ops(p, c);
+    for (size_t i = p->ntable; i < p->ops.n; i++)
+        gt_opsort_add(&p->sorted, &p->ops.v[i], p->ncallops + i);
+    p->ncallops += p->ops.n - p->ntable;
+    p->ops.n = p->ntable;
 }
 
 /* ---- pass 3: the timeline ---- */
@@ -369,151 +381,6 @@ static void gt_on_bound(const struct gt_op *op, void *arg)
         return;
     pr->bound++;
     p->r->summary.launch_bound++;
-}
-
-static double gt_pct(uint64_t part, uint64_t whole)
-{
-    return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
-static const char *gt_api_text(struct gt_pass *p, uint16_t api)
-{
-    return api == GT_OP_NO_API ? "" : gt_scan_api_name(p->scan, api);
-}
-
-static int gt_gap_by_dur(const void *a, const void *b)
-{
-    const struct gt_gap *x = a, *y = b;
-    if (x->dur_ns != y->dur_ns)
-        return x->dur_ns > y->dur_ns ? -1 : 1;
-    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
-}
-
-static int gt_idle_by_time(const void *a, const void *b)
-{
-    const struct gt_idle_site *x = a, *y = b;
-    if (x->idle_ns != y->idle_ns)
-        return x->idle_ns > y->idle_ns ? -1 : 1;
-    return strcmp(x->site.text, y->site.text);
-}
-
-static int gt_stream_cmp(const void *a, const void *b)
-{
-    const struct gt_stream_row *x = a, *y = b;
-    if (x->device != y->device)
-        return x->device < y->device ? -1 : 1;
-    return x->stream < y->stream ? -1 : x->stream > y->stream;
-}
-
-static int gt_timeline_rows(struct gt_pass *p, const struct gt_tl_result *tl)
-{
-    struct gt_report *r = p->r;
-    struct gt_summary *s = &r->summary;
-    uint64_t span = s->span_ns;
-    s->devices = tl->ndevtime;
-    s->device_ns = span * tl->ndevtime;
-    s->busy_ns = tl->busy_ns;
-    s->idle_ns = s->device_ns - (tl->busy_ns < s->device_ns ? tl->busy_ns : s->device_ns);
-    s->idle_pct = gt_pct(s->idle_ns, s->device_ns);
-    memcpy(s->idle_by_cause, tl->idle_by_cause, sizeof(s->idle_by_cause));
-
-    if (tl->ndevices && !(r->devices = calloc(tl->ndevices, sizeof(*r->devices))))
-        return -1;
-    for (size_t i = 0; i < tl->ndevices; i++) {
-        struct gt_device_row *d = &r->devices[r->ndevices++];
-        const struct gt_tl_device *x = &tl->devices[i];
-        d->device = x->device;
-        d->busy_ns = x->busy_ns;
-        d->idle_ns = span - (x->busy_ns < span ? x->busy_ns : span);
-        d->idle_pct = gt_pct(d->idle_ns, span);
-        memcpy(d->idle_by_cause, x->idle_by_cause, sizeof(d->idle_by_cause));
-        d->compute_ns = x->compute_ns;
-        d->copy_ns = x->copy_ns;
-        d->overlap_ns = x->overlap_ns;
-        d->overlap_pct = gt_pct(x->overlap_ns, x->copy_ns);
-    }
-
-    if (p->ops.nslots && !(r->streams = calloc(p->ops.nslots, sizeof(*r->streams))))
-        return -1;
-    for (size_t i = 0; i < p->ops.nslots; i++) {
-        if (!tl->slot_ops[i])
-            continue;
-        struct gt_stream_row *x = &r->streams[r->nstreams++];
-        x->device = p->ops.slot_device[i];
-        x->stream = p->ops.slot_stream[i];
-        x->ops = tl->slot_ops[i];
-        x->busy_ns = tl->slot_busy[i];
-        x->busy_pct = gt_pct(x->busy_ns, span);
-    }
-    if (r->nstreams > 1)
-        qsort(r->streams, r->nstreams, sizeof(*r->streams), gt_stream_cmp);
-
-    size_t n = 0;
-    for (size_t i = 0; i < tl->nsites; i++)
-        n += tl->site_gaps[i] > 0;
-    if (n && !(r->idle_sites = calloc(n, sizeof(*r->idle_sites))))
-        return -1;
-    for (size_t i = 0; i < tl->nsites; i++) {
-        if (!tl->site_gaps[i])
-            continue;
-        struct gt_idle_site *x = &r->idle_sites[r->nidle_sites++];
-        x->site = *gt_site_by_index(p->sites, (uint32_t)i);
-        x->idle_ns = tl->site_idle[i];
-        x->gaps = tl->site_gaps[i];
-    }
-    if (r->nidle_sites > 1)
-        qsort(r->idle_sites, r->nidle_sites, sizeof(*r->idle_sites), gt_idle_by_time);
-
-    if (tl->ngaps && !(r->gaps = calloc(tl->ngaps, sizeof(*r->gaps))))
-        return -1;
-    for (size_t i = 0; i < tl->ngaps; i++) {
-        const struct gt_tl_gap *g = &tl->gaps[i];
-        struct gt_gap *out = &r->gaps[r->ngaps++];
-        out->device = (int)g->device;
-        out->start_ns = g->start;
-        out->offset_ns = g->start > s->origin_ns ? g->start - s->origin_ns : 0;
-        out->dur_ns = g->dur;
-        out->cause = g->cause;
-        out->has_before = g->before_site != UINT32_MAX;
-        out->has_after = g->after_site != UINT32_MAX;
-        if (out->has_before)
-            out->before = *gt_site_by_index(p->sites, g->before_site);
-        if (out->has_after)
-            out->after = *gt_site_by_index(p->sites, g->after_site);
-        snprintf(out->before_api, sizeof(out->before_api), "%s", gt_api_text(p, g->before_api));
-        snprintf(out->after_api, sizeof(out->after_api), "%s", gt_api_text(p, g->after_api));
-        out->has_spent = g->spent_site != UINT32_MAX;
-        if (out->has_spent)
-            out->spent = *gt_site_by_index(p->sites, g->spent_site);
-        snprintf(out->spent_api, sizeof(out->spent_api), "%s", gt_api_text(p, g->spent_api));
-    }
-    if (r->ngaps > 1)
-        qsort(r->gaps, r->ngaps, sizeof(*r->gaps), gt_gap_by_dur);
-    return 0;
-}
-
-static int gt_launch_tables(struct gt_pass *p)
-{
-    struct gt_report *r = p->r;
-    const char **names = malloc((p->nkernels + 1) * sizeof(*names));
-    uint64_t *first = malloc((p->nkernels + 1) * sizeof(*first));
-    int rc = -1;
-    if (names && first) {
-        for (size_t i = 0; i < p->nkernels; i++) {
-            names[i] = p->kernels[i].name;
-            first[i] = p->kernels[i].first_api;
-        }
-        long nk = gt_launch_rows(&p->pairs, p->sites, names, first, 0, &r->launch_kernels);
-        long ns = nk < 0 ? -1 : gt_launch_rows(&p->pairs, p->sites, names, first, 1, &r->launch_sites);
-        if (nk >= 0 && ns >= 0) {
-            r->nlaunch_kernels = (size_t)nk;
-            r->nlaunch_sites = (size_t)ns;
-            rc = 0;
-        }
-    }
-    free(names);
-    free(first);
-    return rc;
 }
 
 /* Without GPU times the report reads no operation records; a tap still
@@ -549,16 +416,14 @@ static int gt_analyze_passes(struct gt_pass *p)
         return -1;
     if (p->failed)
         return -1;
-    /* the GPU records no recorded call made, and each kernel's first launch */
-    size_t dropped = 0;
+    /* the GPU records no recorded call made; then into the sort, numbered
+     * by their place in the table (before every call's) */
     for (size_t i = 0; i < p->ntable; i++) {
         struct gt_op *op = &p->ops.v[i];
         if (!(op->flags & (GT_OPF_LINKED | GT_OPF_DROP)) && p->o->win && !gt_window_has(p->o->win, op->start))
             op->flags |= GT_OPF_DROP;
-        if (op->flags & GT_OPF_DROP) {
-            dropped++;
+        if (op->flags & GT_OPF_DROP)
             continue;
-        }
         if (p->o->tap)
             gt_tap_table_op(p, i);
         if (!(op->flags & GT_OPF_LINKED)) {
@@ -567,17 +432,24 @@ static int gt_analyze_passes(struct gt_pass *p)
         }
         gt_span_add(p, op->start, gt_op_end(&p->ops, op));
         gt_op_done(p, op, p->table_bytes[i]);
+        gt_opsort_add(&p->sorted, op, i);
     }
+    /* the table's operations are in the sort now */
+    free(p->ops.v);
+    p->ops.v = NULL;
+    p->ops.n = p->ops.cap = 0;
+    /* each kernel's first launch is no launch-bound candidate */
+    uint64_t *first = malloc((p->nkernels + 1) * sizeof(*first));
+    size_t nfirst = 0;
+    if (!first)
+        return -1;
     for (size_t k = 0; k < p->nkernels; k++)
         if (p->kernels[k].first_op >= 0)
-            p->ops.v[p->kernels[k].first_op].flags &= (uint8_t)~GT_OPF_LB_CAND;
-    if (dropped) {
-        size_t k = 0;
-        for (size_t i = 0; i < p->ops.n; i++)
-            if (!(p->ops.v[i].flags & GT_OPF_DROP))
-                p->ops.v[k++] = p->ops.v[i];
-        p->ops.n = k;
-    }
+            first[nfirst++] = (uint64_t)p->kernels[k].first_op;
+    int begun = gt_opsort_begin(&p->sorted, first, nfirst);
+    free(first);
+    if (begun < 0)
+        return -1;
     free(p->table_bytes);
     free(p->table_src);
     free(p->table_dst);
@@ -608,8 +480,7 @@ static int gt_analyze_passes(struct gt_pass *p)
     uint64_t origin = p->o->win_origin > 0 ? (uint64_t)p->o->win_origin : 0;
     r->summary.origin_ns = origin && origin <= r->summary.first_ns ? origin : r->summary.first_ns;
     r->summary.span_ns = !p->any ? 0 : w ? gt_window_len(w, p->t0, p->t1) : p->t1 - p->t0;
-    gt_ops_sort(&p->ops);
-    struct gt_sweep *sw = gt_sweep_new(&p->ops, p->t0, p->t1, p->o->min_gap_ns, gt_site_count(p->sites),
+    struct gt_sweep *sw = gt_sweep_new(&p->ops, &p->sorted, p->t0, p->t1, p->o->min_gap_ns, gt_site_count(p->sites),
                                        p->site_teardown, gt_on_bound, p);
     if (!sw)
         return -1;
@@ -638,70 +509,22 @@ static int gt_analyze_passes(struct gt_pass *p)
         rc = gt_sweep_finish(sw, &tl);
     gt_sweep_free(sw);
     if (rc == 0 && !p->failed)
-        rc = gt_timeline_rows(p, &tl);
+        rc = gt_rows_timeline(p, &tl);
     if (rc == 0 && !p->failed)
-        rc = gt_steps_finish(p->steps, p->t0, p->t1, p->ops.n > 0, r);
+        rc = gt_steps_finish(p->steps, p->t0, p->t1, p->sorted.n > 0, r);
     if (rc == 0 && !p->failed &&
-        (gt_kstats_rows(p) < 0 || gt_launch_tables(p) < 0 || gt_tables_rows(p) < 0))
+        (gt_kstats_rows(p) < 0 || gt_rows_launch(p) < 0 || gt_tables_rows(p) < 0))
         rc = -1;
     if (rc == 0 && !p->failed) {
         struct gt_summary *s = &r->summary;
-        s->launch_bound_pct = gt_pct(s->launch_bound, s->launches);
-        s->launch_host_pct = gt_pct(s->launch_host_max_ns, s->span_ns);
-        s->sync_pct = gt_pct(s->sync_max_ns, s->span_ns);
+        s->launch_bound_pct = gt_pct_of(s->launch_bound, s->launches);
+        s->launch_host_pct = gt_pct_of(s->launch_host_max_ns, s->span_ns);
+        s->sync_pct = gt_pct_of(s->sync_max_ns, s->span_ns);
         gt_notes(p);
         rc = gt_findings(p, tl.site_cause_idle, tl.nsites);
     }
     gt_tl_result_free(&tl);
     return rc < 0 || p->failed ? -1 : 0;
-}
-
-/* The first line says which window the report read. */
-static void gt_window_note(struct gt_report *r, const struct gt_analyze_opts *o)
-{
-    char a[32], b[32], n[48] = "";
-    const struct gt_window *w = o->win;
-    r->windowed = 1;
-    r->win_intervals = w->n;
-    r->win_from = w->n ? w->a[0] : 0;
-    r->win_to = w->n ? w->b[w->n - 1] : 0;
-    uint64_t origin = o->win_origin > 0 ? (uint64_t)o->win_origin : 0;
-    gt_fmt_duration((int64_t)(r->win_from > origin ? r->win_from - origin : 0), a, sizeof(a));
-    if (r->win_to == UINT64_MAX)
-        snprintf(b, sizeof(b), "the end");
-    else
-        gt_fmt_duration((int64_t)(r->win_to > origin ? r->win_to - origin : 0), b, sizeof(b));
-    if (w->n > 1)
-        snprintf(n, sizeof(n), " (in %zu ranges)", w->n);
-    if (r->nnotes < GT_MAX_NOTES)
-        snprintf(r->notes[r->nnotes++], sizeof(r->notes[0]),
-                 "window: from %s to %s after the trace's start%s: the calls made in it, their GPU work, busy and "
-                 "idle time inside it", a, b, n);
-}
-
-/* Keeps the first `top` rows of each table, counting what it leaves out. */
-#define GT_KEEP(n, more) do { if (top && (n) > top) { (more) = (n) - top; (n) = top; } } while (0)
-
-static void gt_truncate(struct gt_report *r, size_t top)
-{
-    struct gt_more *m = &r->more;
-    GT_KEEP(r->nfindings, m->findings);
-    GT_KEEP(r->ngaps, m->gaps);
-    GT_KEEP(r->nidle_sites, m->idle_sites);
-    GT_KEEP(r->nkernels, m->kernels);
-    GT_KEEP(r->nlaunch_kernels, m->launch_kernels);
-    GT_KEEP(r->nlaunch_sites, m->launch_sites);
-    GT_KEEP(r->ngraphs, m->graphs);
-    GT_KEEP(r->ngnodes, m->graph_nodes);
-    GT_KEEP(r->nxfer_kind, m->xfer_kind);
-    GT_KEEP(r->nxfer_size, m->xfer_size);
-    GT_KEEP(r->nh2d, m->h2d);
-    GT_KEEP(r->nsyncs, m->syncs);
-    GT_KEEP(r->nstreams, m->streams);
-    GT_KEEP(r->napi, m->api);
-    GT_KEEP(r->nerrors, m->errors);
-    GT_KEEP(r->nphases, m->phases);
-    GT_KEEP(r->nhost_stacks, m->host_stacks);
 }
 
 int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_report *r)
@@ -729,6 +552,8 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
     p.scan = gt_scan_open(t);
     p.site_nocall = gt_site_pseudo(&sites, "(no recorded call)");
     p.site_teardown = gt_site_pseudo(&sites, "(no GPU work after)");
+    gt_opsort_init(&p.sorted, &p.ops);
+    gt_kstats_init(&p);
     int rc = -1;
     if (!p.scan)
         fprintf(stderr, "gputrace: %s: cannot read the trace's tables\n", t->path);
@@ -747,9 +572,13 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
     if (rc == 0 && gt_categories(t, p.gpu_times, o, r) < 0)
         rc = -1;
     if (rc == 0 && o->win)
-        gt_window_note(r, o);
-    if (rc < 0 && p.failed)
+        gt_report_window_note(r, o);
+    /* a sort that failed has said why (its temporary file, or memory) */
+    int sort_failed = p.sorted.xs.failed || p.kdur.failed || p.pairs.by_kernel.failed || p.pairs.by_site.failed;
+    if (rc < 0 && p.failed && !sort_failed)
         fprintf(stderr, "gputrace: %s: out of memory\n", t->path);
+    gt_opsort_free(&p.sorted);
+    gt_kstats_free(&p);
     gt_ops_free(&p.ops);
     free(p.table_bytes);
     free(p.table_src);
@@ -772,35 +601,6 @@ int gt_analyze(struct gt_trace *t, const struct gt_analyze_opts *o, struct gt_re
         gt_report_free(r);
         return -1;
     }
-    gt_truncate(r, o->top);
+    gt_report_truncate(r, o->top);
     return 0;
-}
-
-void gt_report_free(struct gt_report *r)
-{
-    free(r->findings);
-    free(r->gaps);
-    free(r->idle_sites);
-    free(r->kernels);
-    free(r->launch_kernels);
-    free(r->launch_sites);
-    free(r->xfer_kind);
-    free(r->xfer_size);
-    free(r->graphs);
-    free(r->gnodes);
-    free(r->h2d);
-    free(r->syncs);
-    free(r->streams);
-    free(r->devices);
-    free(r->api);
-    free(r->errors);
-    free(r->phases);
-    free(r->phase_spans);
-    free(r->steps.slowest);
-    free(r->host_stacks);
-    gt_busy_free(&r->busy);
-    gt_categories_free(&r->cats);
-    free(r->flame);
-    free(r->flame_text);
-    memset(r, 0, sizeof(*r));
 }

@@ -57,24 +57,26 @@ struct gt_pair *gt_pair_of(struct gt_pairs *p, uint32_t kernel, uint32_t site)
 
 void gt_pairs_free(struct gt_pairs *p)
 {
-    for (size_t i = 0; i < p->n; i++)
-        free(p->v[i].api);
+    gt_xs_free(&p->by_kernel);
+    gt_xs_free(&p->by_site);
     free(p->v);
     free(p->slot);
     memset(p, 0, sizeof(*p));
 }
 
-int gt_pair_launch(struct gt_pair *x, uint64_t api_ns)
+int gt_pair_launch(struct gt_pairs *p, struct gt_pair *x, uint64_t api_ns)
 {
-    if (x->napi == x->capi) {
-        size_t cap = x->capi ? x->capi * 2 : 16;
-        uint64_t *a = realloc(x->api, cap * sizeof(*a));
-        if (!a)
-            return -1;
-        x->api = a;
-        x->capi = cap;
+    if (!p->sorting) {
+        gt_xs_init_keyed(&p->by_kernel, GT_LAUNCH_MEM);
+        gt_xs_init_keyed(&p->by_site, GT_LAUNCH_MEM);
+        p->sorting = 1;
     }
-    x->api[x->napi++] = api_ns;
+    /* a launch's host time under its kernel, and under its site */
+    struct gt_xs_keyed k = {x->kernel, 0, api_ns}, s = {x->site, 0, api_ns};
+    gt_xs_add(&p->by_kernel, &k);
+    gt_xs_add(&p->by_site, &s);
+    if (p->by_kernel.failed || p->by_site.failed)
+        return -1;
     x->count++;
     x->api_total += api_ns;
     if (api_ns > x->api_max)
@@ -147,22 +149,52 @@ static int gt_pair_by_site(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Reading one side's sort: each row's launches come in a run, shortest
+ * first; the row's p50 and p99 are its nearest-rank ones. */
+struct gt_api_read {
+    struct gt_launch_row *rows;
+    const uint32_t *row_of_key;     /* key -> row index + 1 */
+    size_t nkeys;
+    uint32_t key;                   /* the key being read; UINT32_MAX: none yet */
+    uint64_t i, r50, r99;
+};
+
+static uint64_t gt_rank(uint64_t n, unsigned pct)
+{
+    uint64_t rank = (pct * n + 99) / 100;
+    return rank < 1 ? 1 : rank;
+}
+
+static int gt_api_read_one(const void *rec, void *arg)
+{
+    const struct gt_xs_keyed *a = rec;
+    struct gt_api_read *x = arg;
+    if (a->key >= x->nkeys || !x->row_of_key[a->key])
+        return 0;
+    struct gt_launch_row *r = &x->rows[x->row_of_key[a->key] - 1];
+    if (a->key != x->key) {
+        x->key = a->key;
+        x->i = 0;
+        x->r50 = gt_rank(r->count, 50);
+        x->r99 = gt_rank(r->count, 99);
+    }
+    x->i++;
+    if (x->i == x->r50)
+        r->api_p50_ns = a->value;
+    if (x->i == x->r99)
+        r->api_p99_ns = a->value;
+    return 0;
+}
+
 long gt_launch_rows(struct gt_pairs *p, struct gt_sites *sites, const char *const *names,
                     const uint64_t *first_api, int by_site, struct gt_launch_row **out)
 {
     *out = NULL;
     if (!p->n)
         return 0;
-    size_t most = 0;
-    for (size_t i = 0; i < p->n; i++)
-        most += p->v[i].napi;
     struct gt_pair **ord = malloc(p->n * sizeof(*ord));
-    uint64_t *scratch = malloc((most + 1) * sizeof(*scratch));
-    if (!ord || !scratch) {
-        free(ord);
-        free(scratch);
+    if (!ord)
         return -1;
-    }
     for (size_t i = 0; i < p->n; i++)
         ord[i] = &p->v[i];
     qsort(ord, p->n, sizeof(*ord), by_site ? gt_pair_by_site : gt_pair_by_kernel);
@@ -170,10 +202,13 @@ long gt_launch_rows(struct gt_pairs *p, struct gt_sites *sites, const char *cons
     size_t groups = 1;
     for (size_t i = 1; i < p->n; i++)
         groups += by_site ? ord[i]->site != ord[i - 1]->site : ord[i]->kernel != ord[i - 1]->kernel;
+    size_t nkeys = (by_site ? ord[p->n - 1]->site : ord[p->n - 1]->kernel) + (size_t)1;
     struct gt_launch_row *rows = calloc(groups, sizeof(*rows));
-    if (!rows) {
+    uint32_t *row_of_key = calloc(nkeys, sizeof(*row_of_key));
+    if (!rows || !row_of_key) {
         free(ord);
-        free(scratch);
+        free(rows);
+        free(row_of_key);
         return -1;
     }
     size_t nrows = 0;
@@ -182,6 +217,7 @@ long gt_launch_rows(struct gt_pairs *p, struct gt_sites *sites, const char *cons
         while (j < p->n && (by_site ? ord[j]->site == ord[i]->site : ord[j]->kernel == ord[i]->kernel))
             j++;
         struct gt_launch_row *r = &rows[nrows++];
+        row_of_key[by_site ? ord[i]->site : ord[i]->kernel] = (uint32_t)nrows;
         if (by_site) {
             r->site = *gt_site_by_index(sites, ord[i]->site);
         } else {
@@ -189,7 +225,6 @@ long gt_launch_rows(struct gt_pairs *p, struct gt_sites *sites, const char *cons
             r->first_api_ns = first_api[ord[i]->kernel];
         }
         uint64_t queue_sum = 0, gpu_n = 0;
-        size_t n = 0;
         for (size_t k = i; k < j; k++) {
             const struct gt_pair *x = ord[k];
             r->count += x->count;
@@ -200,20 +235,23 @@ long gt_launch_rows(struct gt_pairs *p, struct gt_sites *sites, const char *cons
             r->launch_bound += x->bound;
             queue_sum += x->queue_sum;
             gpu_n += x->gpu_n;
-            memcpy(scratch + n, x->api, x->napi * sizeof(*scratch));
-            n += x->napi;
         }
         r->api_mean_ns = r->count ? r->api_total_ns / r->count : 0;
-        if (n) {
-            r->api_p50_ns = gt_percentile(scratch, n, 50);
-            r->api_p99_ns = gt_percentile(scratch, n, 99);
-        }
         r->queue_mean_ns = gpu_n ? queue_sum / gpu_n : 0;
         r->gpu_mean_ns = gpu_n ? r->gpu_total_ns / gpu_n : 0;
         i = j;
     }
     free(ord);
-    free(scratch);
+    int rc = 0;
+    if (p->sorting) {
+        struct gt_api_read x = {.rows = rows, .row_of_key = row_of_key, .nkeys = nkeys, .key = UINT32_MAX};
+        rc = gt_xs_each(by_site ? &p->by_site : &p->by_kernel, gt_api_read_one, &x);
+    }
+    free(row_of_key);
+    if (rc < 0) {
+        free(rows);
+        return -1;
+    }
     if (nrows > 1)
         qsort(rows, nrows, sizeof(*rows), gt_row_by_api_total);
     *out = rows;

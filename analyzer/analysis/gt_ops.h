@@ -1,8 +1,9 @@
-/* gt_ops.h: every GPU operation of a trace, 32 bytes each, with what the
- * analyses need of the call it belongs to. The ten-million-call traces
- * the analyzer must handle put most of its memory here, hence the packing:
- * a duration or a launch's slack that does not fit 32 bits goes to a side
- * table, so every time stays exact. */
+/* gt_ops.h: a GPU operation, 32 bytes, with what the analyses need of the
+ * call it belongs to; the array holds the GPU records table's operations
+ * and the call being read's (the rest wait in gt_opsort, on disk past a
+ * fixed size: the packing keeps those files small). A duration or a
+ * launch's slack that does not fit 32 bits goes to a side table, so every
+ * time stays exact. */
 #ifndef GT_OPS_H
 #define GT_OPS_H
 
@@ -72,7 +73,5 @@ static inline uint64_t gt_op_call_end(const struct gt_ops *o, const struct gt_op
     int64_t slack = x->flags & GT_OPF_BIG_SLACK ? o->big_slack[x->slack] : x->slack;
     return x->start - (uint64_t)slack;
 }
-/* Sorts by start, then end: nearly sorted input (as traces give) is cheap. */
-void gt_ops_sort(struct gt_ops *o);
 
 #endif

@@ -10,10 +10,12 @@
 #include "analysis/gt_analyze.h"
 #include "analysis/gt_launch.h"
 #include "analysis/gt_ops.h"
+#include "analysis/gt_opsort.h"
 #include "analysis/gt_site.h"
 #include "analysis/gt_spans.h"
 #include "analysis/gt_steps.h"
 #include "analysis/gt_timeline.h"
+#include "base/gt_extsort.h"
 #include "base/gt_map.h"
 #include "trace/gt_scan.h"
 
@@ -21,7 +23,7 @@
 struct gt_kernel_acc {
     const char *name;
     uint64_t first_start, first_api;   /* the first launch's call start and host time */
-    long first_op;                     /* its operation, -1: none */
+    long first_op;                     /* its operation's number in the sort (gt_opsort), -1: none */
     int has_first;
     uint64_t count, graph_count, total, min, max;
 };
@@ -52,7 +54,10 @@ struct gt_pass {
     struct gt_sites *sites;
     const struct gt_analyze_opts *o;
     int gpu_times;
-    struct gt_ops ops;
+    struct gt_ops ops;                 /* the GPU records table's operations, then one call's */
+    struct gt_opsort sorted;           /* every operation, by start, for the sweep */
+    uint64_t ncallops;                 /* calls' operations sorted so far */
+    struct gt_extsort kdur;            /* (kernel, duration) of every kernel, for the medians */
     /* operations read from the GPU records table, before the calls: the
      * first ntable operations, what is not in gt_op of them, and by link
      * the first of them (index + 1) with a chain to the next */
@@ -106,9 +111,22 @@ void gt_tables_copy_call(struct gt_pass *p, const struct gt_rec *c, uint32_t sit
 /* The graph launch row of a site; NULL when out of memory. */
 struct gt_graph_row *gt_graph_row_of(struct gt_pass *p, uint32_t site);
 
-/* gt_kstats.c: kernel rows from the operations (which it reuses as
- * scratch: call it when the sweep is done with them). */
+/* gt_kstats.c: kernel rows from each kernel's durations, sorted in
+ * bounded memory (gt_extsort). */
+void gt_kstats_init(struct gt_pass *p);
+void gt_kstats_add(struct gt_pass *p, uint32_t kernel, uint64_t dur);
 int gt_kstats_rows(struct gt_pass *p);
+void gt_kstats_free(struct gt_pass *p);
+
+/* gt_analyze_rows.c: the timeline's rows (devices, streams, idle sites,
+ * gaps) and the launch tables into the report; 0, -1 out of memory. */
+int gt_rows_timeline(struct gt_pass *p, const struct gt_tl_result *tl);
+int gt_rows_launch(struct gt_pass *p);
+/* 100 part / whole, 0 when whole is */
+double gt_pct_of(uint64_t part, uint64_t whole);
+/* The first line's note of the window read; --top's cut of every table. */
+void gt_report_window_note(struct gt_report *r, const struct gt_analyze_opts *o);
+void gt_report_truncate(struct gt_report *r, size_t top);
 
 /* gt_findings.c: site_cause_idle as gt_tl_result has it */
 int gt_findings(struct gt_pass *p, const uint64_t *site_cause_idle, size_t nsites);

@@ -1,6 +1,8 @@
 /* gt_spans.c: the span log (see gt_spans.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/gt_spans.h"
 
@@ -24,10 +26,34 @@ static uint64_t gt_get_varint(const uint8_t *p, size_t *off)
     }
 }
 
+static FILE *gt_spans_tmpfile(void)
+{
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/gputrace-spans-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    unlink(path);
+    FILE *f = fdopen(fd, "w+b");
+    if (!f)
+        close(fd);
+    return f;
+}
+
 void gt_spanlog_add(struct gt_spanlog *l, int cat, uint64_t start, uint64_t end, uint32_t site, uint32_t api)
 {
     if (l->failed)
         return;
+    /* a full log goes to disk (records never straddle a write) */
+    if (l->len + 32 > l->cap && l->cap >= GT_SPANLOG_MEM) {
+        if ((!l->file && !(l->file = gt_spans_tmpfile())) || fwrite(l->buf, 1, l->len, l->file) != l->len) {
+            l->failed = 1;
+            return;
+        }
+        l->spilled += l->len;
+        l->len = 0;
+    }
     if (l->len + 32 > l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 1 << 20;
         uint8_t *b = realloc(l->buf, cap);
@@ -103,20 +129,74 @@ static struct gt_span gt_span_pop(struct gt_span_heap *h)
     return top;
 }
 
+/* The log read back in order: what went to disk, then the buffer. */
+struct gt_span_reader {
+    const struct gt_spanlog *l;
+    uint8_t *win;               /* a window on the file */
+    size_t off, len;            /* in the window (or in the buffer, once there) */
+    uint64_t file_at;           /* the file's bytes read into windows */
+    int in_buf;
+};
+
+#define GT_SPAN_WINDOW (1u << 20)
+
+/* At least one whole record ahead of off (records are under 32 bytes),
+ * or all that is left. 0; -1 on a read error. */
+static int gt_span_ahead(struct gt_span_reader *r)
+{
+    if (r->in_buf || r->len - r->off >= 32)
+        return 0;
+    const struct gt_spanlog *l = r->l;
+    if (r->file_at < l->spilled) {
+        size_t keep = r->len - r->off;
+        memmove(r->win, r->win + r->off, keep);
+        size_t want = GT_SPAN_WINDOW - keep;
+        if (want > l->spilled - r->file_at)
+            want = (size_t)(l->spilled - r->file_at);
+        if (pread(fileno(l->file), r->win + keep, want, (off_t)r->file_at) != (ssize_t)want)
+            return -1;
+        r->file_at += want;
+        r->off = 0;
+        r->len = keep + want;
+        return 0;
+    }
+    if (r->off < r->len)
+        return 0;
+    /* the file is done, on a record's boundary: the buffer follows */
+    r->in_buf = 1;
+    r->off = 0;
+    r->len = l->len;
+    return 0;
+}
+
 int gt_spanlog_replay(const struct gt_spanlog *l, gt_spanlog_fn fn, void *arg)
 {
     struct gt_span_heap h = {0};
     uint64_t prev = 0, max_start = 0;
-    size_t off = 0;
+    struct gt_span_reader rd = {.l = l, .in_buf = !l->spilled};
+    if (l->spilled) {
+        if (fflush(l->file) != 0 || !(rd.win = malloc(GT_SPAN_WINDOW)))
+            return -1;
+    } else {
+        rd.len = l->len;
+    }
+    int rc = 0;
     for (size_t i = 0; i < l->n; i++) {
-        uint64_t z = gt_get_varint(l->buf, &off);
+        if (gt_span_ahead(&rd) < 0) {
+            rc = -1;
+            break;
+        }
+        const uint8_t *b = rd.in_buf ? l->buf : rd.win;
+        size_t off = rd.off;
+        uint64_t z = gt_get_varint(b, &off);
         int64_t d = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
         struct gt_span x;
         x.start = prev + (uint64_t)d;
-        x.end = x.start + gt_get_varint(l->buf, &off);
-        x.cat = l->buf[off++];
-        x.site = (uint32_t)gt_get_varint(l->buf, &off);
-        x.api = (uint32_t)gt_get_varint(l->buf, &off);
+        x.end = x.start + gt_get_varint(b, &off);
+        x.cat = b[off++];
+        x.site = (uint32_t)gt_get_varint(b, &off);
+        x.api = (uint32_t)gt_get_varint(b, &off);
+        rd.off = off;
         prev = x.start;
         if (!l->lateness && (!i || x.start >= max_start)) {
             /* in order already: no buffer */
@@ -125,8 +205,8 @@ int gt_spanlog_replay(const struct gt_spanlog *l, gt_spanlog_fn fn, void *arg)
             continue;
         }
         if (gt_span_push(&h, x) < 0) {
-            free(h.v);
-            return -1;
+            rc = -1;
+            break;
         }
         if (!i || x.start > max_start)
             max_start = x.start;
@@ -136,17 +216,20 @@ int gt_spanlog_replay(const struct gt_spanlog *l, gt_spanlog_fn fn, void *arg)
             fn(y.cat, y.start, y.end, y.site, y.api, arg);
         }
     }
-    while (h.n) {
+    while (rc == 0 && h.n) {
         struct gt_span y = gt_span_pop(&h);
         fn(y.cat, y.start, y.end, y.site, y.api, arg);
     }
     free(h.v);
-    return 0;
+    free(rd.win);
+    return rc;
 }
 
 void gt_spanlog_free(struct gt_spanlog *l)
 {
     free(l->buf);
+    if (l->file)
+        fclose(l->file);
     memset(l, 0, sizeof(*l));
 }
 

@@ -3,18 +3,24 @@
  * deltas, lengths, site and entry point as varints), and replayed in start order for the timeline's sweep. Reading
  * them from memory rather than a second time from SQLite, through its
  * start-time index, is what keeps `report` on ten million calls within its
- * time budget. */
+ * time budget. Past GT_SPANLOG_MEM the log goes on in an unlinked
+ * temporary file (in $TMPDIR, else /tmp), read back in order. */
 #ifndef GT_SPANS_H
 #define GT_SPANS_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "analysis/gt_site.h"
 #include "trace/gt_scan.h"
 
+#define GT_SPANLOG_MEM (4u << 20)
+
 struct gt_spanlog {
-    uint8_t *buf;
+    uint8_t *buf;           /* the log after what went to the file */
+    FILE *file;             /* NULL: none went */
+    uint64_t spilled;       /* bytes in the file */
     size_t len, cap, n;
     uint64_t prev;           /* the last start logged */
     uint64_t max_start;      /* the latest start so far */

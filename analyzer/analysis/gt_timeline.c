@@ -58,8 +58,8 @@ struct gt_tl {
 };
 
 struct gt_sweep {
-    const struct gt_ops *ops;
-    size_t next;             /* the next operation */
+    const struct gt_ops *ops;    /* the slots and long durations */
+    struct gt_opsort *src;       /* the operations, in start order */
     uint64_t t0, t1, min_gap;
     uint32_t teardown_site;
     gt_tl_bound_fn bound;
@@ -150,13 +150,15 @@ void gt_sweep_on_gap(struct gt_sweep *s, gt_tl_gap_fn fn, void *arg)
     s->gap_arg = arg;
 }
 
-struct gt_sweep *gt_sweep_new(const struct gt_ops *ops, uint64_t t0, uint64_t t1, uint64_t min_gap_ns,
-                              size_t nsites, uint32_t teardown_site, gt_tl_bound_fn bound, void *arg)
+struct gt_sweep *gt_sweep_new(const struct gt_ops *ops, struct gt_opsort *src, uint64_t t0, uint64_t t1,
+                              uint64_t min_gap_ns, size_t nsites, uint32_t teardown_site, gt_tl_bound_fn bound,
+                              void *arg)
 {
     struct gt_sweep *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
     s->ops = ops;
+    s->src = src;
     s->t0 = t0;
     s->t1 = t1 > t0 ? t1 : t0;
     s->min_gap = min_gap_ns;
@@ -508,11 +510,10 @@ static void gt_op_step(struct gt_sweep *s, const struct gt_op *x)
 void gt_sweep_call(int cat, uint64_t start, uint64_t end, uint32_t site, uint32_t api, void *sweep)
 {
     struct gt_sweep *s = sweep;
-    const struct gt_ops *o = s->ops;
     /* operations that start at or before this call come first: F at their
      * start must not count calls that start later */
-    while (s->next < o->n && o->v[s->next].start <= start)
-        gt_op_step(s, &o->v[s->next++]);
+    for (const struct gt_op *x; (x = gt_opsort_peek(s->src)) && x->start <= start; gt_opsort_pop(s->src))
+        gt_op_step(s, x);
     if (start < s->t0)
         start = s->t0;
     if (end < start)
@@ -529,9 +530,10 @@ void gt_sweep_call(int cat, uint64_t start, uint64_t end, uint32_t site, uint32_
 
 int gt_sweep_finish(struct gt_sweep *s, struct gt_tl_result *out)
 {
-    const struct gt_ops *o = s->ops;
-    while (s->next < o->n)
-        gt_op_step(s, &o->v[s->next++]);
+    for (const struct gt_op *x; (x = gt_opsort_peek(s->src)); gt_opsort_pop(s->src))
+        gt_op_step(s, x);
+    if (gt_opsort_failed(s->src))
+        s->failed = 1;
     uint64_t span = s->t1 - s->t0;
     /* every call is in: F at each run's end can be taken now */
     if (s->trail_inner)

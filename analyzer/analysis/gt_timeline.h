@@ -17,6 +17,7 @@
 
 #include "analysis/gt_analyze.h"
 #include "analysis/gt_ops.h"
+#include "analysis/gt_opsort.h"
 #include "analysis/gt_window.h"
 
 /* A gap the report lists (at least min_gap_ns, on a device). */
@@ -60,10 +61,12 @@ typedef void (*gt_tl_bound_fn)(const struct gt_op *op, void *arg);
 
 struct gt_sweep;
 
-/* ops sorted (gt_ops_sort); span [t0, t1]; site indices below nsites;
+/* The operations from src (reading begun: gt_opsort_begin), their slots
+ * and long durations in ops; span [t0, t1]; site indices below nsites;
  * teardown_site: the site the tear-down gap counts under. */
-struct gt_sweep *gt_sweep_new(const struct gt_ops *ops, uint64_t t0, uint64_t t1, uint64_t min_gap_ns,
-                              size_t nsites, uint32_t teardown_site, gt_tl_bound_fn bound, void *arg);
+struct gt_sweep *gt_sweep_new(const struct gt_ops *ops, struct gt_opsort *src, uint64_t t0, uint64_t t1,
+                              uint64_t min_gap_ns, size_t nsites, uint32_t teardown_site, gt_tl_bound_fn bound,
+                              void *arg);
 /* A window's report (docs/report.md, Windows): busy and idle time count
  * inside w only (a gap's cause is still its whole length's), and the gap
  * before the first operation (after the last) gets its cause as the gaps

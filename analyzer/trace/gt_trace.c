@@ -57,6 +57,12 @@ static int gt_open_uri_at(struct gt_trace *t, const char *path, const char *para
         sqlite3_extended_result_codes(t->db, 1);
         /* A process still recording may hold a write lock for a moment. */
         sqlite3_busy_timeout(t->db, 2000);
+        /* SQLite's own memory bounded whatever the trace's length (many
+         * traces may be open at once): a 2 MiB page cache, its sorts and
+         * temporary tables on disk past that, no memory-mapped reads
+         * (mapped pages count as the process's resident memory) */
+        sqlite3_exec(t->db, "PRAGMA cache_size = -2048; PRAGMA temp_store = FILE; PRAGMA mmap_size = 0;", NULL,
+                     NULL, NULL);
     }
     return rc;
 }

@@ -3,7 +3,8 @@
 # quadratic reference. Included from tests/tests.mk.
 UNIT_TESTS += $(TUNIT)/test_timeline
 
-TIMELINE_FOR_UNIT := analyzer/analysis/gt_timeline.c analyzer/analysis/gt_ops.c analyzer/analysis/gt_window_iv.c
+TIMELINE_FOR_UNIT := analyzer/analysis/gt_timeline.c analyzer/analysis/gt_ops.c analyzer/analysis/gt_window_iv.c \
+                     analyzer/analysis/gt_opsort.c analyzer/base/gt_extsort.c analyzer/base/gt_err.c
 
 $(TUNIT)/test_timeline: tests/unit/test_timeline.c $(TIMELINE_FOR_UNIT) $(GT_ANALYZER_HDRS) tests/unit/unit.h
 	@mkdir -p $(dir $@)
