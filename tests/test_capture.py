@@ -201,7 +201,11 @@ def test_threads_launching_at_once():
     assert_eq(sorted(set(r[0] for r in per)), [2000])
     assert_eq(run.q1("SELECT count(*) FROM memcpys WHERE bytes = 4096 AND kind = 'HtoD'"), 8)
     assert_eq(run.q1("SELECT value FROM meta WHERE key = 'dropped_events'"), "0")
-    assert_eq(run.q1("SELECT count(*) FROM threads"), 9)  # 8 workers and main
+    assert_eq(run.q1("SELECT count(DISTINCT tid) FROM api_calls"), 9)  # 8 workers and main
+    # every thread named is one that called or was sampled (all are, by
+    # default: the simulated driver's own threads too)
+    assert_eq(run.q1("SELECT count(*) FROM threads t WHERE NOT EXISTS (SELECT 1 FROM api_calls c WHERE c.tid = t.tid) "
+                     "AND NOT EXISTS (SELECT 1 FROM host_samples s WHERE s.tid = t.tid)"), 0)
     sid = run.q1("SELECT c.stack_id FROM kernels k JOIN api_calls c ON c.id = k.api_call_id LIMIT 1")
     assert_eq(stack_functions(run.trace, sid)[:2], ["worker_launches", "worker"])
 
