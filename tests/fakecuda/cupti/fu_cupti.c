@@ -28,6 +28,16 @@ struct fu_done {
 };
 
 static pthread_mutex_t fu_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* fork(): the child's lock starts afresh (its driver still calls in at
+ * each of its calls; a lock the delivering thread held at the fork would
+ * never be let go). */
+static void fu_after_fork_child(void) { pthread_mutex_init(&fu_lock, NULL); }
+
+__attribute__((constructor)) static void fu_atfork(void)
+{
+    pthread_atfork(NULL, NULL, fu_after_fork_child);
+}
 static pthread_cond_t fu_wake = PTHREAD_COND_INITIALIZER;
 static CUpti_BuffersCallbackRequestFunc fu_request;
 static CUpti_BuffersCallbackCompleteFunc fu_complete;

@@ -27,6 +27,22 @@ static size_t fk_npending, fk_cap;
 static int fk_thread_started;
 static FILE *fk_log;
 
+/* fork(): a child has one thread, the forking one; a lock another thread
+ * held at the fork (the driver's delivering thread's) would never be let
+ * go, and the child's next call would wait for ever. The child's locks
+ * start afresh. (Taking them around the fork instead would order them
+ * against the simulated CUPTI's, which the delivering thread calls.) */
+static void fk_act_after_fork_child(void)
+{
+    pthread_mutex_init(&fk_act_lock, NULL);
+    pthread_mutex_init(&fk_deliver_lock, NULL);
+}
+
+__attribute__((constructor)) static void fk_act_atfork(void)
+{
+    pthread_atfork(NULL, NULL, fk_act_after_fork_child);
+}
+
 FK_API void fakecuda_api_subscribe(fakecuda_api_cb cb, void *arg)
 {
     pthread_mutex_lock(&fk_act_lock);
