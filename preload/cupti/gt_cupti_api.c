@@ -12,13 +12,9 @@
  * the functions that make work alone, chosen by name one callback id at a
  * time (cuptiActivityEnableDriverApi/RuntimeApi, CUPTI 12.6 onwards). The
  * writer skips API records; the program's own are forwarded to it
- * (gt_cupti_share.c).
- *
- * Known gap (docs/validation.md): CUPTI ties a statically linked runtime's
- * work (NVIDIA's libraries', nvcc -cudart static) to that runtime's API
- * record, made before the tracer's driver-level hook pushes its id, so
- * such work comes unlinked. */
-#include <stdio.h>
+ * (gt_cupti_share.c). A statically linked runtime's work is tied to that
+ * runtime's API record, made before the tracer's driver-level hook runs:
+ * the id it takes is pushed ahead (gt_tls_ext_ahead, hot/gt_call.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +31,11 @@ static const char *const gt_work_words[] = {"Launch", "Memcpy", "Memset", "Synch
 #define GT_CBID_TRIES 2048
 
 static _Atomic int gt_api_mode; /* 0: none, 1: chosen functions, 2: every function */
+
+static CUpti_CallbackDomain gt_kind_domain(CUpti_ActivityKind kind)
+{
+    return kind == CUPTI_ACTIVITY_KIND_DRIVER ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+}
 
 static int gt_is_work(const char *name)
 {
@@ -57,10 +58,8 @@ static int gt_select_domain(CUpti_CallbackDomain domain, int on)
         CUptiResult r = set(id, (uint8_t)on);
         if (r == CUPTI_SUCCESS)
             n++;
-        char line[160];
-        snprintf(line, sizeof line, "%s api %u %s: %s -> %d", domain == CUPTI_CB_DOMAIN_DRIVER_API ? "driver" : "runtime",
-                 id, name, on ? "on" : "off", (int)r);
-        gt_cupti_dump_note(line);
+        gt_cupti_dump_note("%s api %u %s: %s -> %d", domain == CUPTI_CB_DOMAIN_DRIVER_API ? "driver" : "runtime", id,
+                           name, on ? "on" : "off", (int)r);
     }
     return n;
 }
@@ -112,10 +111,8 @@ void gt_cupti_api_records_off(int keep_driver, int keep_runtime)
 void gt_cupti_api_records_reselect(CUpti_ActivityKind kind)
 {
     /* Turning a whole kind off undoes every per-function choice in it. */
-    if (gt_api_mode == 1 && kind == CUPTI_ACTIVITY_KIND_DRIVER)
-        gt_select_domain(CUPTI_CB_DOMAIN_DRIVER_API, 1);
-    if (gt_api_mode == 1 && kind == CUPTI_ACTIVITY_KIND_RUNTIME)
-        gt_select_domain(CUPTI_CB_DOMAIN_RUNTIME_API, 1);
+    if (gt_api_mode == 1 && (kind == CUPTI_ACTIVITY_KIND_DRIVER || kind == CUPTI_ACTIVITY_KIND_RUNTIME))
+        gt_select_domain(gt_kind_domain(kind), 1);
 }
 
 /* ---- the program's own per-function choices (its calls to
@@ -126,16 +123,18 @@ void gt_cupti_api_records_reselect(CUpti_ActivityKind kind)
 static _Atomic(uint64_t) gt_app_sel[2][GT_CBID_TRIES / 64];
 static _Atomic int gt_app_nsel;
 
-static int gt_api_domain(CUpti_ActivityKind kind)
+/* The word of gt_app_sel that holds function `cbid` of kind DRIVER or
+ * RUNTIME (cbid < GT_CBID_TRIES). */
+static _Atomic(uint64_t) *gt_app_word(CUpti_ActivityKind kind, uint32_t cbid)
 {
-    return kind == CUPTI_ACTIVITY_KIND_DRIVER ? 0 : 1;
+    return &gt_app_sel[kind == CUPTI_ACTIVITY_KIND_DRIVER ? 0 : 1][cbid / 64];
 }
 
 int gt_cupti_api_app_selected(CUpti_ActivityKind kind, uint32_t cbid)
 {
     if (cbid >= GT_CBID_TRIES)
         return 0;
-    return (int)((atomic_load(&gt_app_sel[gt_api_domain(kind)][cbid / 64]) >> (cbid % 64)) & 1);
+    return (int)((atomic_load(gt_app_word(kind, cbid)) >> (cbid % 64)) & 1);
 }
 
 int gt_cupti_api_app_any(void)
@@ -149,9 +148,8 @@ CUptiResult gt_cupti_app_enable_api(void *real, CUpti_ActivityKind kind, CUpti_C
     int tracer_needs = 0;
     if (atomic_load(&gt_cupti_holding) && gt_api_mode == 1 && gt_cu.callback_name) {
         const char *name = NULL;
-        CUpti_CallbackDomain d = kind == CUPTI_ACTIVITY_KIND_DRIVER ? CUPTI_CB_DOMAIN_DRIVER_API
-                                                                    : CUPTI_CB_DOMAIN_RUNTIME_API;
-        tracer_needs = gt_cu.callback_name(d, cbid, &name) == CUPTI_SUCCESS && name && gt_is_work(name);
+        tracer_needs = gt_cu.callback_name(gt_kind_domain(kind), cbid, &name) == CUPTI_SUCCESS && name &&
+                       gt_is_work(name);
     }
     /* Turning off a function the tracer links by stays the program's
      * choice alone: its records of it are no longer forwarded. */
@@ -159,8 +157,8 @@ CUptiResult gt_cupti_app_enable_api(void *real, CUpti_ActivityKind kind, CUpti_C
     if (r != CUPTI_SUCCESS || cbid >= GT_CBID_TRIES)
         return r;
     uint64_t bit = 1ull << (cbid % 64);
-    uint64_t was = on ? atomic_fetch_or(&gt_app_sel[gt_api_domain(kind)][cbid / 64], bit)
-                      : atomic_fetch_and(&gt_app_sel[gt_api_domain(kind)][cbid / 64], ~bit);
+    uint64_t was = on ? atomic_fetch_or(gt_app_word(kind, cbid), bit)
+                      : atomic_fetch_and(gt_app_word(kind, cbid), ~bit);
     if (on && !(was & bit))
         atomic_fetch_add(&gt_app_nsel, 1);
     if (!on && (was & bit))

@@ -3,6 +3,7 @@
  * GPU whose records do not link (docs/validation.md), never on otherwise.
  * Runs on CUPTI's thread as each buffer comes back. */
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -25,11 +26,17 @@ static int gt_dump_open(void)
     return gt_dump_fd;
 }
 
-void gt_cupti_dump_note(const char *what)
+void gt_cupti_dump_note(const char *fmt, ...)
 {
     int fd = gt_dump_open();
-    if (fd >= 0)
-        dprintf(fd, "# %s\n", what);
+    if (fd < 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    dprintf(fd, "# ");
+    vdprintf(fd, fmt, ap);
+    dprintf(fd, "\n");
+    va_end(ap);
 }
 
 void gt_cupti_dump_buffer(uint8_t *buf, size_t valid)

@@ -89,7 +89,7 @@ int gt_cupti_api_app_any(void);
 
 /* gt_cupti_dump.c, called by both: GPUTRACE_CUPTI_DUMP, a diagnostic. */
 void gt_cupti_dump_buffer(uint8_t *buf, size_t valid);
-void gt_cupti_dump_note(const char *what);
+void gt_cupti_dump_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* gt_cupti_clock.c, called by both: CUPTI's one clock a process. */
 /* The program gave CUPTI a clock of its own before the tracer took CUPTI

@@ -42,6 +42,18 @@ uint64_t gt_next_corr(void);
  * (docs/validation.md). */
 extern GT_TLS uint64_t gt_tls_ext_ahead;
 
+/* The id ahead taken off CUPTI's stack: tracing paused (a standby
+ * window closed, or CUPTI off between the flight recorder's windows),
+ * or CUPTI, still on, would tie the work of every call made since to the
+ * one that took it last. */
+static inline void gt_drop_ext_ahead(void)
+{
+    if (__builtin_expect(gt_tls_ext_ahead != 0, 0)) {
+        gt_cupti_pop();
+        gt_tls_ext_ahead = 0;
+    }
+}
+
 static inline int gt_makes_gpu_work(int category)
 {
     return category == GT_CAT_LAUNCH || category == GT_CAT_MEMCPY || category == GT_CAT_MEMSET ||
@@ -57,13 +69,8 @@ static inline int gt_call_begin(struct gt_call *c, uint32_t api, int category)
      * points) is visible to a thread that sees it active. Free on x86. */
     int st = atomic_load_explicit(&gt_state, memory_order_acquire);
     if (st >= GT_STATE_DISABLED) {
-        /* a standby window closed: the id ahead off, or CUPTI (on until
-         * the window's records are in) would tie the work of every call
-         * made since to the one that took it last */
-        if (__builtin_expect(gt_tls_ext_ahead != 0, 0) && st == GT_STATE_STANDBY) {
-            gt_cupti_pop();
-            gt_tls_ext_ahead = 0;
-        }
+        if (st == GT_STATE_STANDBY)
+            gt_drop_ext_ahead();
         return 0;
     }
     gt_tls_busy = 1;
@@ -82,11 +89,8 @@ static inline int gt_call_begin(struct gt_call *c, uint32_t api, int category)
     c->ev.pystack_id = 0;
     c->ev.corr = 0;
     int cupti = atomic_load_explicit(&gt_cupti_enabled, memory_order_acquire);
-    if (__builtin_expect(gt_tls_ext_ahead && !cupti, 0)) {
-        /* CUPTI paused (the flight recorder's history): the id ahead off */
-        gt_cupti_pop();
-        gt_tls_ext_ahead = 0;
-    }
+    if (!cupti)
+        gt_drop_ext_ahead();
     if (category != GT_CAT_NONE && cupti) {
         /* the thread's first recorded call of any kind puts one ahead: a
          * static runtime's next call (its first copy after its cudaMalloc)
