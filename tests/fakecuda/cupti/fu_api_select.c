@@ -37,20 +37,20 @@ static struct fu_index fu_drv_index = {fu_driver_cbid_names, FU_DRIVER_CBID_NAME
                                        PTHREAD_ONCE_INIT};
 static struct fu_index fu_rt_index = {fu_runtime_cbid_names, FU_RUNTIME_CBID_NAMES_N, 0, fu_rt_ids,
                                       PTHREAD_ONCE_INIT};
-static const char *const *fu_sort_names; /* qsort's, under pthread_once */
-
-static int fu_cmp_name(const void *a, const void *b)
+static int fu_cmp_name(const void *a, const void *b, void *names)
 {
-    return strcmp(fu_sort_names[*(const uint32_t *)a], fu_sort_names[*(const uint32_t *)b]);
+    const char *const *n = names;
+    return strcmp(n[*(const uint32_t *)a], n[*(const uint32_t *)b]);
 }
 
+/* The two indexes may be built at once on two threads: the names go to
+ * the comparison through qsort_r, not a shared variable. */
 static void fu_build(struct fu_index *x)
 {
     for (uint32_t i = 0; i < x->size; i++)
         if (x->names[i])
             x->ids[x->n++] = i;
-    fu_sort_names = x->names;
-    qsort(x->ids, x->n, sizeof(x->ids[0]), fu_cmp_name);
+    qsort_r(x->ids, x->n, sizeof(x->ids[0]), fu_cmp_name, (void *)x->names);
 }
 
 static void fu_build_drv(void) { fu_build(&fu_drv_index); }
