@@ -21,9 +21,9 @@ LEAVE_OUT = [
     # writer frees their rings find the ring budget spent)
     "host_times_follow", "gpu_times", "sigint", "clock_wins", "killed_process", "small_buffers", "many_threads",
     "threads_that_end",
-    # shares of sampled time among threads (a loader's 60 ms builds against
-    # the sampler's rounds, which TSan slows unevenly)
-    "loader_that_never_calls",
+    # shares of sampled time among threads (loaders' builds against the
+    # sampler's rounds, which TSan slows unevenly)
+    "loader_that_never_calls", "two_loaders",
     # PyTorch under a sanitizer (test_cupti_share's profiler loop)
     "torch_profiler",
     # fork with threads, sanitizer-handled crashes, own preloads, no programs
