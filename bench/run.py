@@ -80,12 +80,15 @@ sampler: the host sampler's cost (GPUTRACE_SAMPLE_HZ=100, the default):
 --sampler-threads Python threads (default 16, bench/py_threads.py), each
 12 frames deep, launching, computing and sleeping for --sampler-seconds
 (default 5): the sampler thread's CPU time (meta.tracer_sampler_cpu_ns)
-as a share of one core over the run, and samples taken and torn (once
+as a share of one core over the run, the rounds a second it made (its
+default budget, GPUTRACE_SAMPLE_BUDGET=1%, slows the rate when a round
+costs more than the budget allows), and samples taken and torn (once
+more with no budget, at the rate asked whatever it costs; once
 more all active with threads that never call CUDA, whose Python stacks
 come from the interpreter's list of threads, and once with
 GPUTRACE_SAMPLE_NATIVE=perf, where the system permits perf events); the same share for as many native threads
 (bench/native_threads.c, -O2 without -g, 12 frames down, each sleep a
-blocked stack to unwind); then the
+blocked stack to unwind), with the budget and without; then the
 per-call cost of python-call-cost's workload with sampling off and on,
 interleaved over --rounds runs: the ratio of their medians (1.00: the
 sampler adds nothing to a call), and the same with perf sampling (the
@@ -667,13 +670,18 @@ def sampler(args):
               % (minor, args.sampler_threads, args.sampler_seconds))
         # "nocuda": threads that never call CUDA (loaders), found in the
         # interpreter's list of threads (every thread sampled by default)
-        for active, key, native in ((args.sampler_threads, "all", "blocked"), (2, "two", "blocked"),
+        # "nobudget": the same 16 threads with GPUTRACE_SAMPLE_BUDGET=0, at
+        # the rate asked whatever it costs (the others run at the default
+        # budget, 1% of a core, which slows the rate when rounds cost more)
+        for active, key, native in ((args.sampler_threads, "all", "blocked"),
+                                    (args.sampler_threads, "nobudget", "blocked"), (2, "two", "blocked"),
                                     (args.sampler_threads, "nocuda", "blocked"),
                                     (args.sampler_threads, "perf", "perf")):
             env = gtlib.base_env({"PYTHONPATH": extdir, "PYTHONDONTWRITEBYTECODE": "1",
                                   "GPUTRACE_GPU_TIMING": "off", "FAKECUDA_KERNEL_NS": "0", "LD_PRELOAD": gtlib.SHIM,
                                   "GPUTRACE_OUTPUT": os.path.join(d, "sampler-%p.db"),
-                                  "GPUTRACE_SAMPLE_NATIVE": native})
+                                  "GPUTRACE_SAMPLE_NATIVE": native,
+                                  "GPUTRACE_SAMPLE_BUDGET": "0" if key == "nobudget" else None})
             r = subprocess.run([exe, os.path.join(HERE, "py_threads.py"), str(args.sampler_threads),
                                 str(args.sampler_seconds), "12", str(active), "0" if key == "nocuda" else "1"],
                                env=env, capture_output=True, text=True)
@@ -693,32 +701,41 @@ def sampler(args):
                       % meta["sample_native_stacks"])
                 continue
             per = cpu / max(taken + torn, 1)
-            print("  %2d of them active: sampler CPU %.1f ms over %.2f s: %.3f%% of one core; %d rounds, %d samples "
-                  "(%d with a Python stack), %d torn; %.1f us per sample" % (
-                      active, cpu / 1e6, span / 1e9, 100.0 * cpu / span, rounds, taken, withpy, torn, per / 1e3))
+            slowed = int(meta.get("samples_slowed", 0))
+            print("  %2d of them active%s: sampler CPU %.1f ms over %.2f s: %.3f%% of one core; %d rounds (%.1f a "
+                  "second, %d slowed by the budget), %d samples (%d with a Python stack), %d torn; %.1f us per sample"
+                  % (active, ", no budget" if key == "nobudget" else "", cpu / 1e6, span / 1e9, 100.0 * cpu / span,
+                     rounds, rounds * 1e9 / span, slowed, taken, withpy, torn, per / 1e3))
+            RESULTS["sampler_rate_" + key] = rounds * 1e9 / span
             if native == "perf":
                 print("    (GPUTRACE_SAMPLE_NATIVE=perf: %d of %d running samples with a native stack)"
                       % (withnative, running))
             RESULTS["sampler_core_pct_" + key] = 100.0 * cpu / span
         # native threads (bench/native_threads.c, -O2 without -g): each
         # sleep a new blocked stack, unwound from .eh_frame, 12 frames down
-        out = os.path.join(d, "native.db")
-        env = gtlib.base_env({"GPUTRACE_GPU_TIMING": "off", "LD_PRELOAD": gtlib.SHIM, "GPUTRACE_OUTPUT": out})
-        r = subprocess.run([gtlib.prog("native_threads"), str(args.sampler_threads), str(args.sampler_seconds), "12"],
-                           env=env, capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit("bench: native sampler workload failed: %s" % r.stderr)
-        meta = dict(gtlib.query(out, "SELECT key, value FROM meta"))
-        span, cpu = int(meta["end_ns"]) - int(meta["start_ns"]), int(meta["tracer_sampler_cpu_ns"])
-        blocked, deep = gtlib.query(out, "SELECT count(*), avg((SELECT count(*) FROM stack_frames f "
-                                         "WHERE f.stack_id = h.stack_id)) FROM host_samples h "
-                                         "WHERE state != 'running'")[0]
-        print("  %2d native threads active: sampler CPU %.1f ms over %.2f s: %.3f%% of one core; %s samples, %d "
-              "blocked (stacks %.1f frames on average, %s stale)" % (
-                  args.sampler_threads, cpu / 1e6, span / 1e9, 100.0 * cpu / span, meta["samples_taken"], blocked,
-                  deep or 0, meta.get("samples_stale", "?")))
-        RESULTS["sampler_core_pct_native"] = 100.0 * cpu / span
-        os.unlink(out)
+        for budget, key in ((None, "native"), ("0", "native_nobudget")):
+            out = os.path.join(d, "native.db")
+            env = gtlib.base_env({"GPUTRACE_GPU_TIMING": "off", "LD_PRELOAD": gtlib.SHIM, "GPUTRACE_OUTPUT": out,
+                                  "GPUTRACE_SAMPLE_BUDGET": budget})
+            r = subprocess.run([gtlib.prog("native_threads"), str(args.sampler_threads), str(args.sampler_seconds),
+                                "12"], env=env, capture_output=True, text=True)
+            if r.returncode != 0:
+                sys.exit("bench: native sampler workload failed: %s" % r.stderr)
+            meta = dict(gtlib.query(out, "SELECT key, value FROM meta"))
+            span, cpu = int(meta["end_ns"]) - int(meta["start_ns"]), int(meta["tracer_sampler_cpu_ns"])
+            rounds, slowed = int(meta["samples_rounds"]), int(meta.get("samples_slowed", 0))
+            blocked, deep = gtlib.query(out, "SELECT count(*), avg((SELECT count(*) FROM stack_frames f "
+                                             "WHERE f.stack_id = h.stack_id)) FROM host_samples h "
+                                             "WHERE state != 'running'")[0]
+            print("  %2d native threads active%s: sampler CPU %.1f ms over %.2f s: %.3f%% of one core; %d rounds "
+                  "(%.1f a second, %d slowed by the budget), %s samples, %d blocked (stacks %.1f frames on "
+                  "average, %s stale)" % (
+                      args.sampler_threads, ", no budget" if budget else "", cpu / 1e6, span / 1e9,
+                      100.0 * cpu / span, rounds, rounds * 1e9 / span, slowed, meta["samples_taken"], blocked,
+                      deep or 0, meta.get("samples_stale", "?")))
+            RESULTS["sampler_core_pct_" + key] = 100.0 * cpu / span
+            RESULTS["sampler_rate_" + key] = rounds * 1e9 / span
+            os.unlink(out)
         off, on, perf = [], [], []
         for _ in range(args.rounds):
             for extra, acc in (({"GPUTRACE_SAMPLE_HZ": "0"}, off), ({"GPUTRACE_SAMPLE_HZ": "100"}, on),
@@ -815,13 +832,21 @@ def summary():
         n, secs, size, rss = RESULTS["export_gz"]
         row("  the same, .gz", "%.1f s, %.0f MB, %.0f MiB" % (secs, size / 1e6, rss), "reported", True)
     if "sampler_core_pct_all" in RESULTS:
-        row("sampler, 16 Python threads active", "%.3f%% of a core" % RESULTS["sampler_core_pct_all"], "1%",
+        row("sampler, 16 Python threads active", "%.3f%% of a core, %.0f rounds a second"
+            % (RESULTS["sampler_core_pct_all"], RESULTS["sampler_rate_all"]), "1%",
             RESULTS["sampler_core_pct_all"] < 1)
+        row("  the same, no budget", "%.3f%% of a core, %.0f rounds a second"
+            % (RESULTS["sampler_core_pct_nobudget"], RESULTS["sampler_rate_nobudget"]), "1% at 100 a second",
+            RESULTS["sampler_core_pct_nobudget"] < 1)
         row("  2 active, 14 waiting", "%.3f%% of a core" % RESULTS["sampler_core_pct_two"], "1%",
             RESULTS["sampler_core_pct_two"] < 1)
         if "sampler_core_pct_nocuda" in RESULTS:
             row("  16 Python threads active, none calling CUDA", "%.3f%% of a core"
                 % RESULTS["sampler_core_pct_nocuda"], "1%", RESULTS["sampler_core_pct_nocuda"] < 1)
+        if "sampler_core_pct_native_nobudget" in RESULTS:
+            row("  16 native threads active, no budget", "%.3f%% of a core, %.0f rounds a second"
+                % (RESULTS["sampler_core_pct_native_nobudget"], RESULTS["sampler_rate_native_nobudget"]),
+                "1% at 100 a second", RESULTS["sampler_core_pct_native_nobudget"] < 1)
         if "sampler_core_pct_native" in RESULTS:
             row("  16 native threads active, blocked stacks unwound", "%.3f%% of a core"
                 % RESULTS["sampler_core_pct_native"], "1%", RESULTS["sampler_core_pct_native"] < 1)

@@ -114,6 +114,11 @@ def run_traced(argv, env=None, output=None, sanitizer=None, timeout=120, outdir=
             e.setdefault("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=0:exitcode=99")
             e.setdefault("UBSAN_OPTIONS", "halt_on_error=1:exitcode=99:print_stacktrace=1")
             e.setdefault("TSAN_OPTIONS", "exitcode=99:halt_on_error=0")
+            # a sanitized shim makes every sampling round cost many times
+            # what it does plain: no budget, so that the sampler makes the
+            # rounds a plain run makes (the sanitizer checks what they do)
+            if not (env and "GPUTRACE_SAMPLE_BUDGET" in env):
+                e["GPUTRACE_SAMPLE_BUDGET"] = "0"
         else:
             e["LD_PRELOAD"] = SHIM
     if "GPUTRACE_OUTPUT" not in e:

@@ -126,12 +126,16 @@ def test_threads_waking_and_ending_while_unwound():
     reused). The program is unchanged; every stack kept for the ticker
     goes through ticker() (a walk of a stack that moved under it would
     not: it is dropped, counted in samples_stale); no sample is of a
-    thread the process did not have. The same under ASan and TSan."""
+    thread the process did not have. The same under ASan and TSan. No
+    budget (GPUTRACE_SAMPLE_BUDGET=0): the walks are what is tested, as
+    many as the sampler can make (under TSan a round costs tens of times
+    what it does plain, and the budget would slow it to a few a second)."""
     m = markers()
     for build, with_lines in BUILDS:
         argv = [prog(build), "20", "5", "20"]
         plain = run_plain(argv)
-        run = run_traced(argv, env={"GPUTRACE_SAMPLE_HZ": "1000", "GPUTRACE_SAMPLE_THREADS": "all"})
+        run = run_traced(argv, env={"GPUTRACE_SAMPLE_HZ": "1000", "GPUTRACE_SAMPLE_THREADS": "all",
+                                    "GPUTRACE_SAMPLE_BUDGET": "0"})
         assert_eq((run.proc.returncode, run.proc.stdout), (plain.returncode, plain.stdout), run.proc.stderr)
         assert_eq(plain.returncode, 0, plain.stderr)
         meta = dict(run.q("SELECT key, value FROM meta WHERE key LIKE 'sample%'"))
@@ -161,7 +165,8 @@ def test_threads_waking_and_ending_while_unwound():
     argv = [prog("native_wait_g"), "5", "20", "20"]
     plain = run_plain(argv)
     for san in ("asan", "tsan"):
-        run = run_traced(argv, env={"GPUTRACE_SAMPLE_HZ": "1000", "GPUTRACE_SAMPLE_THREADS": "all"}, sanitizer=san)
+        run = run_traced(argv, env={"GPUTRACE_SAMPLE_HZ": "1000", "GPUTRACE_SAMPLE_THREADS": "all",
+                                    "GPUTRACE_SAMPLE_BUDGET": "0"}, sanitizer=san)
         assert_eq((run.proc.returncode, run.proc.stdout), (plain.returncode, plain.stdout), (san, run.proc.stderr))
         assert run.q1("SELECT count(*) FROM host_samples h JOIN stack_frames f ON f.stack_id = h.stack_id "
                       "WHERE f.function LIKE 'ticker(%'") > 0, san

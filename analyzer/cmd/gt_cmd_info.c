@@ -62,6 +62,11 @@ struct gt_info {
         memsets, memset_bytes, syncs,
         allocs, alloc_bytes, frees, stacks, python_calls, python_stacks;
     int64_t frames, frames_with_lines; /* call instructions, and those with a source line (schema 6); -1 before */
+    /* host sampling (schema 7): the rate asked, the rounds made and those
+     * the sampler's budget slowed (-1: not recorded), the samples and
+     * their threads; the budget, a percentage of a core */
+    int64_t sample_hz, sample_rounds, sample_slowed, samples, sample_tids;
+    char *sample_budget;
     struct gt_kind copy_kinds[GT_MAX_KINDS], sync_kinds[GT_MAX_KINDS], top[GT_TOP_KERNELS];
     int ncopy, nsync, ntop;
 };
@@ -74,6 +79,7 @@ static void gt_info_free(struct gt_info *in)
     free(in->tracer_version);
     free(in->gpu_timing);
     free(in->cuda_version);
+    free(in->sample_budget);
     for (int i = 0; i < in->ncopy; i++)
         free(in->copy_kinds[i].name);
     for (int i = 0; i < in->nsync; i++)
@@ -239,6 +245,15 @@ static int gt_info_collect(struct gt_trace *t, struct gt_info *in)
     in->dropped_events = gt_trace_meta_int(t, "dropped_events", 0);
     in->dropped_stacks = gt_trace_meta_int(t, "dropped_stacks", 0);
 
+    in->sample_hz = gt_trace_meta_int(t, "sample_hz", 0);
+    in->sample_rounds = gt_trace_meta_int(t, "samples_rounds", -1);
+    in->sample_slowed = gt_trace_meta_int(t, "samples_slowed", -1);
+    in->sample_budget = gt_trace_meta(t, "sample_budget_pct");
+    in->samples = in->sample_tids = -1;
+    if (t->schema_version >= 7 && in->sample_hz > 0 &&
+        (gt_trace_int(t, "SELECT count(*) FROM host_samples", &in->samples) < 0 ||
+         gt_trace_int(t, "SELECT count(DISTINCT tid) FROM host_samples", &in->sample_tids) < 0))
+        return -1;
     if (gt_trace_int(t, "SELECT count(DISTINCT stack_id) FROM stacks", &in->stacks) < 0 ||
         gt_trace_int(t, "SELECT count(DISTINCT pystack_id) FROM py_stacks", &in->python_stacks) < 0)
         return -1;
@@ -333,6 +348,36 @@ static void gt_row(const char *name, int64_t count, const char *extra)
     putchar('\n');
 }
 
+/* Rounds a second over the recording, from meta alone (-1: unknown). */
+static double gt_sample_rate(const struct gt_info *in)
+{
+    if (in->sample_rounds < 0 || in->duration_ns <= 0 || in->duration_partial)
+        return -1;
+    return (double)in->sample_rounds * 1e9 / (double)in->duration_ns;
+}
+
+/* "samples:", where the trace was sampled: how many, of how many
+ * threads, and the rate made against the rate asked; when the sampler's
+ * budget slowed it, by how many rounds. */
+static void gt_info_samples_text(const struct gt_info *in)
+{
+    if (in->samples < 0)
+        return;
+    gt_label("samples:");
+    printf("%lld host samples of %lld thread%s", (long long)in->samples, (long long)in->sample_tids,
+           in->sample_tids == 1 ? "" : "s");
+    double rate = gt_sample_rate(in);
+    if (rate >= 0)
+        printf(", %lld rounds: %.1f a second of %lld asked", (long long)in->sample_rounds, rate,
+               (long long)in->sample_hz);
+    putchar('\n');
+    if (in->sample_slowed > 0) {
+        printf("%11sthe sampler's budget (", "");
+        gt_put_text(stdout, in->sample_budget ? in->sample_budget : "?", 8);
+        printf("%% of a core, GPUTRACE_SAMPLE_BUDGET) slowed %lld of them\n", (long long)in->sample_slowed);
+    }
+}
+
 static void gt_info_text(struct gt_trace *t, const struct gt_info *in)
 {
     char b1[64], b2[64];
@@ -416,6 +461,7 @@ static void gt_info_text(struct gt_trace *t, const struct gt_info *in)
         gt_put_text(stdout, in->python, 8);
         printf(" stacks, %lld of %lld calls made from Python\n", (long long)in->python_calls, (long long)in->calls);
     }
+    gt_info_samples_text(in);
     gt_label("recorder:");
     printf("gputrace ");
     gt_put_text(stdout, in->tracer_version ? in->tracer_version : "?", 20);
@@ -555,6 +601,18 @@ static void gt_info_json(struct gt_trace *t, const struct gt_info *in)
     gt_json_int("allocation_bytes", in->alloc_bytes, 0);
     gt_json_int("frees", in->frees, 0);
     gt_json_int("unique_stacks", in->stacks, 0);
+    gt_json_int("host_samples", in->samples, 1);
+    gt_json_int("host_sample_threads", in->sample_tids, 1);
+    gt_json_int("sample_hz", in->sample_hz, 0);
+    gt_json_int("sample_rounds", in->sample_rounds, 1);
+    gt_json_int("sample_rounds_slowed", in->sample_slowed, 1);
+    double rate = gt_sample_rate(in);
+    if (rate >= 0)
+        printf(",\"sample_rate\":%.3f", rate);
+    else
+        printf(",\"sample_rate\":null");
+    printf(",\"sample_budget_pct\":");
+    gt_put_json_string(stdout, in->sample_budget);
     gt_json_int("dropped_events", in->dropped_events, 0);
     gt_json_int("dropped_stacks", in->dropped_stacks, 0);
     printf(",\"top_kernels\":[");

@@ -42,6 +42,7 @@ static void gt_usage(FILE *out)
                  "  GPUTRACE_GPU_TIMING     cupti (default) or off: GPU-side times via CUPTI\n"
                  "  GPUTRACE_CUPTI_PATH     the CUPTI library to load\n"
                  "  GPUTRACE_SAMPLE_HZ      host samples a second, 0 (off) to 1000 (default 100)\n"
+                 "  GPUTRACE_SAMPLE_BUDGET  the most of a core the sampler may take (default 1%%)\n"
                  "  GPUTRACE_SAMPLE_THREADS all (default: every thread) or cuda (the CUDA threads)\n"
                  "  GPUTRACE_SAMPLE_NATIVE  blocked (default), perf or auto: running threads'\n"
                  "                          native stacks from perf events\n"

@@ -46,6 +46,21 @@ static int gt_parse_long(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
+/* "1", "1%", "0.5%": a percentage from 0 to 100, in hundredths of a
+ * percent (rounded to the nearest). */
+static int gt_parse_percent_bp(const char *s, long *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || (*end && strcmp(end, "%") != 0) || !(v >= 0 && v <= 100))
+        return -1;
+    *out = (long)(v * 100 + 0.5);
+    return 0;
+}
+
 int gt_parse_duration_ns(const char *s, uint64_t *out)
 {
     if (!s || !*s || *s == '-')
@@ -249,6 +264,7 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
     c->sample_hz = GT_DEFAULT_SAMPLE_HZ;
     c->sample_all = 1; /* every thread: a launching thread often only waits on one that never calls CUDA */
     c->sample_native = GT_NATIVE_BLOCKED;
+    c->sample_budget_bp = GT_DEFAULT_SAMPLE_BUDGET_BP;
     memset(&c->capture, 0, sizeof(c->capture));
 
     const char *v = get("GPUTRACE_OUTPUT");
@@ -431,6 +447,21 @@ int gt_config_load(struct gt_config *c, gt_getenv_fn get, char *warnings, size_t
         else
             gt_add_warning(warnings, warnings_len, &nwarn, "%s='%s' is not 'blocked', 'perf' or 'auto'; using %s",
                            "GPUTRACE_SAMPLE_NATIVE", v, "blocked");
+    }
+    /* The default budget is 1% of a core at the default 100 Hz, and
+     * grows with the rate asked for (10% at 1000 Hz): a rate asked for is
+     * kept unless the threads are many. */
+    if (c->sample_hz > GT_DEFAULT_SAMPLE_HZ)
+        c->sample_budget_bp = GT_DEFAULT_SAMPLE_BUDGET_BP * c->sample_hz / GT_DEFAULT_SAMPLE_HZ;
+    v = get("GPUTRACE_SAMPLE_BUDGET");
+    if (v) {
+        long bp;
+        if (gt_parse_percent_bp(v, &bp) == 0)
+            c->sample_budget_bp = (int)bp;
+        else
+            gt_add_warning(warnings, warnings_len, &nwarn,
+                           "%s='%s' is not a percentage of one core from 0 to 100 (as 1%% or 0.5); using %s",
+                           "GPUTRACE_SAMPLE_BUDGET", v, "the default");
     }
     struct gt_warn_to w = {warnings, warnings_len, &nwarn};
     gt_config_flight_load(c, get, gt_warn_into, &w);

@@ -48,6 +48,8 @@ struct gt_config {
     int sample_hz;             /* GPUTRACE_SAMPLE_HZ: host samples a second, 0 off, at most 1000 */
     int sample_all;            /* GPUTRACE_SAMPLE_THREADS: 0 cuda (threads that called CUDA), 1 all (default) */
     int sample_native;         /* GPUTRACE_SAMPLE_NATIVE: GT_NATIVE_BLOCKED, _PERF or _AUTO */
+    int sample_budget_bp;      /* GPUTRACE_SAMPLE_BUDGET: the sampler's share of one core, in
+                                * hundredths of a percent (100: 1%, the default); 0: no bound */
     /* GPUTRACE_CAPTURE_RANGE (and _END): windows opened by the program
      * itself (nsys's --capture-range); set, it implies standby. */
     struct gt_capture_range {
@@ -72,6 +74,7 @@ int gt_parse_capture_end(const char *v, struct gt_capture_range *out, char *err,
 enum { GT_NATIVE_BLOCKED, GT_NATIVE_PERF, GT_NATIVE_AUTO };
 #define GT_DEFAULT_SAMPLE_HZ 100
 #define GT_MAX_SAMPLE_HZ 1000
+#define GT_DEFAULT_SAMPLE_BUDGET_BP 100
 
 #define GT_DEFAULT_TRIGGER_COOLDOWN_NS (600ull * 1000000000ull)
 #define GT_DEFAULT_TRIGGER_DURATION_NS (10ull * 1000000000ull)

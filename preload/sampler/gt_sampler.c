@@ -5,8 +5,9 @@
  * sleeping thread to be off the CPU to read it, which it already is; a
  * running one reads "running"), kept open per thread and read with pread;
  * its Python frames are copied with process_vm_readv. No signal, no
- * ptrace, no lock the program's threads take. */
-#include <dirent.h>
+ * ptrace, no lock the program's threads take. The rounds keep to the
+ * sampler's budget of CPU (gt_sampler_budget.h): where they cost more,
+ * the rate falls. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -25,8 +26,10 @@
 #include "hot/gt_threads.h"
 #include "sampler/gt_sampler.h"
 #include "sampler/gt_sampler_mods.h"
+#include "sampler/gt_sampler_budget.h"
 #include "sampler/gt_sampler_perf.h"
 #include "sampler/gt_sampler_pyts.h"
+#include "sampler/gt_sampler_tasks.h"
 #include "sampler/gt_sampler_unwind.h"
 
 #define GT_SAMPLER_MAX_THREADS GT_THREADS_MAX
@@ -46,6 +49,7 @@ struct gt_sfd {
     int have_last;
     uint64_t runtime;
     uintptr_t last_pystate;
+    uint8_t ran; /* rounds in a row its clock said it had run (at most 255) */
     int cuda;   /* a thread of CUDA's own (its stack starts in CUDA's code): no longer sampled */
     int called; /* it called CUDA through the hooks: the program's, never CUDA's own */
     struct gt_event last;
@@ -58,6 +62,7 @@ static struct {
     pthread_t thread;
     int started;
     int hz, all;
+    int budget_bp; /* GPUTRACE_SAMPLE_BUDGET: hundredths of a percent of one core; 0 none */
     int perf;   /* running threads' stacks from perf events (the probe passed) */
     int unwind; /* blocked threads' stacks unwound (gt_sampler_unwind.h) */
     uint32_t self_tid;
@@ -72,13 +77,14 @@ static struct {
 /* meta.sample_native_stacks: 0 not started, 1 blocked_pc_only, 2 perf_callchain,
  * 3 blocked_unwound */
 static _Atomic int gt_s_native;
-static _Atomic(uint64_t) gt_s_rounds, gt_s_taken, gt_s_torn, gt_s_stale, gt_s_dropped, gt_s_cpu_ns;
+static _Atomic(uint64_t) gt_s_rounds, gt_s_taken, gt_s_torn, gt_s_stale, gt_s_dropped, gt_s_slowed, gt_s_cpu_ns;
 
 uint64_t gt_sampler_rounds(void) { return atomic_load(&gt_s_rounds); }
 uint64_t gt_sampler_taken(void) { return atomic_load(&gt_s_taken); }
 uint64_t gt_sampler_torn(void) { return atomic_load(&gt_s_torn); }
 uint64_t gt_sampler_stale(void) { return atomic_load(&gt_s_stale); }
 uint64_t gt_sampler_dropped(void) { return atomic_load(&gt_s_dropped); }
+uint64_t gt_sampler_slowed(void) { return atomic_load(&gt_s_slowed); }
 uint64_t gt_sampler_cpu_ns(void) { return atomic_load(&gt_s_cpu_ns); }
 const char *gt_sampler_native(void)
 {
@@ -99,8 +105,10 @@ static struct gt_sfd *gt_sfd_of(uint32_t tid)
     char path[64];
     snprintf(path, sizeof(path), "/proc/self/task/%u/syscall", tid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (fd < 0) {
+        gt_stasks_changed(); /* gone since it was listed */
         return NULL;
+    }
     struct gt_sfd *f = &gt_s.fds[gt_s.nfds++];
     memset(f, 0, sizeof(*f));
     f->tid = tid;
@@ -318,6 +326,16 @@ static void gt_batch_flush(void)
     gt_batch.n = 0;
 }
 
+/* A Python thread whose clock said it had run at each of its last
+ * GT_SFD_RAN_SKIP rounds (a thread of a busy pool; one waiting for the
+ * GIL, which wakes every 5 ms) has its clock read one round in
+ * GT_SFD_RAN_EVERY only: the read would most likely only say it ran
+ * again, and the sample is taken afresh either way. Native threads read
+ * it every round: a blocked one's walk is checked against it. */
+#define GT_SFD_RAN_SKIP 4
+#define GT_SFD_RAN_EVERY 8u
+static unsigned gt_round_no;
+
 static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now, int called)
 {
     struct gt_event e;
@@ -329,7 +347,11 @@ static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now, int cal
     if (!f || f->cuda)
         return; /* ended, or CUDA's own */
     f->called |= called;
-    if (gt_sfd_idle(f) && f->last_pystate == pystate) {
+    int check = !pystate || f->ran < GT_SFD_RAN_SKIP || gt_round_no % GT_SFD_RAN_EVERY == 0;
+    int idle = check && gt_sfd_idle(f);
+    if (check)
+        f->ran = idle ? 0 : f->ran < 255 ? f->ran + 1 : 255;
+    if (idle && f->last_pystate == pystate) {
         e = f->last;
         e.start_ns = e.end_ns = now;
         gt_push(&e);
@@ -342,6 +364,7 @@ static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now, int cal
          * reused), the file is the old one's: closed at the round's end,
          * opened afresh when the id is listed again */
         f->seen = 0;
+        gt_stasks_changed();
         return;
     }
     /* blocked: its whole native stack, unwound, unless its Python stack
@@ -371,42 +394,6 @@ static void gt_sample_one(uint32_t tid, uintptr_t pystate, uint64_t now, int cal
     gt_push(&e);
 }
 
-/* Every thread of the process (GPUTRACE_SAMPLE_THREADS=all, the default), read with
- * getdents64 (no allocation). The directory stays open, read again from
- * its start each round (procfs lists the threads afresh): a round saves
- * the path's lookup; a fork child opens its own. */
-static int gt_task_fd = -1;
-
-static size_t gt_list_tasks(uint32_t *tids, size_t max)
-{
-    if (gt_task_fd >= 0 && lseek(gt_task_fd, 0, SEEK_SET) != 0) {
-        close(gt_task_fd);
-        gt_task_fd = -1;
-    }
-    if (gt_task_fd < 0)
-        gt_task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int fd = gt_task_fd;
-    if (fd < 0)
-        return 0;
-    size_t n = 0;
-    char buf[4096];
-    for (;;) {
-        long got = syscall(SYS_getdents64, fd, buf, sizeof(buf));
-        if (got <= 0)
-            break;
-        for (long off = 0; off < got;) {
-            struct dirent64 *d = (struct dirent64 *)(buf + off);
-            off += d->d_reclen;
-            char *end;
-            unsigned long tid = strtoul(d->d_name, &end, 10);
-            if (*end || !tid || n == max)
-                continue;
-            tids[n++] = (uint32_t)tid;
-        }
-    }
-    return n;
-}
-
 static void gt_round(void)
 {
     static uint32_t tids[GT_SAMPLER_MAX_THREADS], reg_tids[GT_SAMPLER_MAX_THREADS];
@@ -414,7 +401,7 @@ static void gt_round(void)
     static uint8_t called[GT_SAMPLER_MAX_THREADS];
     size_t nreg = gt_threads_snapshot(reg_tids, reg_states, GT_SAMPLER_MAX_THREADS), n;
     if (gt_s.all) {
-        n = gt_list_tasks(tids, GT_SAMPLER_MAX_THREADS);
+        n = gt_stasks_list(tids, GT_SAMPLER_MAX_THREADS);
         for (size_t i = 0; i < n; i++) {
             states[i] = 0;
             called[i] = 0;
@@ -433,6 +420,7 @@ static void gt_round(void)
         memset(called, 1, n);
     }
     uint64_t now = gt_now_ns();
+    gt_round_no++;
     for (size_t i = 0; i < n; i++) {
         if (tids[i] == gt_s.self_tid || gt_threads_is_tracer(tids[i]))
             continue;
@@ -441,6 +429,11 @@ static void gt_round(void)
     gt_batch_flush();
     gt_sfd_sweep();
     atomic_fetch_add_explicit(&gt_s_rounds, 1, memory_order_relaxed);
+}
+
+static uint64_t gt_ts_ns(const struct timespec *t)
+{
+    return (uint64_t)t->tv_sec * 1000000000ull + (uint64_t)t->tv_nsec;
 }
 
 static void *gt_sampler_main(void *arg)
@@ -453,9 +446,14 @@ static void *gt_sampler_main(void *arg)
     uint64_t period = 1000000000ull / (uint64_t)gt_s.hz;
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
+    struct timespec cpu;
+    clock_gettime(gt_s.cpu_clock, &cpu);
+    struct gt_sbudget budget;
+    gt_sbudget_init(&budget, period, gt_s.budget_bp, gt_ts_ns(&next), gt_ts_ns(&cpu));
+    uint64_t cur = period; /* the period in force: the budget's */
     pthread_mutex_lock(&gt_s.lock);
     while (!gt_s.stop) {
-        uint64_t ns = (uint64_t)next.tv_nsec + period;
+        uint64_t ns = (uint64_t)next.tv_nsec + cur;
         next.tv_sec += (time_t)(ns / 1000000000ull);
         next.tv_nsec = (long)(ns % 1000000000ull);
         while (!gt_s.stop && pthread_cond_timedwait(&gt_s.cond, &gt_s.lock, &next) != ETIMEDOUT)
@@ -466,26 +464,29 @@ static void *gt_sampler_main(void *arg)
         /* A window (standby) or the trace (exit) may have closed. */
         if (atomic_load_explicit(&gt_state, memory_order_acquire) == GT_STATE_ACTIVE)
             gt_round();
-        struct timespec now, cpu;
+        struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
+        if (clock_gettime(gt_s.cpu_clock, &cpu) == 0) {
+            atomic_store(&gt_s_cpu_ns, gt_ts_ns(&cpu));
+            /* the budget: the rate falls where rounds cost more than it
+             * allows (gt_sampler_budget.c), counted in meta.samples_slowed */
+            cur = gt_sbudget_after_round(&budget, gt_ts_ns(&now), gt_ts_ns(&cpu));
+            if (cur > period)
+                atomic_fetch_add_explicit(&gt_s_slowed, 1, memory_order_relaxed);
+        }
         /* Behind by more than a period (the machine was busy): start
          * again from now rather than catch up in a burst. */
-        if (now.tv_sec > next.tv_sec + 1 || (now.tv_sec - next.tv_sec) * 1000000000ll + (now.tv_nsec - next.tv_nsec) >
-                                                 (long long)period)
+        if (gt_ts_ns(&now) > gt_ts_ns(&next) + cur)
             next = now;
-        if (clock_gettime(gt_s.cpu_clock, &cpu) == 0)
-            atomic_store(&gt_s_cpu_ns, (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec);
         pthread_mutex_lock(&gt_s.lock);
     }
     pthread_mutex_unlock(&gt_s.lock);
     gt_sfd_close_all();
-    if (gt_task_fd >= 0)
-        close(gt_task_fd);
-    gt_task_fd = -1;
+    gt_stasks_close();
     return NULL;
 }
 
-int gt_sampler_start(int hz, int all, int native, char *why, size_t why_len)
+int gt_sampler_start(int hz, int all, int native, int budget_bp, char *why, size_t why_len)
 {
     if (gt_s.started || hz <= 0)
         return 0;
@@ -514,12 +515,14 @@ int gt_sampler_start(int hz, int all, int native, char *why, size_t why_len)
     }
     gt_s.hz = hz;
     gt_s.all = all;
+    gt_s.budget_bp = budget_bp;
     /* Counted per trace (a standby process writes one per window). */
     atomic_store(&gt_s_rounds, 0);
     atomic_store(&gt_s_taken, 0);
     atomic_store(&gt_s_torn, 0);
     atomic_store(&gt_s_stale, 0);
     atomic_store(&gt_s_dropped, 0);
+    atomic_store(&gt_s_slowed, 0);
     gt_s.stop = 0;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -561,9 +564,7 @@ void gt_sampler_after_fork_child(void)
     }
     gt_s.nfds = 0;
     /* the parent's thread list ("self" was the parent at its open) */
-    if (gt_task_fd >= 0)
-        close(gt_task_fd);
-    gt_task_fd = -1;
+    gt_stasks_close();
     gt_sunw_after_fork_child();
     gt_spts_after_fork_child();
     atomic_store(&gt_s_native, 0); /* the child's start probes again */
@@ -572,5 +573,6 @@ void gt_sampler_after_fork_child(void)
     atomic_store(&gt_s_torn, 0);
     atomic_store(&gt_s_stale, 0);
     atomic_store(&gt_s_dropped, 0);
+    atomic_store(&gt_s_slowed, 0);
     atomic_store(&gt_s_cpu_ns, 0);
 }

@@ -1,6 +1,7 @@
 /* gt_sampler.h: the sampler thread (`gt-sampler`): GPUTRACE_SAMPLE_HZ times
- * a second it looks at each thread that has called CUDA (or every thread,
- * GPUTRACE_SAMPLE_THREADS=all) and records what it is doing: running, or
+ * a second (fewer where its rounds cost more than GPUTRACE_SAMPLE_BUDGET
+ * allows) it looks at every thread (GPUTRACE_SAMPLE_THREADS=all, the
+ * default; or those that called CUDA) and records what it is doing: running, or
  * blocked in which system call (/proc/self/task/TID/syscall), the Python
  * stack it is in (read without the GIL through process_vm_readv, every
  * object checked), and, for a blocked thread, its native stack unwound
@@ -16,8 +17,10 @@
 #include <stdint.h>
 
 /* Starts the thread (hz > 0); native is GPUTRACE_SAMPLE_NATIVE
- * (GT_NATIVE_*). 0, or -1 with a reason in why. */
-int gt_sampler_start(int hz, int all, int native, char *why, size_t why_len);
+ * (GT_NATIVE_*); budget_bp GPUTRACE_SAMPLE_BUDGET, the share of one core
+ * the sampler may take, in hundredths of a percent (0: no bound). 0, or
+ * -1 with a reason in why. */
+int gt_sampler_start(int hz, int all, int native, int budget_bp, char *why, size_t why_len);
 /* Stops and joins it (at most one period's wait); safe when not started. */
 void gt_sampler_stop(void);
 /* In a fork child: the thread did not come across. */
@@ -33,6 +36,10 @@ uint64_t gt_sampler_torn(void);
  * native stack was unwound (twice in a row). */
 uint64_t gt_sampler_stale(void);
 uint64_t gt_sampler_dropped(void);
+/* Rounds the budget slowed (made at a longer period than asked, rounds
+ * costing more than the budget allows): the rate fell below
+ * GPUTRACE_SAMPLE_HZ. */
+uint64_t gt_sampler_slowed(void);
 /* The sampler thread's CPU time so far, in ns (bench/). */
 uint64_t gt_sampler_cpu_ns(void);
 /* meta.sample_native_stacks as the last start found it: "perf_callchain"

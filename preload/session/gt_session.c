@@ -147,7 +147,8 @@ static int gt_session_open_trace(const char *pattern, long window, const char *w
     gt_signals_install();
     char swhy[256];
     if (!gt_session_dump &&
-        gt_sampler_start(cfg->sample_hz, cfg->sample_all, cfg->sample_native, swhy, sizeof(swhy)) < 0)
+        gt_sampler_start(cfg->sample_hz, cfg->sample_all, cfg->sample_native, cfg->sample_budget_bp, swhy,
+                         sizeof(swhy)) < 0)
         gt_warn("host samples not recorded: %s", swhy);
     return 0;
 }

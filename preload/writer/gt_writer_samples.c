@@ -71,6 +71,7 @@ void gt_writer_sample_counters(struct gt_writer *w, void (*meta)(struct gt_write
     meta(w, "samples_torn", gt_sampler_torn());
     meta(w, "samples_stale", gt_sampler_stale());
     meta(w, "samples_dropped", gt_sampler_dropped());
+    meta(w, "samples_slowed", gt_sampler_slowed());
     meta(w, "tracer_sampler_cpu_ns", gt_sampler_cpu_ns());
     /* perf events opened, or refused (the file's first value said what
      * the settings asked for) */

@@ -1,0 +1,122 @@
+/* The sampler's budget (preload/sampler/gt_sampler_budget.c), driven with
+ * simulated clocks: rounds of a set CPU cost, the wall clock advanced by
+ * the period the budget gives. The long-run share of a core stays within
+ * the budget; the period changes only between 250 ms windows; a cost paid
+ * once leaves no hole; with no budget, or rounds within it, the period is
+ * the one asked. */
+#include <stdint.h>
+#include "sampler/gt_sampler_budget.h"
+#include "unit.h"
+
+#define MS 1000000ull
+#define US 1000ull
+
+struct sim {
+    struct gt_sbudget b;
+    uint64_t wall, cpu, rounds, slowed, longest;
+    uint64_t last_change, changes_too_close; /* period changes less than a window apart */
+};
+
+static void sim_init(struct sim *s, uint64_t base, int bp)
+{
+    s->wall = 1000 * MS;
+    s->cpu = 5 * MS;
+    s->rounds = s->slowed = s->longest = s->changes_too_close = 0;
+    s->last_change = s->wall;
+    gt_sbudget_init(&s->b, base, bp, s->wall, s->cpu);
+}
+
+/* one round costing cost of CPU; the wall clock moves by the period */
+static void sim_round(struct sim *s, uint64_t cost)
+{
+    uint64_t before = s->b.period;
+    s->cpu += cost;
+    uint64_t p = gt_sbudget_after_round(&s->b, s->wall, s->cpu);
+    if (p != before) {
+        if (s->wall - s->last_change < 250 * MS)
+            s->changes_too_close++;
+        s->last_change = s->wall;
+    }
+    if (p > s->b.base)
+        s->slowed++;
+    if (p > s->longest)
+        s->longest = p;
+    s->wall += p;
+    s->rounds++;
+}
+
+static double share(const struct sim *s, uint64_t wall0, uint64_t cpu0)
+{
+    return 100.0 * (double)(s->cpu - cpu0) / (double)(s->wall - wall0);
+}
+
+int main(void)
+{
+    struct sim s;
+    /* no budget: the period asked, whatever a round costs */
+    sim_init(&s, 10 * MS, 0);
+    for (int i = 0; i < 1000; i++)
+        sim_round(&s, 500 * US);
+    CHECK(s.slowed == 0 && s.longest == 10 * MS);
+
+    /* rounds within the budget (50 us of 100 allowed at 1%, 100 Hz) */
+    sim_init(&s, 10 * MS, 100);
+    for (int i = 0; i < 2000; i++)
+        sim_round(&s, 50 * US);
+    CHECK(s.slowed == 0 && s.longest == 10 * MS);
+
+    /* rounds costing 250 us at 1%: 25 ms apart once settled; the share
+     * over 60 s within the budget (the first windows' excess paid back) */
+    sim_init(&s, 10 * MS, 100);
+    uint64_t w0 = s.wall, c0 = s.cpu;
+    while (s.wall - w0 < 60000 * MS)
+        sim_round(&s, 250 * US);
+    CHECK(share(&s, w0, c0) <= 1.0);
+    CHECK(share(&s, w0, c0) >= 0.9);
+    CHECK(s.b.period >= 24 * MS && s.b.period <= 26 * MS);
+    CHECK(s.changes_too_close == 0);
+
+    /* the same at 0.2%: 125 ms apart */
+    sim_init(&s, 10 * MS, 20);
+    w0 = s.wall, c0 = s.cpu;
+    while (s.wall - w0 < 60000 * MS)
+        sim_round(&s, 250 * US);
+    CHECK(share(&s, w0, c0) <= 0.2);
+    CHECK(s.b.period >= 120 * MS && s.b.period <= 130 * MS);
+
+    /* cheap rounds (20 us) with one of 40 ms (the first walks of many
+     * new threads) after 10 s: no period over 30 ms after it, and the
+     * share over the whole run within the budget */
+    sim_init(&s, 10 * MS, 100);
+    w0 = s.wall, c0 = s.cpu;
+    while (s.wall - w0 < 10000 * MS)
+        sim_round(&s, 20 * US);
+    s.longest = 0;
+    sim_round(&s, 40 * MS);
+    while (s.wall - w0 < 60000 * MS)
+        sim_round(&s, 20 * US);
+    CHECK(s.longest <= 30 * MS);
+    CHECK(share(&s, w0, c0) <= 1.0);
+
+    /* a step: 16 threads, then 200 (costs 12 times over): settled within
+     * a few seconds, and the share over the run within the budget */
+    sim_init(&s, 10 * MS, 100);
+    w0 = s.wall, c0 = s.cpu;
+    while (s.wall - w0 < 5000 * MS)
+        sim_round(&s, 80 * US);
+    while (s.wall - w0 < 65000 * MS)
+        sim_round(&s, 960 * US);
+    CHECK(share(&s, w0, c0) <= 1.0);
+    CHECK(s.b.period >= 94 * MS && s.b.period <= 100 * MS);
+    CHECK(s.changes_too_close == 0);
+
+    /* 1000 Hz at 10%: rounds of 150 us, 1.5 ms apart */
+    sim_init(&s, 1 * MS, 1000);
+    w0 = s.wall, c0 = s.cpu;
+    while (s.wall - w0 < 30000 * MS)
+        sim_round(&s, 150 * US);
+    CHECK(share(&s, w0, c0) <= 10.0);
+    CHECK(s.b.period >= 1450 * US && s.b.period <= 1550 * US);
+
+    return unit_report("test_sampler_budget");
+}
