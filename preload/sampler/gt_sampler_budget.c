@@ -8,7 +8,7 @@
  *
  * The period changes only between windows of 250 ms, and slowly: from
  * the CPU a round has cost over the last seconds (each window weighs an
- * eighth), never from the round just made. A round costs more when the
+ * eighth, after the first second), never from the round just made. A round costs more when the
  * threads are blocked (their stacks are unwound) or new (their files
  * opened, their first walks) than when they run; a period that followed
  * those costs closely would sample some phases of a program less often
@@ -19,10 +19,11 @@
  * The budget holds over the run, not only on average: CPU spent beyond it
  * (the first windows, before the cost of a round is known; a stretch
  * whose rounds cost more than the last ones) is a debt, paid back over
- * the next four seconds by a longer period, with at most a quarter of the
- * budget given to it (so that a cost paid once, the first walks of many
- * new threads, leaves no hole in the samples). Nothing is kept as
- * credit: a cheap stretch does not buy a burst later. */
+ * the next seconds by a longer period, half of it a second, with at most
+ * a quarter of the budget given to it (so that a cost paid once, the
+ * first walks of many new threads, leaves no hole in the samples); the
+ * period aims at 95% of the budget besides. Nothing is kept as credit: a
+ * cheap stretch does not buy a burst later. */
 #include "sampler/gt_sampler_budget.h"
 
 #define GT_SBUDGET_WINDOW 250000000ull /* ns */
@@ -39,6 +40,7 @@ void gt_sbudget_init(struct gt_sbudget *b, uint64_t base, int bp, uint64_t wall,
     b->debt = 0;
     b->first = 0;
     b->started = 0;
+    b->windows = 0;
 }
 
 uint64_t gt_sbudget_after_round(struct gt_sbudget *b, uint64_t wall, uint64_t cpu)
@@ -71,12 +73,18 @@ uint64_t gt_sbudget_after_round(struct gt_sbudget *b, uint64_t wall, uint64_t cp
     b->first = 0;
     if (b->avg && cost > 4 * b->avg)
         cost = 4 * b->avg;
-    b->avg = b->avg ? (7 * b->avg + cost) / 8 : cost;
-    /* a second's budget, less what of it pays the debt back (a quarter
-     * of the debt a second, a quarter of the budget at most) */
+    /* each window weighs an eighth; the first second's a half each, so
+     * that the rate settles within it */
+    b->windows++;
+    b->avg = !b->avg ? cost : b->windows <= 4 ? (b->avg + cost) / 2 : (7 * b->avg + cost) / 8;
+    /* a second's budget, less a twentieth kept in hand (a round's cost
+     * moves with the rate: fewer rounds find more threads changed) and
+     * less what pays the debt back (half the debt a second, a quarter of
+     * the budget at most) */
     uint64_t per_s = GT_SBUDGET_SECOND * b->bp / 10000u;
-    uint64_t payback = b->debt / 4 < per_s / 4 ? b->debt / 4 : per_s / 4;
-    uint64_t need = (uint64_t)((unsigned __int128)b->avg * GT_SBUDGET_SECOND / (per_s - payback));
+    uint64_t payback = b->debt / 2 < per_s / 4 ? b->debt / 2 : per_s / 4;
+    uint64_t usable = per_s - per_s / 20 - payback;
+    uint64_t need = (uint64_t)((unsigned __int128)b->avg * GT_SBUDGET_SECOND / usable);
     b->period = need > b->base ? need : b->base;
     b->win_wall = wall;
     b->win_cpu = cpu;

@@ -16,6 +16,7 @@ struct gt_sbudget {
     uint64_t debt;    /* CPU spent beyond the budget, not yet paid back */
     uint64_t first;   /* the first round's cost, left out of the first window's average */
     int started;
+    uint32_t windows; /* windows ended */
 };
 
 /* wall: CLOCK_MONOTONIC now; cpu: the sampler thread's CPU time now. */
