@@ -637,6 +637,38 @@ def test_perfetto_busy_counter_counts_overlap_once():
     assert abs(total - 50 * 14000) < 1, total
 
 
+def test_perfetto_busy_counter_with_records_kept_apart_from_their_calls():
+    """A loaded writer keeps some GPU records apart from their call's row
+    (gpu_ops: the record came after the row was written); export reads
+    the calls first, the records kept apart after, so a stream's work comes
+    to the busy counter out of start order by hundreds. Half of 400
+    kernels, 5 us of every 10 us, kept apart (every other one): the
+    counter still integrates to the 400 kernels' 2 ms, each value checked
+    against the union of the planted work."""
+    d = tmpdir()
+    db = os.path.join(d, "apart.db")
+    make_trace(db, calls=[launch("k") for _ in range(400)] + [sync("device")])
+    con = sqlite3.connect(db)
+    starts = sorted(con.execute("SELECT id, start_ns FROM calls"))
+    base = starts[0][1]
+    for k in range(400):
+        t = base + 10000 * k + 2000
+        add_gpu_op(con, "kernel", starts[k][0], t, t + 5000, fold=k % 2 == 0)
+    con.commit()
+    con.close()
+    assert_eq(query(db, "SELECT count(*) FROM gpu_ops")[0][0], 200)
+    r = export(db)
+    assert_eq((r.returncode, r.stderr), (0, b""))
+    tl = Timeline(decode(r.stdout))
+    (vals,) = tl.counters.values()
+    t0, _ = expected_calls(db)
+    work = [(s - t0, e - t0) for s, e in query(db, "SELECT start_ns, end_ns FROM gpu_activity")]
+    _check_counter_values(vals, work)
+    total = sum(v / 100 * (t2 - t) for (t, v), (t2, _) in zip(vals, vals[1:]))
+    assert abs(total - 400 * 5000) < 1, total
+    check_export(db, r.stdout)
+
+
 def test_perfetto_busy_counter_on_a_planted_load():
     """A stream busy 5 us of every 10 us for 2 ms: its busy % counter
     (1 us buckets on a run this short) integrates to exactly the 200

@@ -2,11 +2,12 @@
  * equal width from a start time, for export's counter tracks. Busy time is
  * the union of the stream's intervals: a CUDA Graph's branches run at once
  * on the stream they were launched on, and CUPTI reports them there. The
- * intervals come nearly in start order (a graph's nodes in node order), so
- * the latest GT_BK_PEND runs are kept merged before they are summed in:
- * exact while no interval comes more runs than that out of order (one that
- * does is counted from the end of what was summed). Memory is bounded:
- * past GT_BK_MAX buckets the width doubles (pairs summed). */
+ * intervals come in start order (export sorts each stream's work first:
+ * gt_export_perfetto_more.c); the latest GT_BK_PEND runs are kept merged
+ * before they are summed in, exact while no interval comes more runs than
+ * that out of order (one that does is counted from the end of what was
+ * summed). Memory is bounded: past GT_BK_MAX buckets the width doubles
+ * (pairs summed). */
 #ifndef GT_EXPORT_BUCKETS_H
 #define GT_EXPORT_BUCKETS_H
 

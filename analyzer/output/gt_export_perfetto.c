@@ -509,8 +509,8 @@ int gt_export_perfetto_trace(struct gt_trace *t, struct gt_export *x, uint32_t s
     else if (ok)
         gt_pf_gap_run(&job);
     if (ok && gt_pf_gaps(&w, &job) == 0 && gt_pf_nvtx(&w) == 0) {
-        gt_pf_busy_write(&w);
-        rc = 0;
+        if (gt_pf_busy_write(&w) == 0)
+            rc = 0;
     }
     if (job.rc == 0)
         gt_report_free(&job.r);
@@ -530,6 +530,7 @@ out:
     for (size_t i = 0; i < w.nbusy; i++)
         gt_buckets_free(&w.busy[i].b);
     free(w.busy);
+    gt_xs_free(&w.busy_work);
     for (uint64_t i = 0; i < w.nnames; i++)
         free(w.names[i]);
     free(w.names);

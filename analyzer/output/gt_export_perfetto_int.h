@@ -9,6 +9,7 @@
 
 #include "analysis/gt_analyze.h"
 #include "analysis/gt_site.h"
+#include "base/gt_extsort.h"
 #include "base/gt_map.h"
 #include "output/gt_export_buckets.h"
 #include "output/gt_export_perfetto.h"
@@ -56,6 +57,12 @@ struct gt_pf {
         struct gt_buckets b;
     } *busy;
     size_t nbusy, capbusy;
+    /* every stream's work, sorted by stream then start before it goes into
+     * the buckets: export reads the calls' records first and those kept
+     * apart from their calls after (gpu_ops), hundreds out of start order
+     * where a loaded writer kept many apart */
+    struct gt_extsort busy_work;
+    int busy_work_on;
     /* The packet being built: interned data it introduces. */
     Perfetto__Protos__InternedData in;
     Perfetto__Protos__EventName new_name, *new_name_p;
@@ -104,7 +111,8 @@ void gt_pf_slice(struct gt_pf *w, const struct gt_pf_slice *s);
 
 /* ---- gt_export_perfetto_more.c ---- */
 void gt_pf_busy_add(struct gt_pf *w, int64_t device, int64_t stream, int64_t s, int64_t e);
-void gt_pf_busy_write(struct gt_pf *w);
+/* -1 when the work could not be sorted (said on stderr) */
+int gt_pf_busy_write(struct gt_pf *w);
 int gt_pf_nvtx(struct gt_pf *w);
 void *gt_pf_gap_run(void *arg);
 int gt_pf_gaps(struct gt_pf *w, struct gt_pf_gapjob *j);

@@ -12,6 +12,32 @@
 
 /* ---- counters: each stream's busy share ---- */
 
+/* the memory the work's sort holds before it spills to a file */
+#define GT_PF_BUSY_MEM (16u << 20)
+
+struct gt_pf_work {
+    uint32_t slot, pad;  /* index + 1 into busy */
+    int64_t s, e;
+};
+
+static int gt_pf_work_cmp(const void *a, const void *b, void *arg)
+{
+    (void)arg;
+    const struct gt_pf_work *x = a, *y = b;
+    if (x->slot != y->slot)
+        return x->slot < y->slot ? -1 : 1;
+    if (x->s != y->s)
+        return x->s < y->s ? -1 : 1;
+    return (x->e > y->e) - (x->e < y->e);
+}
+
+static int gt_pf_work_sum(const void *rec, void *arg)
+{
+    struct gt_pf *w = arg;
+    const struct gt_pf_work *k = rec;
+    return gt_buckets_add(&w->busy[k->slot - 1].b, k->s, k->e);
+}
+
 void gt_pf_busy_add(struct gt_pf *w, int64_t device, int64_t stream, int64_t s, int64_t e)
 {
     int64_t *slot = gt_map_at(&w->busy_idx, (uint64_t)device << 48 ^ (uint64_t)stream);
@@ -33,15 +59,24 @@ void gt_pf_busy_add(struct gt_pf *w, int64_t device, int64_t stream, int64_t s, 
         b->b.t0 = w->x->origin_ns + (int64_t)w->x->from_ns;
         *slot = (int64_t)w->nbusy;
     }
-    gt_buckets_add(&w->busy[*slot - 1].b, s, e);
+    if (!w->busy_work_on) {
+        gt_xs_init(&w->busy_work, sizeof(struct gt_pf_work), gt_pf_work_cmp, NULL, GT_PF_BUSY_MEM);
+        w->busy_work_on = 1;
+    }
+    struct gt_pf_work k = {.slot = (uint32_t)*slot, .s = s, .e = e};
+    gt_xs_add(&w->busy_work, &k);
 }
 
 /* A "busy %" counter track under each stream that ran work in the window:
  * its busy share of each bucket, written where it changes, 0 after the
  * last. Buckets are 1 us wide, doubled until the stream's work fits 4,096
  * of them. */
-void gt_pf_busy_write(struct gt_pf *w)
+int gt_pf_busy_write(struct gt_pf *w)
 {
+    /* the work in start order, stream by stream (a failed sort has said
+     * why: the export fails rather than draw counters short) */
+    if (w->busy_work_on && gt_xs_each(&w->busy_work, gt_pf_work_sum, w) != 0)
+        return -1;
     for (size_t i = 0; i < w->nbusy && !w->failed; i++) {
         struct gt_pf_busy *b = &w->busy[i];
         gt_buckets_flush(&b->b);
@@ -76,6 +111,7 @@ void gt_pf_busy_write(struct gt_pf *w)
             gt_pf_write(w, &q);
         }
     }
+    return 0;
 }
 
 /* ---- NVTX (schema 6) ---- */

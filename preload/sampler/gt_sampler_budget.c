@@ -14,7 +14,8 @@
  * those costs closely would sample some phases of a program less often
  * than others (a loop that blocks every 300 ms, say), which would bias
  * every share the report draws from the samples. Within a window the
- * period is constant, as without a budget.
+ * period is constant, as without a budget. The first window is the first
+ * four rounds, made at the rate asked while their cost is unknown.
  *
  * The budget holds over the run, not only on average: CPU spent beyond it
  * (the first windows, before the cost of a round is known; a stretch
@@ -27,6 +28,7 @@
 #include "sampler/gt_sampler_budget.h"
 
 #define GT_SBUDGET_WINDOW 250000000ull /* ns */
+#define GT_SBUDGET_FIRST_ROUNDS 4
 #define GT_SBUDGET_SECOND 1000000000ull
 
 void gt_sbudget_init(struct gt_sbudget *b, uint64_t base, int bp, uint64_t wall, uint64_t cpu)
@@ -55,7 +57,10 @@ uint64_t gt_sbudget_after_round(struct gt_sbudget *b, uint64_t wall, uint64_t cp
         b->first = cpu > b->win_cpu ? cpu - b->win_cpu : 0;
     }
     b->win_rounds++;
-    if (wall < b->win_wall + GT_SBUDGET_WINDOW || cpu < b->win_cpu)
+    /* the first window is its first rounds alone: until they are
+     * measured the rate is the one asked, whatever the cost */
+    if (cpu < b->win_cpu ||
+        (b->windows ? wall < b->win_wall + GT_SBUDGET_WINDOW : b->win_rounds < GT_SBUDGET_FIRST_ROUNDS))
         return b->period;
     uint64_t used = cpu - b->win_cpu, span = wall - b->win_wall;
     uint64_t allowed = span * b->bp / 10000u;

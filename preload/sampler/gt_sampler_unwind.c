@@ -32,7 +32,14 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip
 #define GT_SUNW_PAGE 4096u
 #define GT_SUNW_SLOTS 32u     /* pages cached for one walk, direct mapped */
 /* Walks remembered, by (pc, sp), with the stack words each read */
-#define GT_SUNW_MEMOS 64u
+/* The memos: 256 sets of 2, by a hash of (pc, sp). Every thread is
+ * sampled, each blocked at a place or two of its own: with 64 memos,
+ * direct mapped, two threads whose (pc, sp) met in one slot walked each
+ * other out each round (135 of 154 walks, bench/native_threads.c with 16
+ * threads, were such). A memo takes a page or so when used. */
+#define GT_SUNW_WAYS 2u
+#define GT_SUNW_SETS 256u
+#define GT_SUNW_MEMOS (GT_SUNW_WAYS * GT_SUNW_SETS)
 #define GT_SUNW_WORDS 192
 #define GT_SUNW_SPAN 65536u    /* stack bytes above sp a memo may cover */
 
@@ -47,6 +54,7 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip
 struct gt_sunw_memo {
     uintptr_t pc, sp;
     uint32_t n, nw, span;
+    uint32_t used;             /* the walk that last used it (the older of a set goes first) */
     int ok;                    /* every stack read of its walk came */
     uintptr_t ips[GT_SUNW_MAX];
     uint16_t at[GT_SUNW_WORDS]; /* word offsets from sp */
@@ -270,6 +278,21 @@ static int gt_sunw_memo_holds(const struct gt_sunw_memo *m, uintptr_t pc, uintpt
     return 1;
 }
 
+/* The memo for (pc, sp): the one of its set that holds it, else the
+ * set's empty one, else the one used least lately. */
+static struct gt_sunw_memo *gt_sunw_memo_of(uintptr_t pc, uintptr_t sp)
+{
+    uint64_t h = ((uint64_t)pc * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)sp * 0xC2B2AE3D27D4EB4Full);
+    struct gt_sunw_memo *set = &gt_u.memos[(size_t)((h >> 32) % GT_SUNW_SETS) * GT_SUNW_WAYS], *pick = set;
+    for (uint32_t w = 0; w < GT_SUNW_WAYS; w++) {
+        if (set[w].n && set[w].pc == pc && set[w].sp == sp)
+            return &set[w];
+        if (!set[w].n ? pick->n != 0 : pick->n && (int32_t)(set[w].used - pick->used) < 0)
+            pick = &set[w];
+    }
+    return pick;
+}
+
 /* Whether r is a return address: in a module's code, right after a call
  * (e8 rel32, or ff /2 through a register or memory, 2 to 7 bytes). */
 static int gt_sunw_is_return(uintptr_t r)
@@ -409,7 +432,8 @@ uint32_t gt_sunw_stack(uintptr_t sp, uintptr_t pc, uintptr_t *ips, uint32_t max)
         for (uint32_t i = 0; i < GT_SUNW_MEMOS; i++)
             gt_u.memos[i].n = 0;
     }
-    struct gt_sunw_memo *memo = &gt_u.memos[((pc >> 2) ^ (sp >> 4) ^ (sp >> 12)) % GT_SUNW_MEMOS];
+    struct gt_sunw_memo *memo = gt_sunw_memo_of(pc, sp);
+    memo->used = gt_u.walk;
     if (max == GT_SUNW_MAX && gt_sunw_memo_holds(memo, pc, sp)) {
         memcpy(ips, memo->ips, memo->n * sizeof(*ips));
         return memo->n;

@@ -1,9 +1,9 @@
 /* The sampler's budget (preload/sampler/gt_sampler_budget.c), driven with
  * simulated clocks: rounds of a set CPU cost, the wall clock advanced by
  * the period the budget gives. The long-run share of a core stays within
- * the budget; the period changes only between 250 ms windows; a cost paid
- * once leaves no hole; with no budget, or rounds within it, the period is
- * the one asked. */
+ * the budget; after the first 4 rounds the period changes only between
+ * 250 ms windows; a cost paid once leaves no hole; with no budget, or
+ * rounds within it, the period is the one asked. */
 #include <stdint.h>
 #include "sampler/gt_sampler_budget.h"
 #include "unit.h"
@@ -22,7 +22,7 @@ static void sim_init(struct sim *s, uint64_t base, int bp)
     s->wall = 1000 * MS;
     s->cpu = 5 * MS;
     s->rounds = s->slowed = s->longest = s->changes_too_close = 0;
-    s->last_change = s->wall;
+    s->last_change = 0; /* none yet: the first comes after the first 4 rounds */
     gt_sbudget_init(&s->b, base, bp, s->wall, s->cpu);
 }
 
@@ -33,9 +33,9 @@ static void sim_round(struct sim *s, uint64_t cost)
     s->cpu += cost;
     uint64_t p = gt_sbudget_after_round(&s->b, s->wall, s->cpu);
     if (p != before) {
-        if (s->wall - s->last_change < 250 * MS)
+        if (s->last_change && s->wall - s->last_change < 250 * MS)
             s->changes_too_close++;
-        s->last_change = s->wall;
+        s->last_change = 0; /* none yet: the first comes after the first 4 rounds */
     }
     if (p > s->b.base)
         s->slowed++;
