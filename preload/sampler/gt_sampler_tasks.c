@@ -67,13 +67,20 @@ size_t gt_stasks_list(uint32_t *tids, size_t max)
             return 0;
     }
     struct stat st;
-    if (fstat(gt_st.fd, &st) != 0 || st.st_nlink != gt_st.nlink)
+    nlink_t nlink = fstat(gt_st.fd, &st) == 0 ? st.st_nlink : 0;
+    if (!nlink || nlink != gt_st.nlink)
         gt_st.changed = 1;
     if (gt_st.changed || ++gt_st.since >= GT_STASKS_EVERY) {
         gt_st.n = gt_stasks_read();
-        gt_st.nlink = st.st_nlink;
+        gt_st.nlink = nlink;
         gt_st.since = 0;
         gt_st.changed = 0;
+        /* a process has one thread at least (this one): none read, the
+         * directory failed, and is opened afresh next round */
+        if (!gt_st.n) {
+            close(gt_st.fd);
+            gt_st.fd = -1;
+        }
     }
     size_t n = gt_st.n < max ? gt_st.n : max;
     memcpy(tids, gt_st.tids, n * sizeof(*tids));
