@@ -603,6 +603,21 @@ def test_perfetto_nvtx_ranges_marks_and_counters():
     assert 0 < len([s for s in part.slices if s["cats"] == ["nvtx"]]) < len(nv)
 
 
+def _busy_integral(vals):
+    """A busy % counter's values, each held until the next, as busy ns."""
+    return sum(v / 100 * (t2 - t) for (t, v), (t2, _) in zip(vals, vals[1:]))
+
+
+def _one_busy_counter(db, data):
+    """The export's one busy % counter: each value checked against the
+    union of the trace's GPU work (gpu_activity), and its integral."""
+    (vals,) = Timeline(decode(data)).counters.values()
+    t0, _ = expected_calls(db)
+    work = [(s - t0, e - t0) for s, e in query(db, "SELECT start_ns, end_ns FROM gpu_activity")]
+    _check_counter_values(vals, work)
+    return vals, _busy_integral(vals)
+
+
 def test_perfetto_busy_counter_counts_overlap_once():
     """A stream whose work overlaps (a CUDA Graph's branches run at once on
     the stream they were launched on), its records out of start order: the
@@ -627,13 +642,8 @@ def test_perfetto_busy_counter_counts_overlap_once():
     # the counter only: the slices of work that overlaps on one track are
     # not drawn right yet (Perfetto pairs a track's ends with its begins
     # last in, first out; docs/cli.md says so)
-    tl = Timeline(decode(r.stdout))
-    (vals,) = tl.counters.values()
-    t0, _ = expected_calls(db)
-    work = [(s - t0, e - t0) for s, e in query(db, "SELECT start_ns, end_ns FROM gpu_activity")]
+    vals, total = _one_busy_counter(db, r.stdout)
     assert max(v for _, v in vals) <= 100.0, max(v for _, v in vals)
-    _check_counter_values(vals, work)
-    total = sum(v / 100 * (t2 - t) for (t, v), (t2, _) in zip(vals, vals[1:]))
     assert abs(total - 50 * 14000) < 1, total
 
 
@@ -659,12 +669,7 @@ def test_perfetto_busy_counter_with_records_kept_apart_from_their_calls():
     assert_eq(query(db, "SELECT count(*) FROM gpu_ops")[0][0], 200)
     r = export(db)
     assert_eq((r.returncode, r.stderr), (0, b""))
-    tl = Timeline(decode(r.stdout))
-    (vals,) = tl.counters.values()
-    t0, _ = expected_calls(db)
-    work = [(s - t0, e - t0) for s, e in query(db, "SELECT start_ns, end_ns FROM gpu_activity")]
-    _check_counter_values(vals, work)
-    total = sum(v / 100 * (t2 - t) for (t, v), (t2, _) in zip(vals, vals[1:]))
+    _, total = _one_busy_counter(db, r.stdout)
     assert abs(total - 400 * 5000) < 1, total
     check_export(db, r.stdout)
 
@@ -690,7 +695,7 @@ def test_perfetto_busy_counter_on_a_planted_load():
     (vals,) = tl.counters.values()
     # buckets of 1 us: 100 where a kernel runs, 0 between; over the whole
     # run the busy time integrates to 200 kernels of 5 us
-    total = sum(v / 100 * (t2 - t) for (t, v), (t2, _) in zip(vals, vals[1:]))
+    total = _busy_integral(vals)
     assert abs(total - 200 * 5000) < 1, total
     assert_eq(vals[-1][1], 0.0)
     inside = [v for (t, v), (t2, _) in zip(vals, vals[1:]) if t2 - t >= 1000]

@@ -30,56 +30,27 @@ static int gt_buckets_sum(struct gt_buckets *b, int64_t s, int64_t e)
     return 0;
 }
 
-/* The oldest kept run into the buckets. */
-static int gt_buckets_sum_first(struct gt_buckets *b)
-{
-    int rc = gt_buckets_sum(b, b->lo[0], b->hi[0]);
-    b->summed = b->hi[0];
-    b->npend--;
-    memmove(b->lo, b->lo + 1, b->npend * sizeof(b->lo[0]));
-    memmove(b->hi, b->hi + 1, b->npend * sizeof(b->hi[0]));
-    return rc;
-}
-
 int gt_buckets_add(struct gt_buckets *b, int64_t s, int64_t e)
 {
     if (s < b->t0)
         s = b->t0;
-    if (s < b->summed)
-        s = b->summed;
     if (e <= s)
         return 0;
-    /* the first kept run ending at or after s, and the first starting after e */
-    size_t i = b->npend;
-    while (i > 0 && b->hi[i - 1] >= s)
-        i--;
-    size_t j = i;
-    while (j < b->npend && b->lo[j] <= e)
-        j++;
-    if (j > i) { /* overlaps or touches runs i .. j-1: one run now */
-        if (b->lo[i] < s)
-            s = b->lo[i];
-        if (b->hi[j - 1] > e)
-            e = b->hi[j - 1];
-        memmove(b->lo + i + 1, b->lo + j, (b->npend - j) * sizeof(b->lo[0]));
-        memmove(b->hi + i + 1, b->hi + j, (b->npend - j) * sizeof(b->hi[0]));
-        b->npend -= j - i - 1;
-    } else {
-        memmove(b->lo + i + 1, b->lo + i, (b->npend - i) * sizeof(b->lo[0]));
-        memmove(b->hi + i + 1, b->hi + i, (b->npend - i) * sizeof(b->hi[0]));
-        b->npend++;
+    if (b->hi > b->lo && s <= b->hi) { /* overlaps or touches the open run */
+        if (e > b->hi)
+            b->hi = e;
+        return 0;
     }
-    b->lo[i] = s;
-    b->hi[i] = e;
-    return b->npend > GT_BK_PEND ? gt_buckets_sum_first(b) : 0;
+    int rc = b->hi > b->lo ? gt_buckets_sum(b, b->lo, b->hi) : 0;
+    b->lo = s;
+    b->hi = e;
+    return rc;
 }
 
 int gt_buckets_flush(struct gt_buckets *b)
 {
-    int rc = 0;
-    while (b->npend)
-        if (gt_buckets_sum_first(b) < 0)
-            rc = -1;
+    int rc = b->hi > b->lo ? gt_buckets_sum(b, b->lo, b->hi) : 0;
+    b->lo = b->hi = 0;
     return rc;
 }
 

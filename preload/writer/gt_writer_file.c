@@ -156,14 +156,8 @@ void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg)
     gt_meta(w, "sample_threads", cfg->sample_all ? "all" : "cuda");
     /* the sampler's bound, a percentage of one core ("0": none) */
     char budget[16];
-    snprintf(budget, sizeof(budget), "%d.%02d", cfg->sample_budget_bp / 100, cfg->sample_budget_bp % 100);
-    for (char *e = budget + strlen(budget) - 1; *e == '0' || *e == '.'; e--) {
-        char c = *e;
-        *e = 0;
-        if (c == '.')
-            break;
-    }
-    gt_meta(w, "sample_budget_pct", budget[0] ? budget : "0");
+    snprintf(budget, sizeof(budget), "%g", cfg->sample_budget_bp / 100.0);
+    gt_meta(w, "sample_budget_pct", budget);
     /* Python stacks of every sampled thread; native stacks of blocked
      * threads only, unwound: a running thread's needs a signal, which the
      * sampler never sends. The sampler's counters say what it found at

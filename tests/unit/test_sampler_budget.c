@@ -13,14 +13,15 @@
 
 struct sim {
     struct gt_sbudget b;
+    uint64_t wall0, cpu0; /* where the run started */
     uint64_t wall, cpu, rounds, slowed, longest;
     uint64_t last_change, changes_too_close; /* period changes less than a window apart */
 };
 
 static void sim_init(struct sim *s, uint64_t base, int bp)
 {
-    s->wall = 1000 * MS;
-    s->cpu = 5 * MS;
+    s->wall = s->wall0 = 1000 * MS;
+    s->cpu = s->cpu0 = 5 * MS;
     s->rounds = s->slowed = s->longest = s->changes_too_close = 0;
     s->last_change = 0; /* none yet: the first comes after the first 4 rounds */
     gt_sbudget_init(&s->b, base, bp, s->wall, s->cpu);
@@ -45,9 +46,17 @@ static void sim_round(struct sim *s, uint64_t cost)
     s->rounds++;
 }
 
-static double share(const struct sim *s, uint64_t wall0, uint64_t cpu0)
+/* rounds costing cost until `until` of wall time has passed since the start */
+static void sim_until(struct sim *s, uint64_t until, uint64_t cost)
 {
-    return 100.0 * (double)(s->cpu - cpu0) / (double)(s->wall - wall0);
+    while (s->wall - s->wall0 < until)
+        sim_round(s, cost);
+}
+
+/* the share of a core since the start, in percent */
+static double share(const struct sim *s)
+{
+    return 100.0 * (double)(s->cpu - s->cpu0) / (double)(s->wall - s->wall0);
 }
 
 int main(void)
@@ -69,60 +78,47 @@ int main(void)
      * period aims at 95% of the budget); the share over 60 s within the
      * budget (the first windows' excess paid back) */
     sim_init(&s, 10 * MS, 100);
-    uint64_t w0 = s.wall, c0 = s.cpu;
-    while (s.wall - w0 < 60000 * MS)
-        sim_round(&s, 250 * US);
-    CHECK(share(&s, w0, c0) <= 1.0);
-    CHECK(share(&s, w0, c0) >= 0.9);
+    sim_until(&s, 60000 * MS, 250 * US);
+    CHECK(share(&s) <= 1.0);
+    CHECK(share(&s) >= 0.9);
     CHECK(s.b.period >= 26 * MS && s.b.period <= 27 * MS);
+    CHECK(s.changes_too_close == 0);
     /* and within it over the first 5 s too */
     sim_init(&s, 10 * MS, 100);
-    w0 = s.wall, c0 = s.cpu;
-    while (s.wall - w0 < 5000 * MS)
-        sim_round(&s, 250 * US);
-    CHECK(share(&s, w0, c0) <= 1.0);
+    sim_until(&s, 5000 * MS, 250 * US);
+    CHECK(share(&s) <= 1.0);
     CHECK(s.changes_too_close == 0);
 
     /* the same at 0.2%: 131.6 ms apart */
     sim_init(&s, 10 * MS, 20);
-    w0 = s.wall, c0 = s.cpu;
-    while (s.wall - w0 < 60000 * MS)
-        sim_round(&s, 250 * US);
-    CHECK(share(&s, w0, c0) <= 0.2);
+    sim_until(&s, 60000 * MS, 250 * US);
+    CHECK(share(&s) <= 0.2);
     CHECK(s.b.period >= 130 * MS && s.b.period <= 133 * MS);
 
     /* cheap rounds (20 us) with one of 40 ms (the first walks of many
      * new threads) after 10 s: no period over 30 ms after it, and the
      * share over the whole run within the budget */
     sim_init(&s, 10 * MS, 100);
-    w0 = s.wall, c0 = s.cpu;
-    while (s.wall - w0 < 10000 * MS)
-        sim_round(&s, 20 * US);
+    sim_until(&s, 10000 * MS, 20 * US);
     s.longest = 0;
     sim_round(&s, 40 * MS);
-    while (s.wall - w0 < 60000 * MS)
-        sim_round(&s, 20 * US);
+    sim_until(&s, 60000 * MS, 20 * US);
     CHECK(s.longest <= 30 * MS);
-    CHECK(share(&s, w0, c0) <= 1.0);
+    CHECK(share(&s) <= 1.0);
 
     /* a step: 16 threads, then 200 (costs 12 times over): settled within
      * a few seconds, and the share over the run within the budget */
     sim_init(&s, 10 * MS, 100);
-    w0 = s.wall, c0 = s.cpu;
-    while (s.wall - w0 < 5000 * MS)
-        sim_round(&s, 80 * US);
-    while (s.wall - w0 < 65000 * MS)
-        sim_round(&s, 960 * US);
-    CHECK(share(&s, w0, c0) <= 1.0);
+    sim_until(&s, 5000 * MS, 80 * US);
+    sim_until(&s, 65000 * MS, 960 * US);
+    CHECK(share(&s) <= 1.0);
     CHECK(s.b.period >= 99 * MS && s.b.period <= 104 * MS);
     CHECK(s.changes_too_close == 0);
 
     /* 1000 Hz at 10%: rounds of 150 us, 1.58 ms apart */
     sim_init(&s, 1 * MS, 1000);
-    w0 = s.wall, c0 = s.cpu;
-    while (s.wall - w0 < 30000 * MS)
-        sim_round(&s, 150 * US);
-    CHECK(share(&s, w0, c0) <= 10.0);
+    sim_until(&s, 30000 * MS, 150 * US);
+    CHECK(share(&s) <= 10.0);
     CHECK(s.b.period >= 1560 * US && s.b.period <= 1600 * US);
 
     return unit_report("test_sampler_budget");
