@@ -57,7 +57,7 @@ def unit_tests(filters):
 def main():
     filters = sys.argv[1:]
     passed = failed = 0
-    failures, skipped = [], []
+    failures, skipped, whys = [], [], []
     for name, fn, err in python_tests(filters):
         t0 = time.monotonic()
         skip = None
@@ -79,6 +79,7 @@ def main():
         else:
             failed += 1
             failures.append(name)
+            whys.append((name, err))
             print("FAIL %s (%.1fs)\n%s" % (name, dt, err.rstrip()), flush=True)
     for name, path in unit_tests(filters):
         try:
@@ -92,9 +93,15 @@ def main():
         else:
             failed += 1
             failures.append(name)
+            whys.append((name, out))
             print("FAIL %s\n%s" % (name, out.rstrip()), flush=True)
     if skipped:
         print("skipped (not counted): " + " ".join(skipped))
+    # Each failure's last lines again, at the end, where a CI log cut to
+    # its tail still shows why.
+    for name, err in whys:
+        tail = err.rstrip().splitlines()[-16:]
+        print("why %s:\n  %s" % (name, "\n  ".join(line[:300] for line in tail)))
     if failures:
         print("failed: " + " ".join(failures))
     print("%d passed, %d failed" % (passed, failed))

@@ -157,22 +157,28 @@ def test_info_says_how_the_trace_was_sampled():
 def test_a_slowed_rate_keeps_the_shares():
     """host_wait spends each step's three stalls of 100 ms spinning,
     asleep and blocked in read (the program's own plan). Sampled at 1000
-    Hz with a budget of 0.3% of a core, far below what its rounds cost, the
-    rate falls (rounds slowed, counted); once it has (after the first
+    Hz with a budget of 1% of a core, below what its rounds cost (2.5 to
+    10% of a core at that rate, by the machine), the rate falls (rounds
+    slowed, counted; fewer than 800 a second); once it has (after the first
     second: the first window runs at the rate asked, while a round's cost
     is measured), the main thread's samples still split a third to each
     stall, within 0.1: the budget sets the period from what rounds have
     cost over the last seconds, not from the round just made (a blocked
     thread's round costs more: its stack is unwound; a new thread's more
-    still), which would sample some stalls less often than others."""
+    still), which would sample some stalls less often than others. At
+    least 150 samples (a slow machine's rounds, 100 us each, still make
+    about 100 a second): the shares of fewer would move by more than the
+    0.1 by chance alone. (tests/unit/test_sampler_budget.c drives the
+    budget through such phases on simulated clocks, where the rates of
+    the phases are held within 10% of each other.)"""
     run = run_traced([prog("host_wait"), "14", "100"],
-                     env={"GPUTRACE_SAMPLE_HZ": "1000", "GPUTRACE_SAMPLE_BUDGET": "0.3"})
+                     env={"GPUTRACE_SAMPLE_HZ": "1000", "GPUTRACE_SAMPLE_BUDGET": "1"})
     assert_eq(run.proc.returncode, 0, run.proc.stderr)
     db = run.traces[0]
     m = _meta(db)
     assert int(m["samples_slowed"]) > 0, m
     span = (int(m["end_ns"]) - int(m["start_ns"])) / S
-    assert int(m["samples_rounds"]) / span < 500, m
+    assert int(m["samples_rounds"]) / span < 800, m
     pid = int(m["pid"])
     first = query(db, "SELECT min(ns) FROM host_samples")[0][0]
     counts = dict(query(db, "SELECT CASE WHEN state = 'running' THEN 'spin' "
@@ -180,6 +186,6 @@ def test_a_slowed_rate_keeps_the_shares():
                             "WHEN syscall = 'read' THEN 'drain' END AS k, count(*) FROM host_samples "
                             "WHERE tid = ? AND ns > ? AND k IS NOT NULL GROUP BY k", pid, first + S))
     total = sum(counts.values())
-    assert total >= 120, counts
+    assert total >= 150, counts
     for k in ("spin", "nap", "drain"):
         assert abs(counts.get(k, 0) / total - 1 / 3) <= 0.10, (k, counts)

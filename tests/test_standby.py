@@ -114,6 +114,40 @@ def test_windows_hold_exactly_their_calls():
             assert end >= int(m["window_start_ns"]) and start < int(m["window_end_ns"]), (start, end, m)
 
 
+def test_a_window_opened_inside_a_call_leaves_out_what_the_call_makes():
+    """A window that opens while a call made before it is still running:
+    the calls that call makes inside (the runtime's into the driver) are
+    parts of it, not calls the program made in the window. The first CUDA
+    call, cudaMalloc, spends 300 ms creating the context (as a real driver
+    does, FAKECUDA_CTX_CREATE_NS); the window opens meanwhile, as soon as
+    the control socket is there. Its trace holds the program's launches,
+    and no driver call (the runtime's cuMemAlloc, after the context, was
+    recorded as a call of its own before)."""
+    d = tmpdir()
+    env = base_env({"GPUTRACE_MODE": "standby", "GPUTRACE_CONTROL_DIR": os.path.join(d, "ctl"),
+                    "GPUTRACE_OUTPUT": os.path.join(d, "t-%p.db"), "LD_PRELOAD": SHIM,
+                    "FAKECUDA_CTX_CREATE_NS": "300000000"})
+    p = subprocess.Popen([prog("standby_loop"), "1.0", os.path.join(d, "log")], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sock = os.path.join(d, "ctl", "%d.sock" % p.pid)
+    deadline = time.monotonic() + 10
+    while not os.path.exists(sock) and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.005)
+    r = _trigger(d, "--duration", "600ms", str(p.pid))
+    assert_eq(r.returncode, 0, r.stderr)
+    out, err = p.communicate(timeout=60)
+    assert_eq(p.returncode, 0, err)
+    assert_eq(out, "ready\n")
+    db = os.path.join(d, "t-%d-w1.db" % p.pid)
+    m = _meta(db)
+    with open(os.path.join(d, "log.first")) as f:
+        t0, t1 = (int(x) for x in f.read().split())
+    assert t0 < int(m["window_start_ns"]) < t1, ("the window opened while the first call ran", t0, t1, m)
+    assert_eq(query(db, "SELECT name, count(*) FROM api_calls WHERE name NOT LIKE 'cuda%' GROUP BY name"), [])
+    assert_eq(query(db, "SELECT count(*) FROM api_calls WHERE start_ns < ?", int(m["window_start_ns"]))[0][0], 0)
+    _check_window(db, _log(os.path.join(d, "log")))
+
+
 def test_window_at_a_wall_clock_instant_and_busy():
     d = tmpdir()
     p = _start(2.5, d)

@@ -60,7 +60,12 @@ static inline int gt_makes_gpu_work(int category)
            category == GT_CAT_SYNC || category == GT_CAT_GRAPH;
 }
 
-/* Returns 0 when the call must pass through unrecorded. */
+/* Returns 1 when the call is recorded; 0 when it must pass through
+ * unrecorded; -1 when it must pass through with the guard held, left by
+ * gt_call_pass_end: in standby, where a window may open while the call
+ * runs, and the calls it makes inside (the runtime's into the driver),
+ * which would then be recorded as calls of their own, are parts of a call
+ * made before the window. */
 static inline int gt_call_begin(struct gt_call *c, uint32_t api, int category)
 {
     if (gt_tls_busy)
@@ -69,14 +74,19 @@ static inline int gt_call_begin(struct gt_call *c, uint32_t api, int category)
      * points) is visible to a thread that sees it active. Free on x86. */
     int st = atomic_load_explicit(&gt_state, memory_order_acquire);
     if (st >= GT_STATE_DISABLED) {
-        if (st == GT_STATE_STANDBY)
-            gt_drop_ext_ahead();
-        return 0;
+        if (st != GT_STATE_STANDBY)
+            return 0;
+        gt_drop_ext_ahead();
+        gt_tls_busy = 1;
+        return -1;
     }
     gt_tls_busy = 1;
     if (__builtin_expect(st == GT_STATE_IDLE, 0) && category != GT_CAT_NONE) {
         gt_call_starter();
-        if (!gt_state_records(atomic_load_explicit(&gt_state, memory_order_relaxed))) {
+        st = atomic_load_explicit(&gt_state, memory_order_relaxed);
+        if (!gt_state_records(st)) {
+            if (st == GT_STATE_STANDBY)
+                return -1; /* the guard held, as above */
             gt_tls_busy = 0;
             return 0;
         }
@@ -127,6 +137,12 @@ static inline void gt_call_stop(struct gt_call *c)
         gt_tls_ext_ahead = gt_next_corr();
         gt_cupti_push(gt_tls_ext_ahead);
     }
+}
+
+/* After a call that passed through with the guard held (-1 above). */
+static inline void gt_call_pass_end(void)
+{
+    gt_tls_busy = 0;
 }
 
 /* Records the event (unless its category is NONE) and leaves the guard. */

@@ -32,9 +32,14 @@
         struct gt_call call;                                                   \
         if (!real)                                                             \
             return GT_ERR_##lib;                                               \
-        if (!gt_call_begin(&call, GT_API_##name, GT_CAT_##cat))                              \
+        int how = gt_call_begin(&call, GT_API_##name, GT_CAT_##cat);           \
+        if (!how)                                                              \
             return real args;                                                  \
         GT_RET_##lib res = real args;                                          \
+        if (how < 0) {                                                         \
+            gt_call_pass_end();                                                \
+            return res;                                                        \
+        }                                                                      \
         gt_call_stop(&call);                                                   \
         struct gt_event *ev = &call.ev;                                        \
         (void)ev;                                                              \
@@ -50,11 +55,16 @@
         struct gt_call call;                                                   \
         if (!real)                                                             \
             return;                                                            \
-        if (!gt_call_begin(&call, GT_API_##name, GT_CAT_##cat)) {                            \
+        int how = gt_call_begin(&call, GT_API_##name, GT_CAT_##cat);           \
+        if (!how) {                                                            \
             real args;                                                         \
             return;                                                            \
         }                                                                      \
         real args;                                                             \
+        if (how < 0) {                                                         \
+            gt_call_pass_end();                                                \
+            return;                                                            \
+        }                                                                      \
         gt_call_stop(&call);                                                   \
         struct gt_event *ev = &call.ev;                                        \
         (void)ev;                                                              \

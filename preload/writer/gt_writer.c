@@ -1,7 +1,8 @@
 /* gt_writer.c: rings -> SQLite, on the tracer's own thread: the writer's
  * loop and transactions, and the trace file's life (opened, finished at
  * exit, by a signal, before exec; forks). The file's creation and the
- * process's description in meta are gt_writer_file.c's.
+ * process's description in meta are gt_writer_file.c's; the statements,
+ * meta rows and what a failed write does, gt_writer_sql.c's.
  *
  * Everything slow happens on this thread and only here: SQL, symbolization
  * of each new frame, demangling of each new kernel name. Transactions are
@@ -44,38 +45,6 @@
 #define GT_BUSY_EVENTS 256         /* a drain this big means more are coming */
 #define GT_INDEX_MARK "-- @indexes"
 
-static const char *const gt_sql[ST_COUNT] = {
-    /* No id: SQLite's next rowid is the next id, found without the
-     * lookup an explicit one costs. */
-    [ST_EVENT] = "INSERT INTO events(tid,api_id,start_ns,dur_ns,result,stream,stack_id,pystack_id,corr,"
-                 "a0,a1,a2,g_start_ns,g_dur_ns,g_stream) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_EVENT_BATCH] = NULL, /* GT_BATCH_ROWS rows of ST_EVENT's, built at open */
-    [ST_THREAD] = "INSERT OR IGNORE INTO threads VALUES(?,?)",
-    [ST_LAUNCH_CONFIG] = "INSERT INTO launch_configs VALUES(?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_STRING] = "INSERT INTO strings VALUES(?,?,?)",
-    [ST_MODULE] = "INSERT INTO modules VALUES(?,?)",
-    [ST_FRAME] = "INSERT INTO frames VALUES(?,?,?,?,?,?,?,?,?)",
-    [ST_STACK] = "INSERT INTO stacks VALUES(?,?,?)",
-    [ST_META] = "INSERT OR REPLACE INTO meta VALUES(?,?)",
-    [ST_GPU] = "INSERT INTO gpu_ops(id,kind,corr,correlation_id,device,stream,start_ns,dur_ns,name_id,bytes,"
-               "copy_kind,src_kind,dst_kind,sync_type,graph_id,graph_node_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_GPU_BATCH] = NULL, /* GT_BATCH_ROWS rows of ST_GPU's, built at open */
-    [ST_GPU_CORR] = "UPDATE gpu_ops SET corr = ? WHERE id = ?",
-    /* A node's first row stands: the call that made it comes first, and a
-     * later call that only read the same capture state (an event record,
-     * a wait, work the driver did not capture) must not take it over. */
-    [ST_GNODE] = "INSERT OR IGNORE INTO graph_node_rows VALUES(?,?,?,?,?,?,?,?,?,?)",
-    /* A clone's node takes its original's kind, kernel and site. */
-    [ST_GNODE_CLONE] = "INSERT OR REPLACE INTO graph_node_rows SELECT ?1, ?2, kind, name_id, api_id, tid, ns, "
-                       "stack_id, pystack_id, ?3 FROM graph_node_rows WHERE node_id = ?3",
-    [ST_OVERHEAD] = "INSERT INTO cupti_overhead VALUES(?,?,?)",
-    [ST_PYCODE] = "INSERT INTO py_code VALUES(?,?,?,?)",
-    [ST_PYFRAME] = "INSERT INTO py_frames VALUES(?,?,?,?)",
-    [ST_PYSTACK] = "INSERT INTO py_stacks VALUES(?,?,?)",
-    [ST_RESULT_NAME] = "INSERT INTO result_names VALUES(?,?,?)",
-    [ST_SAMPLE] = "INSERT INTO samples(tid,ns,state,syscall,stack_id,pystack_id) VALUES(?,?,?,?,?,?)",
-};
-
 static struct gt_writer *gt_w;
 /* Static, never destroyed: threads may still signal it while the writer
  * shuts down. */
@@ -88,80 +57,6 @@ static pthread_cond_t gt_wake = PTHREAD_COND_INITIALIZER;
 /* A fatal signal asks the writer to finish the trace (gt_signals.c). */
 static _Atomic int gt_finish_signal;
 static sem_t gt_finish_done;
-
-/* ---- small helpers ---- */
-
-
-static int gt_exec(sqlite3 *db, const char *sql)
-{
-    return sqlite3_exec(db, sql, NULL, NULL, NULL);
-}
-
-/* A write failed (a full disk, a file size limit, an I/O error): one line,
- * and recording stops for the rest of the process, whose calls then go
- * straight through. What was committed stays a consistent database. */
-static void gt_writer_failed(struct gt_writer *w, const char *why)
-{
-    if (w->failed)
-        return;
-    w->failed = 1;
-    /* For meta: SQLite says a full disk as SQLITE_FULL, with no errno. */
-    int full = strcmp(why, sqlite3_errstr(SQLITE_FULL)) == 0;
-    w->fail_errno = full ? ENOSPC : w->db ? sqlite3_system_errno(w->db) : 0;
-    snprintf(w->fail_why, sizeof(w->fail_why), "%s", why);
-    int active = GT_STATE_ACTIVE;
-    atomic_compare_exchange_strong(&gt_state, &active, GT_STATE_DISABLED);
-    gt_writer_say_failed(w, why);
-}
-
-int gt_step(struct gt_writer *w, int which)
-{
-    sqlite3_stmt *s = w->st[which];
-    int rc = sqlite3_step(s);
-    sqlite3_reset(s);
-    sqlite3_clear_bindings(s);
-    if (rc != SQLITE_DONE)
-        gt_writer_failed(w, sqlite3_errstr(rc));
-    return rc == SQLITE_DONE ? 0 : -1;
-}
-
-/* For statements whose every column is bound on every row. */
-int gt_step_keep(struct gt_writer *w, int which)
-{
-    sqlite3_stmt *s = w->st[which];
-    int rc = sqlite3_step(s);
-    sqlite3_reset(s);
-    if (rc != SQLITE_DONE)
-        gt_writer_failed(w, sqlite3_errstr(rc));
-    return rc == SQLITE_DONE ? 0 : -1;
-}
-
-void gt_meta(struct gt_writer *w, const char *key, const char *value)
-{
-    if (!w->ready) {
-        gt_meta_defer(w, key, value);
-        return;
-    }
-    sqlite3_bind_text(w->st[ST_META], 1, key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(w->st[ST_META], 2, value, -1, SQLITE_TRANSIENT);
-    gt_step(w, ST_META);
-}
-
-void gt_meta_u64(struct gt_writer *w, const char *key, uint64_t v)
-{
-    char buf[32];
-    snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-    gt_meta(w, key, buf);
-}
-
-int gt_bit_test_set(uint8_t *bits, uint32_t i)
-{
-    uint8_t m = (uint8_t)(1u << (i & 7));
-    if (bits[i >> 3] & m)
-        return 1;
-    bits[i >> 3] |= m;
-    return 0;
-}
 
 /* ---- events ---- */
 
@@ -291,6 +186,7 @@ static uint64_t gt_drain(struct gt_writer *w)
     if (w->in_txn && gt_now_ns() - w->last_commit_ns >= GT_COMMIT_NS)
         gt_commit(w);
     pthread_mutex_unlock(&gt_work_lock);
+    atomic_fetch_add_explicit(&w->drains, 1, memory_order_release);
     return n;
 }
 
@@ -435,7 +331,7 @@ static void *gt_writer_main(void *arg)
     if (w->setup_on_thread) {
         char err[768];
         pthread_mutex_lock(&gt_work_lock);
-        int rc = gt_writer_setup_apart(w, gt_sql, (const char *)gt_schema_sql, gt_schema_sql_len, GT_INDEX_MARK, err,
+        int rc = gt_writer_setup_apart(w, (const char *)gt_schema_sql, gt_schema_sql_len, GT_INDEX_MARK, err,
                                        sizeof(err));
         pthread_mutex_unlock(&gt_work_lock);
         if (rc < 0) {
@@ -615,7 +511,7 @@ static int gt_writer_open_blocked(char *path, size_t path_len, const struct gt_c
      * it drains the rings (issue 31). A standby window's trace is made here:
      * it opens while the program runs, and its failure returns to standby. */
     w->setup_on_thread = !cfg->standby;
-    if (!w->setup_on_thread && gt_writer_setup(w, gt_sql, (const char *)gt_schema_sql, gt_schema_sql_len,
+    if (!w->setup_on_thread && gt_writer_setup(w, (const char *)gt_schema_sql, gt_schema_sql_len,
                                                GT_INDEX_MARK, err, err_len) < 0) {
         unlink(path); /* before the lock goes, with gt_writer_free */
         gt_writer_free(w);
@@ -676,10 +572,13 @@ void gt_writer_settle(int max_ms)
     struct gt_writer *w = gt_w;
     if (!w || !w->thread_started)
         return;
-    /* Two rounds at least: the rings' last calls reach the waiting room
-     * in the first. */
-    for (int ms = 0, rounds = 0; ms < max_ms; ms += 10, rounds++) {
-        if (rounds >= 2 && atomic_load(&w->waiting) == 0)
+    /* A drain begun after this call, done (the one under way may have
+     * passed a ring already): the rings' last calls are in the waiting
+     * room by then. An empty room before it says nothing: a writer kept
+     * off the CPU by a loaded machine has not yet seen them. */
+    uint64_t first = atomic_load_explicit(&w->drains, memory_order_acquire) + 2;
+    for (int ms = 0; ms < max_ms; ms += 10) {
+        if (atomic_load_explicit(&w->drains, memory_order_acquire) >= first && atomic_load(&w->waiting) == 0)
             return;
         gt_cupti_flush(1);
         gt_writer_wake();

@@ -3,7 +3,9 @@
  * that would pass it fails as on a full disk and recording stops with
  * what was committed. Three quarters of the bound go to the data, the
  * rest is kept for the indexes made at the end. (:last is the session's:
- * a flight recorder whose window is written at exit, session/gt_flight.c.) */
+ * a flight recorder whose window is written at exit, session/gt_flight.c.)
+ * The writer's lowest layer: SQLite's pragmas, nothing of the writer's
+ * own (its settings go into meta with the process's, gt_writer_file.c). */
 #include <stdio.h>
 
 #include <sqlite3.h>
@@ -35,8 +37,6 @@ void gt_writer_bound_setup(struct gt_writer *w)
 {
     if (!w->cfg.max_size_bytes)
         return;
-    gt_meta_u64(w, "max_size_bytes", w->cfg.max_size_bytes);
-    gt_meta(w, "max_size_mode", w->cfg.max_size_keep_last ? "last" : "stop");
     /* :last writes what its rings hold, sized to fit: the bound is only a
      * safety net there. */
     gt_bound_set_pages(w, w->cfg.max_size_keep_last ? w->cfg.max_size_bytes : w->cfg.max_size_bytes / 4 * 3);
@@ -54,13 +54,4 @@ void gt_writer_bound_release(struct gt_writer *w)
 {
     if (w->cfg.max_size_bytes && w->db)
         gt_bound_set_pages(w, w->cfg.max_size_bytes);
-}
-
-void gt_writer_say_failed(struct gt_writer *w, const char *why)
-{
-    if (gt_writer_at_bound(w))
-        gt_warn("%s reached GPUTRACE_MAX_SIZE (%llu bytes with its indexes): recording stops, the trace keeps what "
-                "was recorded before", w->path, (unsigned long long)w->cfg.max_size_bytes);
-    else
-        gt_warn("cannot write %s: %s; recording stops, the trace keeps what was committed", w->path, why);
 }

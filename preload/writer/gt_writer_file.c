@@ -165,6 +165,11 @@ void gt_write_process_meta(struct gt_writer *w, const struct gt_config *cfg)
      * (GPUTRACE_SAMPLE_NATIVE=perf/auto), blocked_pc_only without an
      * unwinder. */
     gt_meta(w, "sample_native_stacks", cfg->sample_hz ? "blocked_unwound" : "off");
+    /* GPUTRACE_MAX_SIZE (gt_writer_bound.c keeps it) */
+    if (cfg->max_size_bytes) {
+        gt_meta_u64(w, "max_size_bytes", cfg->max_size_bytes);
+        gt_meta(w, "max_size_mode", cfg->max_size_keep_last ? "last" : "stop");
+    }
     gt_meta(w, "complete", "0");
 }
 

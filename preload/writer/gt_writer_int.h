@@ -134,6 +134,7 @@ struct gt_writer {
     uint64_t left_corr[64];
     unsigned left_next;
     _Atomic uint32_t waiting; /* rows in the waiting room still without their GPU record */
+    _Atomic uint64_t drains;  /* drain rounds done (gt_writer_settle counts them) */
 };
 
 /* 1 if the GPU record with our correlation id `ext` belongs to a call left
@@ -143,8 +144,16 @@ int gt_writer_left_out(const struct gt_writer *w, uint64_t ext);
 /* Ids for names first seen in CUPTI records, clear of the shim's own. */
 #define GT_GPU_NAME_BASE (1 << 24)
 
+/* gt_writer_sql.c: the statements (ST_*'s SQL), each stepped and reset
+ * (gt_step clears its bindings, gt_step_keep leaves them: every column is
+ * bound on every row); a raw SQL line; a failed write: one line, recording
+ * stopped, what was committed kept. */
+extern const char *const gt_sql[ST_COUNT];
 int gt_step(struct gt_writer *w, int which);
 int gt_step_keep(struct gt_writer *w, int which);
+int gt_exec(sqlite3 *db, const char *sql);
+void gt_writer_failed(struct gt_writer *w, const char *why);
+/* gt_writer.c: a transaction opened if none is (-1 once writes failed). */
 int gt_begin_txn(struct gt_writer *w);
 /* The tables every trace holds the same (gt_writer_catalog.c): api_names,
  * at open (an SQLite result code back), and result_names, in the current
@@ -162,6 +171,8 @@ void gt_emit_thread(struct gt_writer *w, uint32_t tid);
 /* A small text file (a /proc entry), its trailing newlines and NULs cut,
  * inner NULs made spaces if asked; "" when unreadable (gt_writer_file.c). */
 void gt_read_text_file(const char *path, char *buf, size_t len, int nul_to_space);
+/* A meta row (gt_writer_sql.c), kept by gt_meta_defer until the file is
+ * ready. */
 void gt_meta(struct gt_writer *w, const char *key, const char *value);
 void gt_meta_u64(struct gt_writer *w, const char *key, uint64_t v);
 /* gt_writer_claim.c: creates the trace at `path` (never through a
@@ -178,18 +189,17 @@ int gt_writer_claim_file(char *path, size_t path_len, int force, char *err, size
 void gt_writer_note_stop(struct gt_writer *w);
 /* gt_writer_bound.c: GPUTRACE_MAX_SIZE's bound on the file (set up with
  * the file; whether a failed write was it; room for the indexes at the
- * end); the line that says why recording stopped. */
+ * end). */
 void gt_writer_bound_setup(struct gt_writer *w);
 int gt_writer_at_bound(struct gt_writer *w);
 void gt_writer_bound_release(struct gt_writer *w);
-void gt_writer_say_failed(struct gt_writer *w, const char *why);
 /* gt_writer_setup.c: the file's tables, views (the schema up to `index_mark`)
  * and statements, its process meta, API and syscall names and the metas
  * deferred so far, in one transaction; w->ready after. -1 with the reason. */
-int gt_writer_setup(struct gt_writer *w, const char *const *sql, const char *schema, size_t schema_len,
+int gt_writer_setup(struct gt_writer *w, const char *schema, size_t schema_len,
                     const char *index_mark, char *err, size_t err_len);
 /* The same on a short-lived thread at a lower priority (nice +10), waited for. */
-int gt_writer_setup_apart(struct gt_writer *w, const char *const *sql, const char *schema, size_t schema_len,
+int gt_writer_setup_apart(struct gt_writer *w, const char *schema, size_t schema_len,
                           const char *index_mark, char *err, size_t err_len);
 /* A meta set before the file is ready, kept for gt_writer_setup. */
 void gt_meta_defer(struct gt_writer *w, const char *key, const char *value);

@@ -43,18 +43,8 @@ static int gt_copy_template(const char *path)
     return ok ? 0 : -1;
 }
 
-void gt_meta_defer(struct gt_writer *w, const char *key, const char *value)
-{
-    if (w->ndeferred == GT_DEFERRED_META)
-        return; /* the few the session sets fit */
-    snprintf(w->deferred[w->ndeferred][0], sizeof(w->deferred[0][0]), "%s", key);
-    snprintf(w->deferred[w->ndeferred][1], sizeof(w->deferred[0][1]), "%s", value ? value : "");
-    w->ndeferred++;
-}
-
 /* Statement `one`'s insert with GT_BATCH_ROWS rows of values, as `many`. */
-static int gt_prepare_batch(struct gt_writer *w, const char *const *gt_sql, struct gt_batch *b, int one, int many,
-                            int cols)
+static int gt_prepare_batch(struct gt_writer *w, struct gt_batch *b, int one, int many, int cols)
 {
     b->one = one;
     b->many = many;
@@ -79,7 +69,7 @@ static int gt_prepare_batch(struct gt_writer *w, const char *const *gt_sql, stru
     return rc;
 }
 
-int gt_writer_setup(struct gt_writer *w, const char *const *gt_sql, const char *schema_sql, size_t schema_len,
+int gt_writer_setup(struct gt_writer *w, const char *schema_sql, size_t schema_len,
                     const char *index_mark, char *err, size_t err_len)
 {
     int copied = gt_copy_template(w->path) == 0;
@@ -116,9 +106,9 @@ int gt_writer_setup(struct gt_writer *w, const char *const *gt_sql, const char *
     free(schema);
     for (int i = 0; rc == SQLITE_OK && i < ST_COUNT; i++) {
         if (i == ST_EVENT_BATCH)
-            rc = gt_prepare_batch(w, gt_sql, &w->events, ST_EVENT, ST_EVENT_BATCH, EC_COUNT);
+            rc = gt_prepare_batch(w, &w->events, ST_EVENT, ST_EVENT_BATCH, EC_COUNT);
         else if (i == ST_GPU_BATCH)
-            rc = gt_prepare_batch(w, gt_sql, &w->gpu, ST_GPU, ST_GPU_BATCH, 16);
+            rc = gt_prepare_batch(w, &w->gpu, ST_GPU, ST_GPU_BATCH, 16);
         else
             rc = sqlite3_prepare_v3(w->db, gt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i], NULL);
     }
@@ -146,7 +136,6 @@ int gt_writer_setup(struct gt_writer *w, const char *const *gt_sql, const char *
 
 struct gt_setup_job {
     struct gt_writer *w;
-    const char *const *sql;
     const char *schema, *index_mark;
     size_t schema_len;
     char *err;
@@ -164,8 +153,7 @@ static void *gt_setup_main(void *arg)
     int nice_now = getpriority(PRIO_PROCESS, (id_t)tid);
     if (errno == 0)
         setpriority(PRIO_PROCESS, (id_t)tid, nice_now + 10 > 19 ? 19 : nice_now + 10);
-    job->rc = gt_writer_setup(job->w, job->sql, job->schema, job->schema_len, job->index_mark, job->err,
-                              job->err_len);
+    job->rc = gt_writer_setup(job->w, job->schema, job->schema_len, job->index_mark, job->err, job->err_len);
     return NULL;
 }
 
@@ -173,14 +161,14 @@ static void *gt_setup_main(void *arg)
  * caller (the writer thread) keeps its priority: making the file is tens
  * of milliseconds of CPU on a loaded machine, at the program's start, when
  * the program's threads must not wait for a CPU. */
-int gt_writer_setup_apart(struct gt_writer *w, const char *const *sql, const char *schema, size_t schema_len,
+int gt_writer_setup_apart(struct gt_writer *w, const char *schema, size_t schema_len,
                           const char *index_mark, char *err, size_t err_len)
 {
-    struct gt_setup_job job = {w, sql, schema, index_mark, schema_len, err, err_len, -1};
+    struct gt_setup_job job = {w, schema, index_mark, schema_len, err, err_len, -1};
     pthread_t t;
     if (gt_thread_spawn(&t, 0, gt_setup_main, &job) == 0)
         pthread_join(t, NULL);
     else
-        job.rc = gt_writer_setup(w, sql, schema, schema_len, index_mark, err, err_len);
+        job.rc = gt_writer_setup(w, schema, schema_len, index_mark, err, err_len);
     return job.rc;
 }

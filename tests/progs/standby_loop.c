@@ -8,7 +8,8 @@
  * any nanosleep returned early or with EINTR (the tracer must never
  * interrupt the program's sleeps). With FORK=1 it forks once after the
  * first launch; the child runs the same loop (logging to LOG.child) and
- * prints "child PID ready". */
+ * prints "child PID ready". The first CUDA call's start and end (CLOCK_MONOTONIC
+ * ns) go to LOG.first. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +61,16 @@ int main(int argc, char **argv)
     int do_fork = argc > 3 && atoi(argv[3]) == 1;
     const void *k = fakecuda_runtime_kernel("step_kernel", 10000);
     void *p;
+    unsigned long first0 = now_ns();
     cudaMalloc(&p, 256); /* the first CUDA call: the channel opens here */
+    unsigned long first1 = now_ns();
+    char flog[4096];
+    snprintf(flog, sizeof(flog), "%s.first", argv[2]);
+    FILE *ff = fopen(flog, "w");
+    if (ff) {
+        fprintf(ff, "%lu %lu\n", first0, first1);
+        fclose(ff);
+    }
     printf("ready\n");
     fflush(stdout);
     if (do_fork) {

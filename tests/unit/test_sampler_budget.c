@@ -2,8 +2,9 @@
  * simulated clocks: rounds of a set CPU cost, the wall clock advanced by
  * the period the budget gives. The long-run share of a core stays within
  * the budget; after the first 4 rounds the period changes only between
- * 250 ms windows; a cost paid once leaves no hole; with no budget, or
- * rounds within it, the period is the one asked. */
+ * 250 ms windows; a cost paid once leaves no hole; phases whose rounds
+ * cost differently are sampled alike; with no budget, or rounds within
+ * it, the period is the one asked. */
 #include <stdint.h>
 #include "sampler/gt_sampler_budget.h"
 #include "unit.h"
@@ -36,7 +37,7 @@ static void sim_round(struct sim *s, uint64_t cost)
     if (p != before) {
         if (s->last_change && s->wall - s->last_change < 250 * MS)
             s->changes_too_close++;
-        s->last_change = 0; /* none yet: the first comes after the first 4 rounds */
+        s->last_change = s->wall;
     }
     if (p > s->b.base)
         s->slowed++;
@@ -51,6 +52,20 @@ static void sim_until(struct sim *s, uint64_t until, uint64_t cost)
 {
     while (s->wall - s->wall0 < until)
         sim_round(s, cost);
+}
+
+/* until `until`: phases of phase wall time each, their rounds costing
+ * cost[0] and cost[1] by turns; the rounds made in each kind of phase
+ * after the first second counted in made[] */
+static void sim_phases(struct sim *s, uint64_t until, uint64_t phase, const uint64_t cost[2], uint64_t made[2])
+{
+    while (s->wall - s->wall0 < until) {
+        uint64_t at = s->wall - s->wall0;
+        int k = (int)(at / phase % 2);
+        if (at >= 1000 * MS)
+            made[k]++;
+        sim_round(s, cost[k]);
+    }
 }
 
 /* the share of a core since the start, in percent */
@@ -114,6 +129,23 @@ int main(void)
     CHECK(share(&s) <= 1.0);
     CHECK(s.b.period >= 99 * MS && s.b.period <= 104 * MS);
     CHECK(s.changes_too_close == 0);
+
+    /* phases of 100 ms by turns whose rounds cost 60 and 180 us (a
+     * thread that runs, then one blocked, its stack unwound), at 1000 Hz
+     * and 0.5%: the rate falls, but not more in the dearer phases (a
+     * period that followed each round's cost would sample them a third
+     * as often, and the report's shares of each with them) */
+    {
+        const uint64_t cost[2] = {60 * US, 180 * US};
+        uint64_t made[2] = {0, 0};
+        sim_init(&s, 1 * MS, 50);
+        sim_phases(&s, 20000 * MS, 100 * MS, cost, made);
+        CHECK(s.slowed > 0);
+        CHECK(made[0] > 300 && made[1] > 300);
+        CHECK(made[0] * 100 <= made[1] * 110 && made[1] * 100 <= made[0] * 110);
+        CHECK(share(&s) <= 0.5);
+        CHECK(s.changes_too_close == 0);
+    }
 
     /* 1000 Hz at 10%: rounds of 150 us, 1.58 ms apart */
     sim_init(&s, 1 * MS, 1000);

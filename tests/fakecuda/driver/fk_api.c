@@ -1,6 +1,7 @@
 /* fk_api.c: the driver API entry points, as cuda.h names them in CUDA 13,
  * with their per-thread default stream variants: devices, contexts,
  * modules, launches, streams, events (memory and copies: fk_memory.c). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,13 @@ FK_API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
     if (d < 0 || d >= fk_cfg.devices)
         return CUDA_ERROR_INVALID_DEVICE;
     *c = &fk_ctx[d];
+    /* The first retain creates the context: a real driver spends hundreds
+     * of milliseconds in it, the first CUDA call of a process with it. */
+    if (fk_cfg.ctx_create_ns && !__atomic_exchange_n(&fk_ctx[d].created, 1, __ATOMIC_ACQ_REL)) {
+        struct timespec ts = {(time_t)(fk_cfg.ctx_create_ns / 1000000000u), (long)(fk_cfg.ctx_create_ns % 1000000000u)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
     __atomic_add_fetch(&fk_ctx[d].retained, 1, __ATOMIC_RELAXED);
     return CUDA_SUCCESS;
 }

@@ -27,6 +27,7 @@ struct CUctx_st {
     unsigned flags;                /* cuDevicePrimaryCtxSetFlags: CU_CTX_SCHED_*, CU_CTX_MAP_HOST, ... */
     int flags_set;                 /* set explicitly (cudaSetDeviceFlags) */
     int retained;                  /* primary context retains not yet released */
+    int created;                   /* retained once at least (its creation's cost paid) */
     uint8_t peer[FK_MAX_DEVICES];  /* peer access enabled to that device's memory */
 };
 
@@ -209,6 +210,7 @@ struct fk_settings {
     uint64_t copy_latency_ns;
     int devices;
     uint64_t jit_ns;            /* FAKECUDA_JIT_NS: host time each PTX image's compile costs */
+    uint64_t ctx_create_ns;     /* FAKECUDA_CTX_CREATE_NS: host time a primary context's first retain costs */
 };
 extern struct fk_settings fk_cfg;
 

@@ -220,6 +220,7 @@ static void fk_init_settings(void)
     fk_parse_kernel_fail(fk_warn);
     fk_cfg.launch_ns = fk_env_u64("FAKECUDA_LAUNCH_NS", 0);
     fk_cfg.jit_ns = fk_env_u64("FAKECUDA_JIT_NS", 1000000);
+    fk_cfg.ctx_create_ns = fk_env_u64("FAKECUDA_CTX_CREATE_NS", 0);
     fk_cfg.launch_latency_ns = fk_env_u64("FAKECUDA_LAUNCH_LATENCY_NS", 0);
     fk_cfg.activity_lag_us = fk_env_u64("FAKECUDA_ACTIVITY_LAG_US", 0);
     if (fk_cfg.activity_lag_us > 10000000) {
