@@ -54,6 +54,11 @@ def unit_tests(filters):
             yield ("unit." + fn, path)
 
 
+def _cut(line):
+    """A long line's head and tail (an assertion's 'expected ..., got ...')."""
+    return line if len(line) <= 1200 else line[:400] + " [...] " + line[-800:]
+
+
 def main():
     filters = sys.argv[1:]
     passed = failed = 0
@@ -101,7 +106,7 @@ def main():
     # its tail still shows why.
     for name, err in whys:
         tail = err.rstrip().splitlines()[-16:]
-        print("why %s:\n  %s" % (name, "\n  ".join(line[:300] for line in tail)))
+        print("why %s:\n  %s" % (name, "\n  ".join(_cut(line) for line in tail)))
     if failures:
         print("failed: " + " ".join(failures))
     print("%d passed, %d failed" % (passed, failed))

@@ -35,13 +35,30 @@ LEAVE_OUT = [
 ]
 
 
+def _failure_blocks(out):
+    """Each failed test's whole message (from its FAIL line to the next
+    test's line), the middle of a long one cut."""
+    blocks, cur = [], None
+    for line in out.splitlines():
+        if line.startswith(("PASS ", "FAIL ", "SKIP ", "why ", "failed: ")):
+            if cur:
+                blocks.append("\n".join(cur))
+            cur = [line] if line.startswith("FAIL ") else None
+        elif cur is not None:
+            cur.append(line)
+    if cur:
+        blocks.append("\n".join(cur))
+    return [b if len(b) <= 6000 else b[:2000] + "\n[...]\n" + b[-4000:] for b in blocks]
+
+
 def _suite(kind):
     env = dict(os.environ, GPUTRACE_TEST_SANITIZER=kind)
     args = [sys.executable, os.path.join(ROOT, "tests", "run_tests.py")] + SELECT + ["-" + x for x in LEAVE_OUT]
     r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=1200)
     last = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
     fails = [line for line in r.stdout.splitlines() if line.startswith("FAIL")]
-    assert r.returncode == 0 and last.endswith(" 0 failed"), "%s: %s\n%s" % (kind, fails, r.stdout[-4000:])
+    assert r.returncode == 0 and last.endswith(" 0 failed"), "%s: %s\n%s\n%s" % (
+        kind, fails, "\n".join(_failure_blocks(r.stdout)), r.stdout[-2000:])
     passed = int(last.split()[0])
     assert passed >= 20, last
 

@@ -5,7 +5,10 @@ runtime and driver API references); the ground truth (bandwidths, kernel
 durations, queue depth, launch latency) is set here, and the answers come
 back through a trace gputrace recorded (the simulated CUPTI's records), on
 the same clock as the calls' host times."""
-from gtlib import assert_eq, prog, run_traced
+import os
+import subprocess
+
+from gtlib import assert_eq, base_env, prog, run_traced
 
 MB = 1 << 20
 # 0.02 bytes/ns: a 1 MiB copy or memset takes 52,429 ns... x1000: 52.4 ms,
@@ -478,3 +481,17 @@ def test_stream_ordered_allocation_textures_and_graph_memory_nodes():
                     "ORDER BY start_ns"),
               [("cudaMallocAsync", 0), ("cudaFreeAsync", 0), ("cudaFreeAsync", 0), ("cudaMallocAsync", 1),
                ("cudaFreeAsync", 1)])
+
+
+def test_the_driver_hands_out_its_own_functions_under_a_preload():
+    """NVIDIA's libcuda.so.1 is linked -Bsymbolic (DT_SYMBOLIC; an H100's
+    driver 580 checked with this probe, docs/validation.md): with a library
+    preloaded that defines cuLaunchKernel and the rest, cuGetProcAddress
+    still hands out the driver's own. So does the simulated driver; before
+    it did, it handed out the preloaded tracer's wrappers, and a runtime's
+    calls into the driver were hooked where, on a real GPU, they are not."""
+    lib = os.path.join(os.path.dirname(prog("procaddr_probe")), "libcu_interposer.so")
+    r = subprocess.run([prog("procaddr_probe")], env=base_env({"LD_PRELOAD": lib}), capture_output=True,
+                       text=True, timeout=60)
+    assert_eq(r.returncode, 0, r.stderr)
+    assert_eq(r.stdout, "cuLaunchKernel own\ncuMemAlloc own\ncuCtxSynchronize own\n")

@@ -122,7 +122,10 @@ def test_a_window_opened_inside_a_call_leaves_out_what_the_call_makes():
     does, FAKECUDA_CTX_CREATE_NS); the window opens meanwhile, as soon as
     the control socket is there. Its trace holds the program's launches,
     and no driver call (the runtime's cuMemAlloc, after the context, was
-    recorded as a call of its own before)."""
+    recorded as a call of its own before). The program calls
+    cudaGetDeviceCount first, as PyTorch does, so the runtime takes the
+    driver's functions from cuGetProcAddress outside any recorded call:
+    the tracer's wrappers, as on a real GPU."""
     d = tmpdir()
     env = base_env({"GPUTRACE_MODE": "standby", "GPUTRACE_CONTROL_DIR": os.path.join(d, "ctl"),
                     "GPUTRACE_OUTPUT": os.path.join(d, "t-%p.db"), "LD_PRELOAD": SHIM,

@@ -133,6 +133,14 @@ $(TPROG)/static_runtime_g: tests/progs/static_runtime.cu
 	$(NVCC) -O0 -g -Xlinker -rpath -Xlinker '$$ORIGIN/../../fakecuda' -o $@ $<
 tests-build: $(TPROG)/static_runtime $(TPROG)/static_runtime_g
 
+$(TPROG)/libcu_interposer.so: tests/progs/next/cu_interposer.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -fPIC -shared -o $@ $<
+$(TPROG)/procaddr_probe: tests/progs/procaddr_probe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -o $@ $< -ldl
+tests-build: $(TPROG)/libcu_interposer.so $(TPROG)/procaddr_probe
+
 $(TPROG)/libnext_a.so: tests/progs/next/next_a.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -fPIC -shared -o $@ $< -ldl

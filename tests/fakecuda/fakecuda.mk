@@ -12,9 +12,14 @@ $(BUILD)/gen/fk_errors.h: tests/fakecuda/driver/gen_fk_errors.py scripts/gen_err
 	$(PYTHON) tests/fakecuda/driver/gen_fk_errors.py $(CUDA)/include $@.tmp
 	mv $@.tmp $@
 
-$(FAKECUDA_DIR)/libcuda.so.1: $(FK_DRIVER_SRC) $(FK_DRIVER_HDR) $(BUILD)/gen/fk_errors.h
+# -Bsymbolic, as NVIDIA's libcuda.so.1 is linked (DT_SYMBOLIC; seen on an
+# H100's driver 580, docs/validation.md): the driver's own references to
+# its entry points, and the functions cuGetProcAddress hands out, are its
+# own even when a preloaded library (the tracer) defines the same names.
+$(FAKECUDA_DIR)/libcuda.so.1: $(FK_DRIVER_SRC) $(FK_DRIVER_HDR) $(BUILD)/gen/fk_errors.h tests/fakecuda/fakecuda.mk
 	@mkdir -p $(dir $@)
-	$(CC) $(FAKECUDA_CFLAGS) -I$(BUILD)/gen -shared -Wl,-soname,libcuda.so.1 -o $@ $(FK_DRIVER_SRC) -lpthread
+	$(CC) $(FAKECUDA_CFLAGS) -I$(BUILD)/gen -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o $@ $(FK_DRIVER_SRC) \
+		-lpthread
 	ln -sf libcuda.so.1 $(FAKECUDA_DIR)/libcuda.so
 
 all: $(FAKECUDA_DIR)/libcuda.so.1
