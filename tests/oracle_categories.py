@@ -14,7 +14,7 @@ import os
 import sqlite3
 from collections import defaultdict
 
-import oracle
+import oracle_model as model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TSV = os.path.join(ROOT, "analyzer", "trace", "kernel_categories.tsv")
@@ -88,7 +88,7 @@ def _rows(order, count, ns):
     total = sum(ns.values())
     cats = [c for c in order if count.get(c)]
     cats.sort(key=lambda c: -ns.get(c, 0))  # stable: ties keep the order
-    return [{"category": c, "gpu_ns": ns.get(c, 0), "share_pct": oracle.pct(ns.get(c, 0), total),
+    return [{"category": c, "gpu_ns": ns.get(c, 0), "share_pct": model.pct(ns.get(c, 0), total),
              "count": count[c]} for c in cats]
 
 
@@ -100,7 +100,7 @@ def _grouped(rules, ops, iv):
     count, ns = defaultdict(int), defaultdict(int)
     for o in ops:
         c = op_category(rules, o)
-        t = oracle.intersect_len(iv, [(o.start, o.end)]) if o.end > o.start else 0
+        t = model.intersect_len(iv, [(o.start, o.end)]) if o.end > o.start else 0
         ns[c] += t
         if _inside(iv, o.start):
             count[c] += 1
@@ -128,10 +128,10 @@ def expected(p, user_rules=(), slowest=()):
             con.close()
         by_name = defaultdict(list)
         for name, a, b in tops:
-            if p.window is None or oracle.inside_window(p.window, a, b):
+            if p.window is None or model.inside_window(p.window, a, b):
                 by_name[name].append((a, b))
         for name, iv in by_name.items():
-            phases[name] = _rows(order, *_grouped(rules, p.t.ops, oracle.union(iv)))
+            phases[name] = _rows(order, *_grouped(rules, p.t.ops, model.union(iv)))
     steps = [_rows(order, *_grouped(rules, p.t.ops, [(s["start_ns"], s["start_ns"] + s["dur_ns"])]))
              for s in slowest]
     return whole, phases, steps
