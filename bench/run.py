@@ -51,7 +51,7 @@ a synthetic --rank-trace-events-call trace (default 1,000,000), each a
 rank of its own whose kernel_100 is renamed as NCCL's all-reduce (1% of
 launches: collectives to summarize and match), against report on one (the
 median of three runs): the ratio of wall times, and of CPU times (user +
-system, which a loaded machine disturbs less).
+system, which a loaded machine disturbs less). Both in bench/cli.py.
 
 nvtx: an nvtxRangePushA/nvtxRangePop pair from C (bench/nvtx_loop.c, NVIDIA's
 NVTX v3 headers), 40 native frames deep, timed around the pair: untraced
@@ -65,7 +65,7 @@ lines: a program whose stacks reach --lines-frames distinct native frames
 instruction, each called from its own line of main), built with -g and
 without DWARF, traced: the process's CPU time (the writer's libdw work
 is the difference), per frame resolved to a line, and the trace's size
-with and without lines.
+with and without lines (bench/lines.py).
 
 analyzer: `gputrace report` (text, then --format html) and `gputrace
 info` on a synthetic trace of --analyzer-events events (default
@@ -75,6 +75,7 @@ the HTML page's size, and HTML's time as a ratio to text's.
 export: `gputrace export` (Perfetto protobuf, the default) of a synthetic
 trace of --export-events calls (default 5,000,000; bench/big_trace.py):
 time, output size, peak resident memory; and gzip-compressed (.gz).
+Both in bench/cli.py.
 
 sampler: the host sampler's cost (GPUTRACE_SAMPLE_HZ=100, the default):
 --sampler-threads Python threads (default 16, bench/py_threads.py), each
@@ -92,7 +93,7 @@ blocked stack to unwind), with the budget and without; then the
 per-call cost of python-call-cost's workload with sampling off and on,
 interleaved over --rounds runs: the ratio of their medians (1.00: the
 sampler adds nothing to a call), and the same with perf sampling (the
-kernel takes each perf sample on the sampled thread).
+kernel takes each perf sample on the sampled thread). In bench/sampler.py.
 
 flight: the flight recorder's cost per call, memory held and the history
 a 10 s GPUTRACE_FLIGHT keeps at 100k calls a second (bench/flight.py).
@@ -114,6 +115,9 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 import gtlib  # noqa: E402
 import test_python  # noqa: E402
 import flight as bench_flight  # noqa: E402  (bench/flight.py: the flight recorder's section)
+import sampler as bench_sampler  # noqa: E402  (bench/sampler.py: the sampler's section)
+import lines as bench_lines  # noqa: E402  (bench/lines.py: the native source lines' section)
+import cli as bench_cli  # noqa: E402  (bench/cli.py: the analyzer, export, ranks and rank-traces sections)
 
 # Each section's figures, for the summary at the end.
 RESULTS = {}
@@ -293,157 +297,6 @@ def c_call_cost(args):
     RESULTS["cupti"] = (cupti50, cupti99)
 
 
-def timed_report(db, argv=("report", "-q", "-o", "/dev/null")):
-    """`gputrace ARGV db` (report by default), its standard output
-    discarded: (seconds, peak resident MiB, exit status); its CPU seconds
-    (user and system) in LAST_CPU[0], steadier than the time on a shared
-    machine."""
-    pid = os.fork()
-    if pid == 0:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 1)
-        os.execv(os.path.join(gtlib.BUILD, "gputrace"), ["gputrace"] + list(argv) + [db])
-    t0 = time.monotonic()
-    _, status, usage = os.wait4(pid, 0)
-    LAST_CPU[0] = usage.ru_utime + usage.ru_stime
-    return time.monotonic() - t0, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
-
-
-LAST_CPU = [0.0]
-
-
-def ranks(args):
-    """`gputrace report` merging --rank-summaries synthetic rank summaries
-    (bench/rank_summaries.py, --rank-steps collectives each): time, peak
-    resident memory, and the size of one summary."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import rank_summaries
-    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
-        paths = rank_summaries.make(d, args.rank_summaries, args.rank_steps)
-        size = os.path.getsize(paths[0])
-        pid = os.fork()
-        if pid == 0:
-            os.execv(os.path.join(gtlib.BUILD, "gputrace"), ["gputrace", "report", "-o", "/dev/null"] + paths)
-        t0 = time.monotonic()
-        _, status, usage = os.wait4(pid, 0)
-        secs, rss = time.monotonic() - t0, usage.ru_maxrss / 1024
-    print("ranks: gputrace report merging %d rank summaries of %d collectives each (%.0f KiB each)"
-          % (args.rank_summaries, args.rank_steps, size / 1024))
-    print("  time %.2f s, peak resident %.0f MiB, status %d" % (secs, rss, os.waitstatus_to_exitcode(status)))
-    RESULTS["ranks"] = (args.rank_summaries, args.rank_steps, secs, rss, size)
-
-
-def rank_traces(args):
-    """`gputrace report -j 2` on --rank-traces copies of one synthetic trace
-    of --rank-trace-events calls (bench/big_trace.py; each copy a rank of
-    its own: its meta pid and rank changed; one kernel name of the 100 made
-    NCCL's, so 1% of launches are collectives), against `report` on one of
-    them, in the same run: the ratio of wall times and of CPU times."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import big_trace
-    import shutil
-    import sqlite3
-    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
-        first = os.path.join(d, "rank-0.db")
-        big_trace.make(first, args.rank_trace_events)
-        db = sqlite3.connect(first)
-        db.execute("UPDATE strings SET value = 'ncclDevKernel_AllReduce_Sum_f32_RING_LL' WHERE value = 'kernel_100'")
-        db.commit()
-        db.close()
-        paths = [first]
-        for r in range(1, args.rank_traces):
-            p = os.path.join(d, "rank-%d.db" % r)
-            shutil.copyfile(first, p)
-            paths.append(p)
-        for r, p in enumerate(paths):
-            db = sqlite3.connect(p)
-            db.execute("UPDATE meta SET value = ? WHERE key = 'pid'", (str(5000 + r),))
-            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('rank', ?)", (str(r),))
-            db.commit()
-            db.close()
-        size = sum(os.path.getsize(p) for p in paths)
-
-        def timed(argv):
-            pid = os.fork()
-            if pid == 0:
-                os.execv(os.path.join(gtlib.BUILD, "gputrace"), ["gputrace", "report", "-q", "-o", "/dev/null"] + argv)
-            t0 = time.monotonic()
-            _, status, usage = os.wait4(pid, 0)
-            return (time.monotonic() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
-                    os.waitstatus_to_exitcode(status))
-        ones = sorted(timed([first]) for _ in range(3))
-        one = ones[1]
-        one_cpu = statistics.median(x[1] for x in ones)
-        many = timed(["-j", "2"] + paths)
-        load = os.getloadavg()[0]
-    ratio = many[0] / one[0] if one[0] else 0
-    cpu_ratio = many[1] / one_cpu if one_cpu else 0
-    print("rank-traces: report of %d traces of %d calls (%.1f GB in all), -j 2: %.1f s wall, %.1f s CPU "
-          "(%.0f MiB, status %d); one trace (median of 3): %.2f s wall, %.2f s CPU; ratio %.1fx wall, %.1fx CPU "
-          "(load average %.1f)" % (args.rank_traces, args.rank_trace_events, size / 1e9, many[0], many[1], many[2],
-                                   many[3], one[0], one_cpu, ratio, cpu_ratio, load))
-    RESULTS["rank_traces"] = (args.rank_traces, args.rank_trace_events, ratio, cpu_ratio)
-
-
-def analyzer(args):
-    """`gputrace report` (text, then HTML) and `gputrace info` on the
-    synthetic trace, one after the other: times, peak resident memory, the
-    HTML page's size, and HTML's time over text's."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import big_trace
-    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
-        db = os.path.join(d, "big.db")
-        t0 = time.monotonic()
-        big_trace.make(db, args.analyzer_events)
-        made = time.monotonic() - t0
-        size = os.path.getsize(db)
-        secs, rss, status = timed_report(db)
-        cpu = LAST_CPU[0]
-        page = os.path.join(d, "report.html")
-        hsecs, hrss, hstatus = timed_report(db, ("report", "-q", "--format", "html", "-o", page))
-        hcpu = LAST_CPU[0]
-        hsize = os.path.getsize(page) if os.path.exists(page) else 0
-        isecs, irss, istatus = timed_report(db, ("info",))
-        icpu = LAST_CPU[0]
-    print("analyzer: gputrace report on a synthetic %d-event trace (bench/big_trace.py, %.0f MB, made in %.0f s)"
-          % (args.analyzer_events, size / 1e6, made))
-    print("  text: time %.1f s (CPU %.1f s), peak resident %.0f MiB, status %d" % (secs, cpu, rss, status))
-    print("  html: time %.1f s (CPU %.1f s), peak resident %.0f MiB, status %d, page %.2f MB; %.2fx text's CPU time"
-          % (hsecs, hcpu, hrss, hstatus, hsize / 1e6, hcpu / cpu if cpu else 0))
-    print("  info: time %.1f s (CPU %.1f s), peak resident %.0f MiB, status %d" % (isecs, icpu, irss, istatus))
-    RESULTS["analyzer"] = (args.analyzer_events, secs, rss)
-    RESULTS["analyzer_html"] = (args.analyzer_events, hsecs, hrss, hsize, hcpu / cpu if cpu else 0)
-    RESULTS["analyzer_info"] = (args.analyzer_events, isecs, irss)
-
-
-def timed_export(db, out):
-    """`gputrace export -q -o out db`: (seconds, peak resident MiB, exit status)."""
-    pid = os.fork()
-    if pid == 0:
-        os.execv(os.path.join(gtlib.BUILD, "gputrace"), ["gputrace", "export", "-q", "-o", out, db])
-    t0 = time.monotonic()
-    _, status, usage = os.wait4(pid, 0)
-    return time.monotonic() - t0, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
-
-
-def export(args):
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import big_trace
-    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
-        db = os.path.join(d, "big.db")
-        big_trace.make(db, args.export_events)
-        print("export: gputrace export of a synthetic %d-call trace (bench/big_trace.py, %.0f MB)"
-              % (args.export_events, os.path.getsize(db) / 1e6))
-        for name in ("t.pftrace", "t.pftrace.gz"):
-            out = os.path.join(d, name)
-            secs, rss, status = timed_export(db, out)
-            size = os.path.getsize(out) if os.path.exists(out) else 0
-            print("  %-13s time %.1f s, %.0f MB, peak resident %.0f MiB, status %d"
-                  % (name, secs, size / 1e6, rss, status))
-            RESULTS["export" + ("_gz" if name.endswith(".gz") else "")] = (args.export_events, secs, size, rss)
-            os.unlink(out)
-
-
 def threads(args):
     """Several threads launching at once, each timing its own calls: the
     added cost per call should not grow with the threads (a shared lock,
@@ -599,160 +452,6 @@ def nvtx(args):
         RESULTS["nvtx " + name] = (p50 - base50, p99 - base99)
 
 
-def _lines_program(d, nfuncs, debug):
-    """C source with nfuncs launching functions, each called once from main."""
-    src = os.path.join(d, "many_frames.c")
-    with open(src, "w") as f:
-        f.write("#include <cuda_runtime_api.h>\n#include \"fakecuda.h\"\n")
-        f.write("static dim3 g = {1, 1, 1}, b = {32, 1, 1};\n")
-        for i in range(nfuncs):
-            f.write("__attribute__((noinline)) void f%d(const void *k) { cudaLaunchKernel(k, g, b, 0, 0, 0); "
-                    "__asm__ volatile(\"\" ::: \"memory\"); }\n" % i)
-        f.write("int main(void) {\n  const void *k = fakecuda_runtime_kernel(\"k\", 0);\n")
-        for i in range(nfuncs):
-            f.write("  f%d(k);\n" % i)
-        f.write("  cudaDeviceSynchronize();\n  return 0;\n}\n")
-    exe = os.path.join(d, "many_frames" + ("_g" if debug else ""))
-    subprocess.run(["cc", "-O1", "-g" if debug else "-g0", "-I/usr/local/cuda/include",
-                    "-I" + os.path.join(ROOT, "tests", "fakecuda"), "-o", exe, src,
-                    "-L" + gtlib.FAKECUDA, "-lcudart", "-lcuda"], check=True)
-    return exe
-
-
-def _cpu_run(exe, env):
-    """CPU seconds (user + system) of one run of exe."""
-    p = subprocess.Popen([exe], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, ru = os.wait4(p.pid, 0)
-    if status != 0:
-        sys.exit("bench: %s failed" % exe)
-    return ru.ru_utime + ru.ru_stime
-
-
-def lines(args):
-    """Native source lines: the writer's libdw cost and the trace's size."""
-    nfuncs = args.lines_frames // 2
-    print("lines: %d distinct native frames (%d functions), GPU timing off, %d rounds"
-          % (2 * nfuncs, nfuncs, args.rounds))
-    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
-        exes = {"no DWARF": _lines_program(d, nfuncs, False), "-g": _lines_program(d, nfuncs, True)}
-        cpu = {}
-        for name, exe in exes.items():
-            base_env = gtlib.base_env({"FAKECUDA_KERNEL_NS": "0"})
-            traced_env = dict(base_env, LD_PRELOAD=gtlib.SHIM, GPUTRACE_GPU_TIMING="off",
-                              GPUTRACE_OUTPUT=os.path.join(d, name.replace(" ", "_") + ".db"),
-                              GPUTRACE_FORCE_OVERWRITE="1")  # each round replaces the last
-            plain, traced = [], []
-            for _ in range(args.rounds):
-                plain.append(_cpu_run(exe, base_env))
-                traced.append(_cpu_run(exe, traced_env))
-            db = traced_env["GPUTRACE_OUTPUT"]
-            n, with_lines = gtlib.query(db, "SELECT count(*), count(line) FROM frames WHERE inlined = 0")[0]
-            size = os.path.getsize(db)
-            cpu[name] = (statistics.median(plain), statistics.median(traced), n, with_lines, size)
-            print("  %-9s untraced %6.1f ms CPU, traced %6.1f ms CPU; %d frames, %d with lines; trace %.1f KiB"
-                  % (name, cpu[name][0] * 1e3, cpu[name][1] * 1e3, n, with_lines, size / 1024))
-        g, nog = cpu["-g"], cpu["no DWARF"]
-        extra = (g[1] - g[0]) - (nog[1] - nog[0])
-        per = extra / max(1, g[3] - nog[3])
-        print("  lines cost %+.1f ms CPU in all, %.1f us per frame resolved; trace %+.1f KiB (%+.0f%%)"
-              % (extra * 1e3, per * 1e6, (g[4] - nog[4]) / 1024, 100.0 * (g[4] - nog[4]) / max(1, nog[4])))
-        RESULTS["lines"] = {"frames": g[2], "with_lines": g[3], "extra_cpu_s": extra, "per_frame_s": per,
-                            "size_lines": g[4], "size_no_lines": nog[4]}
-
-
-def sampler(args):
-    found = test_python.interpreters()
-    minor = sys.version_info[1] if sys.version_info[1] in found else max(found)
-    exe, include = found[minor]
-    extdir = test_python.build_ext(minor, include)
-    with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
-        print("sampler: Python 3.%d, %d threads x %.0f s, 12 frames deep, GPUTRACE_SAMPLE_HZ=100"
-              % (minor, args.sampler_threads, args.sampler_seconds))
-        # "nocuda": threads that never call CUDA (loaders), found in the
-        # interpreter's list of threads (every thread sampled by default)
-        # "nobudget": the same 16 threads with GPUTRACE_SAMPLE_BUDGET=0, at
-        # the rate asked whatever it costs (the others run at the default
-        # budget, 1% of a core, which slows the rate when rounds cost more)
-        for active, key, native in ((args.sampler_threads, "all", "blocked"),
-                                    (args.sampler_threads, "nobudget", "blocked"), (2, "two", "blocked"),
-                                    (args.sampler_threads, "nocuda", "blocked"),
-                                    (args.sampler_threads, "perf", "perf")):
-            env = gtlib.base_env({"PYTHONPATH": extdir, "PYTHONDONTWRITEBYTECODE": "1",
-                                  "GPUTRACE_GPU_TIMING": "off", "FAKECUDA_KERNEL_NS": "0", "LD_PRELOAD": gtlib.SHIM,
-                                  "GPUTRACE_OUTPUT": os.path.join(d, "sampler-%p.db"),
-                                  "GPUTRACE_SAMPLE_NATIVE": native,
-                                  "GPUTRACE_SAMPLE_BUDGET": "0" if key == "nobudget" else None})
-            r = subprocess.run([exe, os.path.join(HERE, "py_threads.py"), str(args.sampler_threads),
-                                str(args.sampler_seconds), "12", str(active), "0" if key == "nocuda" else "1"],
-                               env=env, capture_output=True, text=True)
-            if r.returncode != 0:
-                sys.exit("bench: sampler workload failed: %s" % r.stderr)
-            db = [os.path.join(d, f) for f in os.listdir(d) if f.endswith(".db")][0]
-            meta = dict(gtlib.query(db, "SELECT key, value FROM meta"))
-            span = int(meta["end_ns"]) - int(meta["start_ns"])
-            cpu = int(meta["tracer_sampler_cpu_ns"])
-            taken, torn, rounds = int(meta["samples_taken"]), int(meta["samples_torn"]), int(meta["samples_rounds"])
-            withpy = gtlib.query(db, "SELECT count(*) FROM samples WHERE pystack_id IS NOT NULL")[0][0]
-            running, withnative = gtlib.query(db, "SELECT count(*), count(stack_id) FROM host_samples "
-                                                  "WHERE state = 'running'")[0]
-            os.unlink(db)
-            if native == "perf" and meta["sample_native_stacks"] != "perf_callchain":
-                print("  GPUTRACE_SAMPLE_NATIVE=perf: perf events refused here (%s); not measured"
-                      % meta["sample_native_stacks"])
-                continue
-            per = cpu / max(taken + torn, 1)
-            slowed = int(meta.get("samples_slowed", 0))
-            print("  %2d of them active%s: sampler CPU %.1f ms over %.2f s: %.3f%% of one core; %d rounds (%.1f a "
-                  "second, %d slowed by the budget), %d samples (%d with a Python stack), %d torn; %.1f us per sample"
-                  % (active, ", no budget" if key == "nobudget" else "", cpu / 1e6, span / 1e9, 100.0 * cpu / span,
-                     rounds, rounds * 1e9 / span, slowed, taken, withpy, torn, per / 1e3))
-            RESULTS["sampler_rate_" + key] = rounds * 1e9 / span
-            if native == "perf":
-                print("    (GPUTRACE_SAMPLE_NATIVE=perf: %d of %d running samples with a native stack)"
-                      % (withnative, running))
-            RESULTS["sampler_core_pct_" + key] = 100.0 * cpu / span
-        # native threads (bench/native_threads.c, -O2 without -g): each
-        # sleep a new blocked stack, unwound from .eh_frame, 12 frames down
-        for budget, key in ((None, "native"), ("0", "native_nobudget")):
-            out = os.path.join(d, "native.db")
-            env = gtlib.base_env({"GPUTRACE_GPU_TIMING": "off", "LD_PRELOAD": gtlib.SHIM, "GPUTRACE_OUTPUT": out,
-                                  "GPUTRACE_SAMPLE_BUDGET": budget})
-            r = subprocess.run([gtlib.prog("native_threads"), str(args.sampler_threads), str(args.sampler_seconds),
-                                "12"], env=env, capture_output=True, text=True)
-            if r.returncode != 0:
-                sys.exit("bench: native sampler workload failed: %s" % r.stderr)
-            meta = dict(gtlib.query(out, "SELECT key, value FROM meta"))
-            span, cpu = int(meta["end_ns"]) - int(meta["start_ns"]), int(meta["tracer_sampler_cpu_ns"])
-            rounds, slowed = int(meta["samples_rounds"]), int(meta.get("samples_slowed", 0))
-            blocked, deep = gtlib.query(out, "SELECT count(*), avg((SELECT count(*) FROM stack_frames f "
-                                             "WHERE f.stack_id = h.stack_id)) FROM host_samples h "
-                                             "WHERE state != 'running'")[0]
-            print("  %2d native threads active%s: sampler CPU %.1f ms over %.2f s: %.3f%% of one core; %d rounds "
-                  "(%.1f a second, %d slowed by the budget), %s samples, %d blocked (stacks %.1f frames on "
-                  "average, %s stale)" % (
-                      args.sampler_threads, ", no budget" if budget else "", cpu / 1e6, span / 1e9,
-                      100.0 * cpu / span, rounds, rounds * 1e9 / span, slowed, meta["samples_taken"], blocked,
-                      deep or 0, meta.get("samples_stale", "?")))
-            RESULTS["sampler_core_pct_" + key] = 100.0 * cpu / span
-            RESULTS["sampler_rate_" + key] = rounds * 1e9 / span
-            os.unlink(out)
-        off, on, perf = [], [], []
-        for _ in range(args.rounds):
-            for extra, acc in (({"GPUTRACE_SAMPLE_HZ": "0"}, off), ({"GPUTRACE_SAMPLE_HZ": "100"}, on),
-                               ({"GPUTRACE_SAMPLE_HZ": "100", "GPUTRACE_SAMPLE_NATIVE": "perf"}, perf)):
-                times, _ = run_once(exe, extdir, args.calls, args.depth, extra, d)
-                acc += times
-        m_off, m_on, m_perf = statistics.median(off), statistics.median(on), statistics.median(perf)
-        print("  per call (python-call-cost's workload, %d x %d): p50 %.0f ns sampling off, %.0f ns at 100 Hz: "
-              "ratio %.3f; p99 %.0f / %.0f ns" % (args.calls, args.rounds, m_off, m_on, m_on / m_off,
-                                                  percentile(off, 0.99), percentile(on, 0.99)))
-        # the kernel writes each perf sample on the sampled thread itself
-        print("  per call with GPUTRACE_SAMPLE_NATIVE=perf: p50 %.0f ns, ratio to off %.3f; p99 %.0f ns"
-              % (m_perf, m_perf / m_off, percentile(perf, 0.99)))
-        RESULTS["sampler_call_ratio"] = m_on / m_off
-        RESULTS["sampler_call_ratio_perf"] = m_perf / m_off
-
-
 def summary():
     """Each figure beside its target (docs/performance.md)."""
     rows = []
@@ -885,7 +584,7 @@ def writer(args):
         written, dropped = int(meta["events_written"]), int(meta["dropped_events"])
         secs = (int(meta["end_ns"]) - int(meta["start_ns"])) / 1e9
         size = os.path.getsize(db)
-        report_s, report_rss, report_status = timed_report(db)
+        report_s, report_rss, report_status = bench_cli.timed_report(db)
         os.unlink(db)
         # GPU timing on (CUPTI), paced so nothing drops: what a GPU-timed
         # trace costs per event, the GPU records included.
@@ -959,8 +658,12 @@ def main():
         sys.exit("bench: build first (make)")
     print("machine: %s, %d CPUs" % (os.uname().machine, os.cpu_count()))
     sections = [("python-call-cost", python_call_cost), ("c-call-cost", c_call_cost), ("writer", writer),
-                ("total-cost", total_cost), ("threads", threads), ("nvtx", nvtx), ("lines", lines),
-                ("analyzer", analyzer), ("export", export), ("ranks", ranks), ("rank-traces", rank_traces), ("sampler", sampler),
+                ("total-cost", total_cost), ("threads", threads), ("nvtx", nvtx),
+                ("lines", lambda a: bench_lines.lines(a, RESULTS)),
+                ("analyzer", lambda a: bench_cli.analyzer(a, RESULTS)), ("export", lambda a: bench_cli.export(a, RESULTS)),
+                ("ranks", lambda a: bench_cli.ranks(a, RESULTS)),
+                ("rank-traces", lambda a: bench_cli.rank_traces(a, RESULTS)),
+                ("sampler", lambda a: bench_sampler.sampler(a, run_once, percentile, RESULTS)),
                 ("flight", lambda a: bench_flight.flight(a, run_c, percentile, RESULTS))]
     for name, fn in sections:
         if args.only in (None, name):
