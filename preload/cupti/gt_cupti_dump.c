@@ -1,8 +1,9 @@
 /* gt_cupti_dump.c: GPUTRACE_CUPTI_DUMP=PATH writes every record CUPTI
  * hands the tracer, one line each, to PATH.PID: a diagnostic for a real
  * GPU whose records do not link (docs/validation.md), never on otherwise.
- * Runs on CUPTI's thread as each buffer comes back. */
+ * Runs on the thread each buffer comes back on. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,19 +11,24 @@
 
 #include "cupti/gt_cupti_int.h"
 
-static int gt_dump_fd = -2; /* -2: not looked at yet; -1: off */
+static int gt_dump_fd = -1; /* -1: off */
+/* Buffers come back on CUPTI's thread and on any thread that flushes
+ * (the program's, at exit): the file is opened once, whichever is first. */
+static pthread_once_t gt_dump_once = PTHREAD_ONCE_INIT;
 
-static int gt_dump_open(void)
+static void gt_dump_open_once(void)
 {
-    if (gt_dump_fd != -2)
-        return gt_dump_fd;
     const char *p = getenv("GPUTRACE_CUPTI_DUMP");
-    gt_dump_fd = -1;
     if (p && *p) {
         char path[4096];
         snprintf(path, sizeof path, "%s.%d", p, (int)getpid());
         gt_dump_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     }
+}
+
+static int gt_dump_open(void)
+{
+    pthread_once(&gt_dump_once, gt_dump_open_once);
     return gt_dump_fd;
 }
 
