@@ -118,9 +118,10 @@ def test_a_window_opened_inside_a_call_leaves_out_what_the_call_makes():
     """A window that opens while a call made before it is still running:
     the calls that call makes inside (the runtime's into the driver) are
     parts of it, not calls the program made in the window. The first CUDA
-    call, cudaMalloc, spends 300 ms creating the context (as a real driver
-    does, FAKECUDA_CTX_CREATE_NS); the window opens meanwhile, as soon as
-    the control socket is there. Its trace holds the program's launches,
+    call, cudaMalloc, spends a second creating the context (a real driver
+    takes hundreds of milliseconds, FAKECUDA_CTX_CREATE_NS; a second leaves
+    a loaded machine's trigger time to arrive); the window opens
+    meanwhile, as soon as the control socket is there. Its trace holds the program's launches,
     and no driver call (the runtime's cuMemAlloc, after the context, was
     recorded as a call of its own before). The program calls
     cudaGetDeviceCount first, as PyTorch does, so the runtime takes the
@@ -129,14 +130,14 @@ def test_a_window_opened_inside_a_call_leaves_out_what_the_call_makes():
     d = tmpdir()
     env = base_env({"GPUTRACE_MODE": "standby", "GPUTRACE_CONTROL_DIR": os.path.join(d, "ctl"),
                     "GPUTRACE_OUTPUT": os.path.join(d, "t-%p.db"), "LD_PRELOAD": SHIM,
-                    "FAKECUDA_CTX_CREATE_NS": "300000000"})
+                    "FAKECUDA_CTX_CREATE_NS": "1000000000"})
     p = subprocess.Popen([prog("standby_loop"), "1.0", os.path.join(d, "log")], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     sock = os.path.join(d, "ctl", "%d.sock" % p.pid)
     deadline = time.monotonic() + 10
     while not os.path.exists(sock) and time.monotonic() < deadline and p.poll() is None:
         time.sleep(0.005)
-    r = _trigger(d, "--duration", "600ms", str(p.pid))
+    r = _trigger(d, "--duration", "1500ms", str(p.pid))
     assert_eq(r.returncode, 0, r.stderr)
     out, err = p.communicate(timeout=60)
     assert_eq(p.returncode, 0, err)
