@@ -16,23 +16,25 @@ import gtlib
 import rank_summaries
 
 
-def timed_report(db, argv=("report", "-q", "-o", "/dev/null")):
-    """`gputrace ARGV db` (report by default), its standard output
-    discarded: (seconds, peak resident MiB, exit status); its CPU seconds
-    (user and system) in LAST_CPU[0], steadier than the time on a shared
-    machine."""
+def timed_gputrace(argv, quiet=False):
+    """`gputrace ARGV`, its standard output discarded if quiet: (seconds,
+    CPU seconds (user and system, steadier than the time on a shared
+    machine), peak resident MiB, exit status)."""
     pid = os.fork()
     if pid == 0:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 1)
-        os.execv(os.path.join(gtlib.BUILD, "gputrace"), ["gputrace"] + list(argv) + [db])
+        if quiet:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        os.execv(os.path.join(gtlib.BUILD, "gputrace"), ["gputrace"] + list(argv))
     t0 = time.monotonic()
     _, status, usage = os.wait4(pid, 0)
-    LAST_CPU[0] = usage.ru_utime + usage.ru_stime
-    return time.monotonic() - t0, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+    return (time.monotonic() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
+            os.waitstatus_to_exitcode(status))
 
 
-LAST_CPU = [0.0]
+def timed_report(db, argv=("report", "-q", "-o", "/dev/null")):
+    """`gputrace ARGV db` (report by default), its standard output
+    discarded: as timed_gputrace."""
+    return timed_gputrace(list(argv) + [db], quiet=True)
 
 
 def ranks(args, results):
@@ -42,15 +44,10 @@ def ranks(args, results):
     with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
         paths = rank_summaries.make(d, args.rank_summaries, args.rank_steps)
         size = os.path.getsize(paths[0])
-        pid = os.fork()
-        if pid == 0:
-            os.execv(os.path.join(gtlib.BUILD, "gputrace"), ["gputrace", "report", "-o", "/dev/null"] + paths)
-        t0 = time.monotonic()
-        _, status, usage = os.wait4(pid, 0)
-        secs, rss = time.monotonic() - t0, usage.ru_maxrss / 1024
+        secs, _, rss, status = timed_gputrace(["report", "-o", "/dev/null"] + paths)
     print("ranks: gputrace report merging %d rank summaries of %d collectives each (%.0f KiB each)"
           % (args.rank_summaries, args.rank_steps, size / 1024))
-    print("  time %.2f s, peak resident %.0f MiB, status %d" % (secs, rss, os.waitstatus_to_exitcode(status)))
+    print("  time %.2f s, peak resident %.0f MiB, status %d" % (secs, rss, status))
     results["ranks"] = (args.rank_summaries, args.rank_steps, secs, rss, size)
 
 
@@ -81,13 +78,7 @@ def rank_traces(args, results):
         size = sum(os.path.getsize(p) for p in paths)
 
         def timed(argv):
-            pid = os.fork()
-            if pid == 0:
-                os.execv(os.path.join(gtlib.BUILD, "gputrace"), ["gputrace", "report", "-q", "-o", "/dev/null"] + argv)
-            t0 = time.monotonic()
-            _, status, usage = os.wait4(pid, 0)
-            return (time.monotonic() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
-                    os.waitstatus_to_exitcode(status))
+            return timed_gputrace(["report", "-q", "-o", "/dev/null"] + argv)
         ones = sorted(timed([first]) for _ in range(3))
         one = ones[1]
         one_cpu = statistics.median(x[1] for x in ones)
@@ -112,14 +103,11 @@ def analyzer(args, results):
         big_trace.make(db, args.analyzer_events)
         made = time.monotonic() - t0
         size = os.path.getsize(db)
-        secs, rss, status = timed_report(db)
-        cpu = LAST_CPU[0]
+        secs, cpu, rss, status = timed_report(db)
         page = os.path.join(d, "report.html")
-        hsecs, hrss, hstatus = timed_report(db, ("report", "-q", "--format", "html", "-o", page))
-        hcpu = LAST_CPU[0]
+        hsecs, hcpu, hrss, hstatus = timed_report(db, ("report", "-q", "--format", "html", "-o", page))
         hsize = os.path.getsize(page) if os.path.exists(page) else 0
-        isecs, irss, istatus = timed_report(db, ("info",))
-        icpu = LAST_CPU[0]
+        isecs, icpu, irss, istatus = timed_report(db, ("info",))
     print("analyzer: gputrace report on a synthetic %d-event trace (bench/big_trace.py, %.0f MB, made in %.0f s)"
           % (args.analyzer_events, size / 1e6, made))
     print("  text: time %.1f s (CPU %.1f s), peak resident %.0f MiB, status %d" % (secs, cpu, rss, status))
@@ -131,16 +119,6 @@ def analyzer(args, results):
     results["analyzer_info"] = (args.analyzer_events, isecs, irss)
 
 
-def timed_export(db, out):
-    """`gputrace export -q -o out db`: (seconds, peak resident MiB, exit status)."""
-    pid = os.fork()
-    if pid == 0:
-        os.execv(os.path.join(gtlib.BUILD, "gputrace"), ["gputrace", "export", "-q", "-o", out, db])
-    t0 = time.monotonic()
-    _, status, usage = os.wait4(pid, 0)
-    return time.monotonic() - t0, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
-
-
 def export(args, results):
     with tempfile.TemporaryDirectory(prefix="gputrace-bench-") as d:
         db = os.path.join(d, "big.db")
@@ -149,7 +127,7 @@ def export(args, results):
               % (args.export_events, os.path.getsize(db) / 1e6))
         for name in ("t.pftrace", "t.pftrace.gz"):
             out = os.path.join(d, name)
-            secs, rss, status = timed_export(db, out)
+            secs, _, rss, status = timed_gputrace(["export", "-q", "-o", out, db])
             size = os.path.getsize(out) if os.path.exists(out) else 0
             print("  %-13s time %.1f s, %.0f MB, peak resident %.0f MiB, status %d"
                   % (name, secs, size / 1e6, rss, status))

@@ -584,7 +584,7 @@ def writer(args):
         written, dropped = int(meta["events_written"]), int(meta["dropped_events"])
         secs = (int(meta["end_ns"]) - int(meta["start_ns"])) / 1e9
         size = os.path.getsize(db)
-        report_s, report_rss, report_status = bench_cli.timed_report(db)
+        report_s, _, report_rss, report_status = bench_cli.timed_report(db)
         os.unlink(db)
         # GPU timing on (CUPTI), paced so nothing drops: what a GPU-timed
         # trace costs per event, the GPU records included.

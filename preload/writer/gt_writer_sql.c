@@ -78,17 +78,6 @@ void gt_writer_failed(struct gt_writer *w, const char *why)
     gt_writer_say_failed(w, why);
 }
 
-int gt_step(struct gt_writer *w, int which)
-{
-    sqlite3_stmt *s = w->st[which];
-    int rc = sqlite3_step(s);
-    sqlite3_reset(s);
-    sqlite3_clear_bindings(s);
-    if (rc != SQLITE_DONE)
-        gt_writer_failed(w, sqlite3_errstr(rc));
-    return rc == SQLITE_DONE ? 0 : -1;
-}
-
 /* For statements whose every column is bound on every row. */
 int gt_step_keep(struct gt_writer *w, int which)
 {
@@ -98,6 +87,13 @@ int gt_step_keep(struct gt_writer *w, int which)
     if (rc != SQLITE_DONE)
         gt_writer_failed(w, sqlite3_errstr(rc));
     return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int gt_step(struct gt_writer *w, int which)
+{
+    int rc = gt_step_keep(w, which);
+    sqlite3_clear_bindings(w->st[which]);
+    return rc;
 }
 
 void gt_meta(struct gt_writer *w, const char *key, const char *value)
